@@ -1,0 +1,78 @@
+// The cost of recording: one clock read, one scope in each mode, and start/stop by name.
+// Results and their ratio to BM_ClockRead go to docs/PERFORMANCE.md.
+#include <benchmark/benchmark.h>
+
+#include "nnprof/nnprof.hpp"
+
+namespace {
+
+nnprof::Profiler& timeline_profiler() {
+  // Flight recorder: a long benchmark run recycles chunks instead of hitting the cap, so
+  // the steady state measured is the one a long training run sees.
+  static nnprof::Profiler p([] {
+    nnprof::ProfilerOptions o;
+    o.policy = nnprof::BufferPolicy::FlightRecorder;
+    return o;
+  }());
+  return p;
+}
+
+nnprof::Profiler& aggregate_profiler() {
+  static nnprof::Profiler p([] {
+    nnprof::ProfilerOptions o;
+    o.record_spans = false;
+    return o;
+  }());
+  return p;
+}
+
+nnprof::Profiler& disabled_profiler() {
+  static nnprof::Profiler p;
+  p.set_enabled(false);
+  return p;
+}
+
+void BM_ClockRead(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(nnprof::detail::read_ticks());
+}
+BENCHMARK(BM_ClockRead);
+BENCHMARK(BM_ClockRead)->Threads(2);
+
+void BM_ScopeTimeline(benchmark::State& state) {
+  nnprof::Profiler& p = timeline_profiler();
+  for (auto _ : state) {
+    NNPROF_SCOPE_IN(p, "bench_scope");
+  }
+}
+BENCHMARK(BM_ScopeTimeline);
+BENCHMARK(BM_ScopeTimeline)->Threads(2);
+
+void BM_ScopeAggregate(benchmark::State& state) {
+  nnprof::Profiler& p = aggregate_profiler();
+  for (auto _ : state) {
+    NNPROF_SCOPE_IN(p, "bench_scope");
+  }
+}
+BENCHMARK(BM_ScopeAggregate);
+BENCHMARK(BM_ScopeAggregate)->Threads(2);
+
+void BM_ScopeDisabled(benchmark::State& state) {
+  nnprof::Profiler& p = disabled_profiler();
+  for (auto _ : state) {
+    NNPROF_SCOPE_IN(p, "bench_scope");
+  }
+}
+BENCHMARK(BM_ScopeDisabled);
+BENCHMARK(BM_ScopeDisabled)->Threads(2);
+
+void BM_StartStopByName(benchmark::State& state) {
+  nnprof::Profiler& p = timeline_profiler();
+  for (auto _ : state) {
+    p.start("bench_named_scope");
+    p.stop("bench_named_scope");
+  }
+}
+BENCHMARK(BM_StartStopByName);
+BENCHMARK(BM_StartStopByName)->Threads(2);
+
+}  // namespace

@@ -1,0 +1,209 @@
+// The recording hot path: what one thread writes when a scope opens and closes.
+//
+// Every thread that records into a profiler owns one ThreadState. The owner is the only
+// writer of everything here; snapshots taken by other threads read the fields they need
+// through relaxed atomics (plain loads and stores on x86-64) and the chunks' published
+// record counts (release/acquire). Nothing here locks, allocates or makes a system call in
+// steady state: new call-tree nodes, histogram rows and chunk switches go through the
+// out-of-line functions declared below.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "nnprof/config.hpp"
+#include "nnprof/detail/clock_read.hpp"
+#include "nnprof/detail/histogram_buckets.hpp"
+#include "nnprof/source_location.hpp"
+
+namespace nnprof::detail {
+
+enum class RecordKind : std::uint32_t { Span = 1, MemoryAlloc = 2, MemoryFree = 3 };
+
+/// One fixed-size record. Span: t0/t1 = begin/end ticks, ref = call-tree node index.
+/// MemoryAlloc/MemoryFree: t0 = ticks, t1 = bytes, ref = named-counter id.
+struct Record {
+  std::uint64_t t0;
+  std::uint64_t t1;
+  std::uint32_t ref;
+  RecordKind kind;
+};
+static_assert(sizeof(Record) == 24, "records are written by the hot path; keep them small and fixed");
+
+/// A block of records. Filled by one thread, handed to the session when full, reused.
+struct Chunk {
+  static constexpr std::size_t kBytes = 64 * 1024;
+  std::atomic<std::uint32_t> count{0};  ///< records written; published with release
+  std::uint32_t thread = 0;             ///< index of the thread that filled it
+  std::uint64_t sequence = 0;           ///< hand-off order, for the flight recorder
+  std::uint64_t reserved = 0;
+  static constexpr std::uint32_t capacity() noexcept {
+    return static_cast<std::uint32_t>((kBytes - 32) / sizeof(Record));
+  }
+  Record* records() noexcept { return reinterpret_cast<Record*>(reinterpret_cast<std::byte*>(this) + 32); }
+  const Record* records() const noexcept {
+    return reinterpret_cast<const Record*>(reinterpret_cast<const std::byte*>(this) + 32);
+  }
+};
+static_assert(sizeof(Chunk) <= 32);
+
+struct HistogramRow {
+  std::atomic<std::uint64_t> bucket[kHistogramSubBuckets] = {};
+};
+
+/// Adds to an atomic that has exactly one writer: no locked instruction needed.
+template <class T>
+inline void single_writer_add(std::atomic<T>& a, T d) noexcept {
+  a.store(a.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
+}
+
+/// A node of the owning thread's call tree: one per distinct (parent, call site).
+struct Node {
+  const SourceLocation* site = nullptr;  ///< nullptr for the root
+  Node* parent = nullptr;
+  Node* first_child = nullptr;   // owner only
+  Node* next_sibling = nullptr;  // owner only
+  Node* hint = nullptr;          // owner only: the child entered last
+  std::uint32_t index = 0;
+  std::uint32_t depth = 0;
+  // Statistics in ticks. Variance uses sums of deviations from the first duration (shift),
+  // which stays exact where a plain sum of squares would cancel catastrophically.
+  std::atomic<std::uint64_t> count{0};
+  std::atomic<std::uint64_t> total{0};
+  std::atomic<std::uint64_t> self{0};
+  std::atomic<std::uint64_t> min{~std::uint64_t{0}};
+  std::atomic<std::uint64_t> max{0};
+  std::atomic<std::uint64_t> shift{0};
+  std::atomic<std::int64_t> sum_dev{0};
+  std::atomic<double> sum_dev_sq{0.0};
+  // Memory attributed to this node while it was the innermost open scope.
+  std::atomic<std::uint64_t> alloc_bytes{0};
+  std::atomic<std::uint64_t> alloc_count{0};
+  std::atomic<std::uint64_t> free_bytes{0};
+  std::atomic<std::uint64_t> free_count{0};
+  std::atomic<HistogramRow*> rows[kHistogramRows] = {};
+};
+
+/// An open scope on the owning thread's stack.
+struct Frame {
+  std::atomic<Node*> node{nullptr};  // atomic only so that snapshots can see open scopes
+  std::uint64_t start = 0;
+  std::uint64_t child = 0;  // ticks spent in children, for self time
+};
+
+inline constexpr std::uint32_t kMaxDepth = 255;
+
+struct ThreadPrivate;  // rings, node arena, name cache, diagnostics: see src/record
+
+struct ThreadState {
+  // Hot fields, owner only.
+  Frame* top = nullptr;
+  Frame* stack_last = nullptr;  // deepest usable frame
+  Record* write = nullptr;
+  Record* write_end = nullptr;
+  Chunk* chunk = nullptr;
+  std::uint32_t chunk_count = 0;
+  bool keep_spans = true;
+  // Read by snapshots.
+  std::atomic<std::uint32_t> depth{0};
+  std::atomic<std::uint64_t> dropped_spans{0};
+  std::atomic<std::uint64_t> dropped_events{0};
+  std::atomic<std::uint64_t> too_deep{0};
+  ThreadPrivate* priv = nullptr;
+  Frame stack[kMaxDepth + 1];  // stack[0] holds the root node
+};
+
+// Out-of-line slow paths (src/record/thread_state.cpp).
+NNPROF_API Node* find_or_add_child(ThreadState* ts, Node* parent, const SourceLocation* site) noexcept;
+NNPROF_API HistogramRow* add_histogram_row(Node* node, unsigned row) noexcept;
+NNPROF_API bool next_chunk(ThreadState* ts) noexcept;
+NNPROF_API void drop_record(ThreadState* ts, RecordKind kind) noexcept;
+NNPROF_API void exit_out_of_order(ThreadState* ts, Frame* frame, std::uint64_t start, std::uint64_t end) noexcept;
+NNPROF_API void note_too_deep(ThreadState* ts) noexcept;
+
+inline void write_record(ThreadState* ts, std::uint64_t t0, std::uint64_t t1, std::uint32_t ref,
+                         RecordKind kind) noexcept {
+  if (ts->write == ts->write_end) [[unlikely]] {
+    if (!next_chunk(ts)) {
+      drop_record(ts, kind);
+      return;
+    }
+  }
+  Record* r = ts->write++;
+  r->t0 = t0;
+  r->t1 = t1;
+  r->ref = ref;
+  r->kind = kind;
+  ts->chunk->count.store(++ts->chunk_count, std::memory_order_release);
+}
+
+/// Opens a scope; returns its frame, or nullptr when it is not recorded (too deep).
+inline Frame* scope_enter(ThreadState* ts, const SourceLocation* site) noexcept {
+  Frame* parent = ts->top;
+  if (parent == ts->stack_last) [[unlikely]] {
+    note_too_deep(ts);
+    return nullptr;
+  }
+  Node* pn = parent->node.load(std::memory_order_relaxed);
+  Node* n = pn->hint;
+  if (n == nullptr || n->site != site) [[unlikely]] {
+    n = find_or_add_child(ts, pn, site);
+    if (n == nullptr) return nullptr;
+  }
+  Frame* f = parent + 1;
+  f->node.store(n, std::memory_order_relaxed);
+  f->child = 0;
+  ts->top = f;
+  ts->depth.store(n->depth, std::memory_order_relaxed);
+  f->start = read_ticks();
+  return f;
+}
+
+inline void count_duration(Node* n, std::uint64_t d, std::uint64_t self) noexcept {
+  const std::uint64_t c = n->count.load(std::memory_order_relaxed);
+  if (c == 0) [[unlikely]]
+    n->shift.store(d, std::memory_order_relaxed);
+  n->count.store(c + 1, std::memory_order_relaxed);
+  single_writer_add(n->total, d);
+  single_writer_add(n->self, self);
+  if (d < n->min.load(std::memory_order_relaxed)) n->min.store(d, std::memory_order_relaxed);
+  if (d > n->max.load(std::memory_order_relaxed)) n->max.store(d, std::memory_order_relaxed);
+  const std::int64_t dev = static_cast<std::int64_t>(d - n->shift.load(std::memory_order_relaxed));
+  single_writer_add(n->sum_dev, dev);
+  const double ddev = static_cast<double>(dev);
+  single_writer_add(n->sum_dev_sq, ddev * ddev);
+  const BucketIndex b = histogram_bucket(d);
+  HistogramRow* row = n->rows[b.row].load(std::memory_order_relaxed);
+  if (row == nullptr) [[unlikely]] {
+    row = add_histogram_row(n, b.row);
+    if (row == nullptr) return;
+  }
+  single_writer_add(row->bucket[b.sub], std::uint64_t{1});
+}
+
+/// Closes the innermost frame `f` at tick `end`.
+inline void scope_finish(ThreadState* ts, Frame* f, std::uint64_t end) noexcept {
+  const std::uint64_t d = end - f->start;
+  Node* n = f->node.load(std::memory_order_relaxed);
+  const std::uint64_t self = d > f->child ? d - f->child : 0;
+  count_duration(n, d, self);
+  Frame* parent = f - 1;
+  parent->child += d;
+  ts->top = parent;
+  ts->depth.store(n->depth - 1, std::memory_order_relaxed);
+  if (ts->keep_spans) write_record(ts, f->start, end, n->index, RecordKind::Span);
+}
+
+/// Closes a scope opened by scope_enter; `start` is the frame's start as the opener saw it,
+/// which tells a still-open frame from a slot reused after an explicit stop.
+inline void scope_exit(ThreadState* ts, Frame* f, std::uint64_t start) noexcept {
+  const std::uint64_t end = read_ticks();
+  if (ts->top != f || f->start != start) [[unlikely]] {
+    exit_out_of_order(ts, f, start, end);
+    return;
+  }
+  scope_finish(ts, f, end);
+}
+
+}  // namespace nnprof::detail

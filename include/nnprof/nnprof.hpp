@@ -1,0 +1,15 @@
+// nnprof: include this one header.
+//
+//   NNPROF_SCOPE("attention");                     // time a block in the global profiler
+//   nnprof::Profiler p; p.start("step"); ...; p.stop("step");
+//   std::cout << p.summary();
+#pragma once
+
+#include "nnprof/clock.hpp"
+#include "nnprof/config.hpp"
+#include "nnprof/error.hpp"
+#include "nnprof/profile.hpp"
+#include "nnprof/profiler.hpp"
+#include "nnprof/report.hpp"
+#include "nnprof/scope.hpp"
+#include "nnprof/source_location.hpp"

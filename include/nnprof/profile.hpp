@@ -1,0 +1,186 @@
+// Profile: the one data model that every analysis, report and exporter reads.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nnprof/clock.hpp"
+#include "nnprof/config.hpp"
+
+namespace nnprof {
+
+/// Index into Profile::strings.
+using StringId = std::uint32_t;
+inline constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+/// Where and when the profile was taken.
+struct Metadata {
+  std::string nnprof_version;
+  std::string hostname;
+  std::string os;            ///< kernel name and release, e.g. "Linux 6.1.0"
+  std::string cpu_model;
+  std::uint32_t logical_cpus = 0;
+  std::string compiler;      ///< compiler that built libnnprof
+  std::string command_line;  ///< of the profiled process
+  std::int64_t pid = 0;
+  std::uint64_t duration_ns = 0;  ///< from the session's start to the snapshot
+  ClockCalibration clock;
+};
+
+struct ThreadInfo {
+  std::uint32_t id = 0;     ///< index in Profile::threads
+  std::int64_t os_tid = 0;  ///< kernel thread id
+  std::string name;
+  bool exited = false;      ///< the thread had ended when the profile was taken
+};
+
+/// Streaming statistics of one set of durations, in nanoseconds. Percentiles come from a
+/// log-linear histogram whose buckets are at most 1/16 of their value wide (error <= 3.2%).
+struct DurationStats {
+  std::uint64_t count = 0;
+  std::uint64_t sum_ns = 0;  ///< sum of all durations (nested recursive calls counted again)
+  std::uint64_t min_ns = 0;
+  std::uint64_t max_ns = 0;
+  double mean_ns = 0.0;
+  double stddev_ns = 0.0;  ///< sample standard deviation (n - 1)
+  std::uint64_t p50_ns = 0;
+  std::uint64_t p95_ns = 0;
+  std::uint64_t p99_ns = 0;
+};
+
+/// Bytes and counts attributed to a scope while it was the innermost open one.
+struct MemoryAttribution {
+  std::uint64_t alloc_bytes = 0;
+  std::uint64_t alloc_count = 0;
+  std::uint64_t free_bytes = 0;
+  std::uint64_t free_count = 0;
+};
+
+/// A node of the call tree merged over all threads (node 0 is the root; it has no name).
+struct CallTreeNode {
+  std::uint32_t id = 0;
+  std::uint32_t parent = kNone;
+  StringId name = kNone;
+  std::uint32_t depth = 0;
+  std::vector<std::uint32_t> children;
+  DurationStats time;
+  std::uint64_t self_ns = 0;  ///< time in this node minus time in its children
+  std::uint32_t thread_count = 0;  ///< threads on which this path ran
+  MemoryAttribution memory;
+};
+
+/// Statistics of every scope with one name, wherever in the tree and on whichever thread.
+struct ScopeStats {
+  StringId name = kNone;
+  std::uint64_t total_ns = 0;  ///< inclusive time; nested calls of the same name counted once
+  std::uint64_t self_ns = 0;
+  DurationStats time;          ///< per-call statistics over every call
+  std::uint32_t thread_count = 0;
+  MemoryAttribution memory;
+};
+
+/// One recorded scope execution. Times are nanoseconds since the session's start.
+struct Span {
+  std::uint32_t thread = 0;
+  StringId name = kNone;
+  std::uint32_t node = 0;   ///< CallTreeNode id
+  std::uint32_t depth = 0;  ///< 1 for a top-level scope
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+};
+
+/// A memory counter fed by record_alloc/record_free under one name.
+struct MemoryCounter {
+  StringId name = kNone;
+  std::int64_t current_bytes = 0;
+  std::uint64_t peak_bytes = 0;
+  std::uint64_t alloc_bytes = 0;
+  std::uint64_t freed_bytes = 0;
+  std::uint64_t alloc_count = 0;
+  std::uint64_t free_count = 0;
+};
+
+/// One record_alloc/record_free, for the memory timeline.
+struct MemoryEvent {
+  std::uint64_t time_ns = 0;
+  std::uint32_t thread = 0;
+  std::uint32_t counter = 0;  ///< index in Profile::memory_counters
+  std::int64_t delta_bytes = 0;
+};
+
+struct MemorySummary {
+  std::int64_t current_bytes = 0;   ///< sum over counters
+  std::uint64_t peak_bytes = 0;     ///< highest sum over counters
+  std::uint64_t peak_time_ns = 0;   ///< when it was reached
+};
+
+enum class DiagnosticKind : std::uint8_t {
+  SpansDropped,        ///< memory cap reached (keep-first) or buffers exhausted
+  SpansOverwritten,    ///< flight recorder replaced the oldest spans
+  EventsDropped,       ///< memory events lost to the cap
+  StopWithoutStart,    ///< stop(name) with no open scope of that name on this thread
+  StopOnOtherThread,   ///< stop(name) on a thread other than the one that started it
+  ImplicitlyClosed,    ///< a scope closed because an enclosing scope stopped first
+  UnclosedScope,       ///< still open when the profile was taken
+  TooDeep,             ///< nesting beyond the supported depth was not recorded
+  CallTreeFull,        ///< a thread's call tree reached its node limit
+  NegativeMemory,      ///< record_free of more bytes than were recorded as allocated
+  InstrumentationOverhead,
+};
+
+enum class Severity : std::uint8_t { Info, Warning, Error };
+
+struct Diagnostic {
+  DiagnosticKind kind = DiagnosticKind::SpansDropped;
+  Severity severity = Severity::Warning;
+  std::uint32_t thread = kNone;  ///< kNone when not tied to a thread
+  StringId name = kNone;         ///< scope or counter concerned, if any
+  std::uint64_t count = 0;
+  std::string message;           ///< complete sentence a user can act on
+};
+
+/// How complete the profile is and what recording it cost.
+struct Completeness {
+  std::uint64_t scopes_recorded = 0;   ///< closed scopes counted in the statistics (always complete)
+  std::uint64_t spans_kept = 0;        ///< of those, kept as individual spans
+  std::uint64_t spans_dropped = 0;
+  std::uint64_t spans_overwritten = 0;
+  std::uint64_t events_dropped = 0;
+  bool spans_enabled = true;           ///< false: statistics-only session
+  std::string buffer_policy;           ///< "keep-first" or "flight-recorder"
+  std::uint64_t memory_cap_bytes = 0;
+  double overhead_per_scope_ns = 0.0;  ///< cost of one empty scope, measured at session start
+  std::uint64_t overhead_total_ns = 0; ///< overhead_per_scope_ns x scopes_recorded
+};
+
+class NNPROF_API Profile {
+ public:
+  Metadata meta;
+  std::vector<std::string> strings;
+  std::vector<ThreadInfo> threads;
+  std::vector<CallTreeNode> call_tree;  ///< [0] is the root
+  std::vector<ScopeStats> scopes;       ///< one per name, sorted by total time, longest first
+  std::vector<Span> spans;              ///< sorted by thread, then start
+  std::vector<MemoryCounter> memory_counters;
+  std::vector<MemoryEvent> memory_events;  ///< sorted by time
+  MemorySummary memory;
+  Completeness completeness;
+  std::vector<Diagnostic> diagnostics;
+
+  [[nodiscard]] const std::string& str(StringId id) const;
+  /// The statistics of scopes named `name`, or nullptr.
+  [[nodiscard]] const ScopeStats* find_scope(std::string_view name) const;
+  /// Sum of top-level scope time over all threads: the denominator of report percentages.
+  [[nodiscard]] std::uint64_t instrumented_ns() const;
+  /// Path of names from the root to `node`, joined by " > ".
+  [[nodiscard]] std::string node_path(std::uint32_t node) const;
+  [[nodiscard]] bool empty() const { return scopes.empty() && memory_counters.empty(); }
+};
+
+NNPROF_API const char* to_string(DiagnosticKind kind) noexcept;
+NNPROF_API const char* to_string(Severity severity) noexcept;
+
+}  // namespace nnprof

@@ -1,0 +1,134 @@
+// The Profiler: a recording session with scope timing, named memory counters and snapshots.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "nnprof/config.hpp"
+#include "nnprof/detail/thread_state.hpp"
+#include "nnprof/profile.hpp"
+
+namespace nnprof {
+
+class Report;
+
+/// What happens to spans once the memory cap is reached. Statistics and the call tree are
+/// complete under either policy; only the individual spans of the timeline are affected.
+enum class BufferPolicy : std::uint8_t {
+  KeepFirst,       ///< keep the earliest spans; later ones are dropped and counted
+  FlightRecorder,  ///< keep the most recent spans; the oldest are overwritten and counted
+};
+
+struct ProfilerOptions {
+  std::size_t memory_cap_bytes = std::size_t{256} << 20;  ///< bound on span/event buffers
+  BufferPolicy policy = BufferPolicy::KeepFirst;
+  bool record_spans = true;       ///< false: statistics and call tree only (no timeline)
+  bool measure_overhead = true;   ///< time an empty scope at start to report overhead
+};
+
+namespace detail {
+class Session;
+
+/// The part of a profiler the inline hot path reads.
+struct SessionCore {
+  std::atomic<bool> enabled{true};
+  std::uint64_t id = 0;  ///< unique for the process lifetime, never reused
+  Session* session = nullptr;
+};
+
+struct TlsSlot {
+  std::uint64_t owner = 0;
+  ThreadState* state = nullptr;
+};
+/// The calling thread's state for the profiler it used last (others: attach_thread).
+NNPROF_API extern constinit thread_local TlsSlot tls_current [[gnu::tls_model("initial-exec")]];
+
+/// Finds or creates the calling thread's state for `core`; nullptr while the thread exits.
+NNPROF_API ThreadState* attach_thread(SessionCore& core) noexcept;
+
+inline ThreadState* thread_state(SessionCore& core) noexcept {
+  if (tls_current.owner == core.id) [[likely]]
+    return tls_current.state;
+  return attach_thread(core);
+}
+}  // namespace detail
+
+class NNPROF_API Profiler {
+ public:
+  Profiler();
+  explicit Profiler(const ProfilerOptions& options);
+  ~Profiler();
+  Profiler(const Profiler&) = delete;
+  Profiler& operator=(const Profiler&) = delete;
+
+  /// Opens a scope named `name` on the calling thread.
+  void start(std::string_view name) noexcept;
+  /// Closes the innermost open scope named `name` on the calling thread. A stop without a
+  /// start, or on another thread, becomes a diagnostic of the profile.
+  void stop(std::string_view name) noexcept;
+
+  /// Inclusive time of all closed scopes named `name` (nested same-name calls counted once).
+  [[nodiscard]] std::chrono::nanoseconds total_time(std::string_view name) const;
+  /// Mean duration of one call of `name`.
+  [[nodiscard]] std::chrono::nanoseconds avg_time(std::string_view name) const;
+  [[nodiscard]] std::uint64_t call_count(std::string_view name) const;
+  /// All statistics of `name`, or nothing when no scope of that name has closed.
+  [[nodiscard]] std::optional<ScopeStats> stats(std::string_view name) const;
+
+  /// Named memory counters (tensors, buffers) that the program reports itself.
+  void record_alloc(std::string_view name, std::uint64_t bytes) noexcept;
+  void record_free(std::string_view name, std::uint64_t bytes) noexcept;
+  /// Sum of all named counters now, and the highest that sum has been.
+  [[nodiscard]] std::uint64_t current_memory() const noexcept;
+  [[nodiscard]] std::uint64_t peak_memory() const noexcept;
+
+  /// While disabled, scopes cost one relaxed atomic load and record nothing.
+  void set_enabled(bool enabled) noexcept { core_.enabled.store(enabled, std::memory_order_relaxed); }
+  [[nodiscard]] bool enabled() const noexcept { return core_.enabled.load(std::memory_order_relaxed); }
+
+  /// Everything recorded so far, without stopping the session.
+  [[nodiscard]] Profile snapshot() const;
+  /// A report over snapshot(); print it with <<.
+  [[nodiscard]] Report summary() const;
+  /// Writes the text summary to stdout (or `out`).
+  void print_summary() const;
+  void print_summary(std::ostream& out) const;
+
+  [[nodiscard]] const ProfilerOptions& options() const noexcept { return options_; }
+  /// For the scope macros and guards.
+  [[nodiscard]] detail::SessionCore& core() noexcept { return core_; }
+
+ private:
+  ProfilerOptions options_;
+  detail::SessionCore core_;
+  std::unique_ptr<detail::Session> session_;
+};
+
+namespace detail {
+NNPROF_API extern std::atomic<Profiler*> g_global_profiler;
+NNPROF_API Profiler& create_global_profiler();
+}  // namespace detail
+
+/// The process-wide profiler used by NNPROF_SCOPE and the free functions below. Created on
+/// first use with default options (NNPROF_MEMORY_CAP_MB and NNPROF_POLICY override them).
+inline Profiler& global_profiler() {
+  if (Profiler* p = detail::g_global_profiler.load(std::memory_order_acquire)) [[likely]]
+    return *p;
+  return detail::create_global_profiler();
+}
+
+NNPROF_API void start(std::string_view name) noexcept;
+NNPROF_API void stop(std::string_view name) noexcept;
+NNPROF_API void record_alloc(std::string_view name, std::uint64_t bytes) noexcept;
+NNPROF_API void record_free(std::string_view name, std::uint64_t bytes) noexcept;
+
+/// Names the calling thread in every profile (and, truncated to 15 bytes, for the OS).
+NNPROF_API void set_thread_name(std::string_view name);
+
+}  // namespace nnprof

@@ -1,0 +1,65 @@
+// RAII scope guards and the instrumentation macros.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "nnprof/config.hpp"
+#include "nnprof/profiler.hpp"
+#include "nnprof/source_location.hpp"
+
+namespace nnprof {
+
+/// Times the enclosing block: opens a scope on construction, closes it on destruction,
+/// including when an exception leaves the block.
+class ProfileGuard {
+ public:
+  /// Fast form, used by the macros: `site` must outlive the profiler (a static).
+  ProfileGuard(Profiler& profiler, const SourceLocation& site) noexcept { open(profiler.core(), &site); }
+  /// Any name known only at run time; it is interned once per thread and name.
+  NNPROF_API ProfileGuard(Profiler& profiler, std::string_view name) noexcept;
+  ~ProfileGuard() {
+    if (frame_ != nullptr) detail::scope_exit(state_, frame_, start_);
+  }
+  ProfileGuard(const ProfileGuard&) = delete;
+  ProfileGuard& operator=(const ProfileGuard&) = delete;
+
+ private:
+  void open(detail::SessionCore& core, const SourceLocation* site) noexcept {
+    if (!core.enabled.load(std::memory_order_relaxed)) return;
+    state_ = detail::thread_state(core);
+    if (state_ == nullptr) [[unlikely]] return;
+    frame_ = detail::scope_enter(state_, site);
+    if (frame_ != nullptr) start_ = frame_->start;
+  }
+
+  detail::ThreadState* state_ = nullptr;
+  detail::Frame* frame_ = nullptr;
+  std::uint64_t start_ = 0;
+};
+
+}  // namespace nnprof
+
+#define NNPROF_CONCAT_INNER(a, b) a##b
+#define NNPROF_CONCAT(a, b) NNPROF_CONCAT_INNER(a, b)
+
+#if NNPROF_ENABLED
+#define NNPROF_SCOPE_IN_ID(profiler, name, id)                                                 \
+  static constexpr ::nnprof::SourceLocation NNPROF_CONCAT(nnprof_site_, id){name, __func__,    \
+                                                                            __FILE__, __LINE__}; \
+  ::nnprof::ProfileGuard NNPROF_CONCAT(nnprof_guard_, id)(profiler, NNPROF_CONCAT(nnprof_site_, id))
+/// Times the rest of the enclosing block in `profiler`; `name` must be a string literal.
+#define NNPROF_SCOPE_IN(profiler, name) NNPROF_SCOPE_IN_ID(profiler, name, __COUNTER__)
+/// Times the rest of the enclosing block in the global profiler.
+#define NNPROF_SCOPE(name) NNPROF_SCOPE_IN(::nnprof::global_profiler(), name)
+/// Times the rest of the enclosing function, named after it.
+#define NNPROF_FUNCTION() NNPROF_SCOPE(__func__)
+/// Like NNPROF_SCOPE, for a name computed at run time (slower: the name is looked up).
+#define NNPROF_SCOPE_DYNAMIC(name) \
+  ::nnprof::ProfileGuard NNPROF_CONCAT(nnprof_guard_, __COUNTER__)(::nnprof::global_profiler(), name)
+#else
+#define NNPROF_SCOPE_IN(profiler, name)
+#define NNPROF_SCOPE(name)
+#define NNPROF_FUNCTION()
+#define NNPROF_SCOPE_DYNAMIC(name)
+#endif

@@ -1,0 +1,171 @@
+// The public Profiler: a thin facade over a recording session and the profile builder.
+#include "nnprof/profiler.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+
+#include "model/profile_builder.hpp"
+#include "nnprof/report.hpp"
+#include "nnprof/scope.hpp"
+#include "record/session.hpp"
+#include "record/thread_ops.hpp"
+
+namespace nnprof {
+
+namespace {
+std::atomic<std::uint64_t> g_next_profiler_id{1};
+}
+
+Profiler::Profiler() : Profiler(ProfilerOptions{}) {}
+
+Profiler::Profiler(const ProfilerOptions& options) : options_(options) {
+  core_.id = g_next_profiler_id.fetch_add(1, std::memory_order_relaxed);
+  session_ = std::make_unique<detail::Session>(core_, options_);
+  core_.session = session_.get();
+  if (options_.measure_overhead) session_->measure_overhead();
+}
+
+Profiler::~Profiler() {
+  core_.enabled.store(false, std::memory_order_relaxed);
+  core_.session = nullptr;
+  session_.reset();
+}
+
+void Profiler::start(std::string_view name) noexcept {
+  if (!core_.enabled.load(std::memory_order_relaxed)) return;
+  detail::ThreadState* ts = detail::thread_state(core_);
+  if (ts == nullptr) return;
+  try {
+    detail::scope_enter(ts, &session_->intern_cached(ts, name)->site);
+  } catch (...) {
+    // Out of memory interning a new name: the scope is not recorded.
+  }
+}
+
+void Profiler::stop(std::string_view name) noexcept {
+  if (!core_.enabled.load(std::memory_order_relaxed)) return;
+  detail::ThreadState* ts = detail::thread_state(core_);
+  if (ts == nullptr) return;
+  try {
+    detail::stop_site(ts, &session_->intern_cached(ts, name)->site);
+  } catch (...) {
+  }
+}
+
+std::optional<ScopeStats> Profiler::stats(std::string_view name) const {
+  const Profile p = model::build_profile(session_->snapshot(false));
+  if (const ScopeStats* s = p.find_scope(name)) return *s;
+  return std::nullopt;
+}
+
+std::chrono::nanoseconds Profiler::total_time(std::string_view name) const {
+  const auto s = stats(name);
+  return std::chrono::nanoseconds(s ? s->total_ns : 0);
+}
+
+std::chrono::nanoseconds Profiler::avg_time(std::string_view name) const {
+  const auto s = stats(name);
+  return std::chrono::nanoseconds(s ? static_cast<std::int64_t>(s->time.mean_ns + 0.5) : 0);
+}
+
+std::uint64_t Profiler::call_count(std::string_view name) const {
+  const auto s = stats(name);
+  return s ? s->time.count : 0;
+}
+
+void Profiler::record_alloc(std::string_view name, std::uint64_t bytes) noexcept {
+  if (!core_.enabled.load(std::memory_order_relaxed)) return;
+  detail::ThreadState* ts = detail::thread_state(core_);
+  if (ts == nullptr) return;
+  try {
+    session_->record_memory(ts, session_->intern_cached(ts, name), static_cast<std::int64_t>(bytes));
+  } catch (...) {
+  }
+}
+
+void Profiler::record_free(std::string_view name, std::uint64_t bytes) noexcept {
+  if (!core_.enabled.load(std::memory_order_relaxed)) return;
+  detail::ThreadState* ts = detail::thread_state(core_);
+  if (ts == nullptr) return;
+  try {
+    session_->record_memory(ts, session_->intern_cached(ts, name), -static_cast<std::int64_t>(bytes));
+  } catch (...) {
+  }
+}
+
+std::uint64_t Profiler::current_memory() const noexcept {
+  const std::int64_t v = session_->memory_current();
+  return v > 0 ? static_cast<std::uint64_t>(v) : 0;
+}
+
+std::uint64_t Profiler::peak_memory() const noexcept { return session_->memory_peak(); }
+
+Profile Profiler::snapshot() const { return model::build_profile(session_->snapshot(true)); }
+
+Report Profiler::summary() const { return Report(snapshot()); }
+
+void Profiler::print_summary() const { print_summary(std::cout); }
+
+void Profiler::print_summary(std::ostream& out) const { summary().write_text(out); }
+
+ProfileGuard::ProfileGuard(Profiler& profiler, std::string_view name) noexcept {
+  detail::SessionCore& core = profiler.core();
+  if (!core.enabled.load(std::memory_order_relaxed) || core.session == nullptr) return;
+  detail::ThreadState* ts = detail::thread_state(core);
+  if (ts == nullptr) return;
+  try {
+    open(core, &core.session->intern_cached(ts, name)->site);
+  } catch (...) {
+  }
+}
+
+// ---- the global profiler ------------------------------------------------------------
+
+namespace detail {
+
+std::atomic<Profiler*> g_global_profiler{nullptr};
+
+namespace {
+ProfilerOptions options_from_environment() {
+  ProfilerOptions o;
+  if (const char* cap = std::getenv("NNPROF_MEMORY_CAP_MB")) {
+    char* end = nullptr;
+    const unsigned long long mb = std::strtoull(cap, &end, 10);
+    if (end != cap && *end == '\0' && mb > 0)
+      o.memory_cap_bytes = static_cast<std::size_t>(mb) << 20;
+    else
+      std::cerr << "nnprof: ignoring NNPROF_MEMORY_CAP_MB='" << cap << "': expected a positive number of MiB\n";
+  }
+  if (const char* policy = std::getenv("NNPROF_POLICY")) {
+    if (std::strcmp(policy, "flight-recorder") == 0)
+      o.policy = BufferPolicy::FlightRecorder;
+    else if (std::strcmp(policy, "keep-first") == 0)
+      o.policy = BufferPolicy::KeepFirst;
+    else
+      std::cerr << "nnprof: ignoring NNPROF_POLICY='" << policy << "': expected keep-first or flight-recorder\n";
+  }
+  return o;
+}
+}  // namespace
+
+Profiler& create_global_profiler() {
+  static std::mutex mu;
+  std::lock_guard lock(mu);
+  if (Profiler* p = g_global_profiler.load(std::memory_order_acquire)) return *p;
+  // Never destroyed: threads and static destructors may record until the very end.
+  auto* p = new Profiler(options_from_environment());
+  g_global_profiler.store(p, std::memory_order_release);
+  return *p;
+}
+
+}  // namespace detail
+
+void start(std::string_view name) noexcept { global_profiler().start(name); }
+void stop(std::string_view name) noexcept { global_profiler().stop(name); }
+void record_alloc(std::string_view name, std::uint64_t bytes) noexcept { global_profiler().record_alloc(name, bytes); }
+void record_free(std::string_view name, std::uint64_t bytes) noexcept { global_profiler().record_free(name, bytes); }
+void set_thread_name(std::string_view name) { detail::set_current_thread_name(name); }
+
+}  // namespace nnprof

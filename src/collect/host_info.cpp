@@ -1,0 +1,65 @@
+#include "collect/host_info.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace nnprof::collect {
+
+namespace {
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return {};
+}
+
+std::string process_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!raw.empty() && raw.back() == '\0') raw.pop_back();
+  for (char& c : raw)
+    if (c == '\0') c = ' ';
+  return raw;
+}
+
+std::string compiler_name() {
+#if defined(__clang__)
+  return fmt::format("clang {}.{}.{}", __clang_major__, __clang_minor__, __clang_patchlevel__);
+#elif defined(__GNUC__)
+  return fmt::format("g++ {}.{}.{}", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+#else
+  return "unknown";
+#endif
+}
+}  // namespace
+
+HostInfo read_host_info() {
+  // Cached: none of this changes while the process runs, and profiles are taken often.
+  static const HostInfo cached = [] {
+  HostInfo h;
+  utsname u{};
+  if (uname(&u) == 0) {
+    h.hostname = u.nodename;
+    h.os = fmt::format("{} {} {}", u.sysname, u.release, u.machine);
+  }
+  h.cpu_model = cpu_model_name();
+  h.logical_cpus = std::thread::hardware_concurrency();
+  h.compiler = compiler_name();
+  h.command_line = process_command_line();
+  h.pid = static_cast<std::int64_t>(getpid());
+  return h;
+  }();
+  return cached;
+}
+
+}  // namespace nnprof::collect

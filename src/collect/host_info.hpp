@@ -1,0 +1,22 @@
+// Facts about the machine and process, read once per profile.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace nnprof::collect {
+
+struct HostInfo {
+  std::string hostname;
+  std::string os;
+  std::string cpu_model;
+  std::uint32_t logical_cpus = 0;
+  std::string compiler;
+  std::string command_line;
+  std::int64_t pid = 0;
+};
+
+/// Reads uname, /proc/cpuinfo and /proc/self/cmdline; fields it cannot read stay empty.
+HostInfo read_host_info();
+
+}  // namespace nnprof::collect

@@ -1,0 +1,101 @@
+// Human formatting of durations, sizes, counts and percentages, and a plain-text table.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace nnprof::io {
+
+/// A duration with an automatic unit and 3 significant digits: "850 ns", "12.3 µs",
+/// "1.23 ms", "4.57 s"; above 120 s "2 min 3.4 s", above 120 min "3 h 25 min".
+std::string format_duration(std::uint64_t ns);
+/// Same for a fractional or negative duration (a mean, a difference): "12.3 ns", "-1.23 ms".
+std::string format_duration(double ns);
+/// Any other integer type. Without it `format_duration(850)` would be ambiguous between
+/// the two overloads above.
+template <std::integral T>
+  requires(!std::same_as<T, std::uint64_t> && !std::same_as<T, bool>)
+std::string format_duration(T ns) {
+  if constexpr (std::is_signed_v<T>) {
+    return format_duration(static_cast<double>(ns));
+  } else {
+    return format_duration(static_cast<std::uint64_t>(ns));
+  }
+}
+
+/// A size in binary units: "512 B", "1.50 KiB", "3.00 MiB", "1.20 GiB" (3 significant digits).
+std::string format_bytes(std::uint64_t bytes);
+/// A size that may be negative (a balance, a difference): "-1.50 KiB".
+std::string format_bytes(std::int64_t bytes);
+/// Any other integer type (resolves the ambiguity of `format_bytes(512)`).
+template <std::integral T>
+  requires(!std::same_as<T, std::uint64_t> && !std::same_as<T, std::int64_t> &&
+           !std::same_as<T, bool>)
+std::string format_bytes(T bytes) {
+  if constexpr (std::is_signed_v<T>) {
+    return format_bytes(static_cast<std::int64_t>(bytes));
+  } else {
+    return format_bytes(static_cast<std::uint64_t>(bytes));
+  }
+}
+
+/// A count with thousands separators: "1,234,567".
+std::string format_count(std::uint64_t count);
+
+/// A fraction as a percentage with one decimal: 0.123 -> "12.3%"; a tiny non-zero
+/// fraction that would round to zero is "<0.1%", so it is not mistaken for nothing.
+std::string format_percent(double fraction);
+
+/// Columns a UTF-8 string occupies on a terminal, counted as code points ("µs" is 2).
+/// East Asian wide characters and combining marks are not special-cased: scope names and
+/// units are what tables hold.
+std::size_t display_width(std::string_view utf8);
+
+enum class Align : std::uint8_t { Left, Right };
+
+struct TableColumn {
+  std::string header;
+  Align align = Align::Left;
+};
+
+/// Rows of text cells under column headers. It keeps the cells as given, so other
+/// renderers (Markdown) can reuse the same data; `write` renders aligned plain text:
+///
+///     #  Scope    Total
+///     -  -------  ------
+///     1  forward  1.00 s
+class TextTable {
+ public:
+  explicit TextTable(std::vector<TableColumn> columns);
+
+  /// Appends a row; missing trailing cells are empty. More cells than columns throws
+  /// std::invalid_argument (a programming error in the caller).
+  void add_row(std::vector<std::string> cells);
+
+  [[nodiscard]] const std::vector<TableColumn>& columns() const noexcept { return columns_; }
+  [[nodiscard]] const std::vector<std::vector<std::string>>& rows() const noexcept {
+    return rows_;
+  }
+  [[nodiscard]] bool empty() const noexcept { return rows_.empty(); }
+
+  /// Display width of each column: the widest of its header and cells.
+  [[nodiscard]] std::vector<std::size_t> widths() const;
+
+  /// Writes header, a rule of dashes and the rows, each line prefixed by `indent`, columns
+  /// separated by two spaces, without trailing spaces.
+  void write(std::ostream& out, std::string_view indent = "  ") const;
+  /// `write` into a string.
+  [[nodiscard]] std::string str(std::string_view indent = "  ") const;
+
+ private:
+  std::vector<TableColumn> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace nnprof::io

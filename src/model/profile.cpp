@@ -1,0 +1,61 @@
+// Lookups on the Profile model.
+#include "nnprof/profile.hpp"
+
+#include "nnprof/error.hpp"
+
+namespace nnprof {
+
+const std::string& Profile::str(StringId id) const {
+  static const std::string kUnknown = "[unknown]";
+  return id < strings.size() ? strings[id] : kUnknown;
+}
+
+const ScopeStats* Profile::find_scope(std::string_view name) const {
+  for (const ScopeStats& s : scopes)
+    if (str(s.name) == name) return &s;
+  return nullptr;
+}
+
+std::uint64_t Profile::instrumented_ns() const {
+  if (call_tree.empty()) return 0;
+  std::uint64_t total = 0;
+  for (std::uint32_t child : call_tree.front().children) total += call_tree[child].time.sum_ns;
+  return total;
+}
+
+std::string Profile::node_path(std::uint32_t node) const {
+  std::string path;
+  while (node != 0 && node < call_tree.size()) {
+    path = path.empty() ? str(call_tree[node].name) : str(call_tree[node].name) + " > " + path;
+    node = call_tree[node].parent;
+  }
+  return path;
+}
+
+const char* to_string(DiagnosticKind kind) noexcept {
+  switch (kind) {
+    case DiagnosticKind::SpansDropped: return "spans_dropped";
+    case DiagnosticKind::SpansOverwritten: return "spans_overwritten";
+    case DiagnosticKind::EventsDropped: return "events_dropped";
+    case DiagnosticKind::StopWithoutStart: return "stop_without_start";
+    case DiagnosticKind::StopOnOtherThread: return "stop_on_other_thread";
+    case DiagnosticKind::ImplicitlyClosed: return "implicitly_closed";
+    case DiagnosticKind::UnclosedScope: return "unclosed_scope";
+    case DiagnosticKind::TooDeep: return "too_deep";
+    case DiagnosticKind::CallTreeFull: return "call_tree_full";
+    case DiagnosticKind::NegativeMemory: return "negative_memory";
+    case DiagnosticKind::InstrumentationOverhead: return "instrumentation_overhead";
+  }
+  return "unknown";
+}
+
+const char* to_string(Severity severity) noexcept {
+  switch (severity) {
+    case Severity::Info: return "info";
+    case Severity::Warning: return "warning";
+    case Severity::Error: return "error";
+  }
+  return "unknown";
+}
+
+}  // namespace nnprof

@@ -1,0 +1,400 @@
+#include "model/profile_builder.hpp"
+
+#include <algorithm>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "collect/host_info.hpp"
+#include "model/duration_accumulator.hpp"
+
+namespace nnprof::model {
+
+namespace {
+
+using detail::RawNode;
+using detail::RawSnapshot;
+using detail::RawThread;
+
+constexpr std::uint64_t kMinCalibrationNs = 20'000'000;  // below this, the process-wide rate is better
+
+struct StringTable {
+  std::vector<std::string>& strings;
+  std::unordered_map<std::string, StringId> ids;
+  StringId operator()(std::string_view s) {
+    auto [it, inserted] = ids.try_emplace(std::string(s), static_cast<StringId>(strings.size()));
+    if (inserted) strings.emplace_back(s);
+    return it->second;
+  }
+};
+
+struct NodeAccumulator {
+  DurationAccumulator time;
+  std::uint64_t self_ticks = 0;
+  MemoryAttribution memory;
+  std::uint32_t last_thread = kNone;
+  std::uint32_t thread_count = 0;
+  void add(const RawNode& r, std::uint32_t thread) {
+    if (r.count > 0) {
+      const double n = static_cast<double>(r.count);
+      const double dev_mean = static_cast<double>(r.sum_dev) / n;
+      const double m2 = r.sum_dev_sq - static_cast<double>(r.sum_dev) * dev_mean;
+      time.add(r.count, r.total, r.min, r.max, static_cast<double>(r.shift) + dev_mean, m2, r.buckets);
+    }
+    self_ticks += r.self;
+    memory.alloc_bytes += r.alloc_bytes;
+    memory.alloc_count += r.alloc_count;
+    memory.free_bytes += r.free_bytes;
+    memory.free_count += r.free_count;
+    if (last_thread != thread) {
+      last_thread = thread;
+      ++thread_count;
+    }
+  }
+};
+
+void add_memory(MemoryAttribution& into, const MemoryAttribution& m) {
+  into.alloc_bytes += m.alloc_bytes;
+  into.alloc_count += m.alloc_count;
+  into.free_bytes += m.free_bytes;
+  into.free_count += m.free_count;
+}
+
+std::string thread_label(const ThreadInfo& t) {
+  return t.name.empty() ? fmt::format("tid {}", t.os_tid) : fmt::format("'{}' (tid {})", t.name, t.os_tid);
+}
+
+double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+class Builder {
+ public:
+  explicit Builder(const RawSnapshot& raw) : raw_(raw), strings_{profile_.strings, {}} {}
+
+  Profile build() {
+    calibrate();
+    metadata();
+    threads();
+    merge_trees();
+    scope_stats();
+    records();
+    memory();
+    completeness();
+    diagnostics();
+    return std::move(profile_);
+  }
+
+ private:
+  void calibrate() {
+    ClockCalibration c = clock::calibrate(raw_.start, raw_.now);
+    if (raw_.now.monotonic_ns - raw_.start.monotonic_ns < kMinCalibrationNs && c.source == "tsc") {
+      c.ns_per_tick = raw_.nominal_ns_per_tick;
+      c.relative_error = 1e-5;
+    }
+    c.unix_origin_ns = raw_.unix_start_ns;
+    profile_.meta.clock = c;
+    cal_ = c;
+  }
+
+  void metadata() {
+    const collect::HostInfo h = collect::read_host_info();
+    Metadata& m = profile_.meta;
+    m.nnprof_version = NNPROF_VERSION_STRING;
+    m.hostname = h.hostname;
+    m.os = h.os;
+    m.cpu_model = h.cpu_model;
+    m.logical_cpus = h.logical_cpus;
+    m.compiler = h.compiler;
+    m.command_line = h.command_line;
+    m.pid = h.pid;
+    m.duration_ns = raw_.now.monotonic_ns - raw_.start.monotonic_ns;
+  }
+
+  void threads() {
+    for (const RawThread& t : raw_.threads)
+      profile_.threads.push_back(ThreadInfo{t.index, t.os_tid, t.name, t.exited});
+  }
+
+  bool internal(const RawNode& n) const { return n.site == raw_.internal_site; }
+
+  void merge_trees() {
+    accumulators_.emplace_back();
+    profile_.call_tree.push_back(CallTreeNode{});  // root
+    std::unordered_map<std::uint64_t, std::uint32_t> child_of;  // (merged parent, name) -> merged node
+    local_to_merged_.resize(raw_.threads.size());
+    for (const RawThread& t : raw_.threads) {
+      auto& map = local_to_merged_[t.index];
+      map.assign(t.nodes.size(), kNone);
+      if (!t.nodes.empty()) map[0] = 0;
+      for (std::size_t i = 1; i < t.nodes.size(); ++i) {
+        const RawNode& n = t.nodes[i];
+        const std::uint32_t parent = n.parent < i ? map[n.parent] : kNone;
+        if (parent == kNone || internal(n)) continue;  // excluded with all its descendants
+        const StringId name = strings_(n.site->name);
+        const std::uint64_t key = (std::uint64_t{parent} << 32) | name;
+        auto [it, inserted] = child_of.try_emplace(key, static_cast<std::uint32_t>(profile_.call_tree.size()));
+        if (inserted) {
+          CallTreeNode node;
+          node.id = it->second;
+          node.parent = parent;
+          node.name = name;
+          node.depth = profile_.call_tree[parent].depth + 1;
+          profile_.call_tree.push_back(std::move(node));
+          profile_.call_tree[parent].children.push_back(it->second);
+          accumulators_.emplace_back();
+        }
+        map[i] = it->second;
+        accumulators_[it->second].add(n, t.index);
+      }
+    }
+    const double k = cal_.ns_per_tick;
+    for (std::size_t i = 1; i < profile_.call_tree.size(); ++i) {
+      CallTreeNode& node = profile_.call_tree[i];
+      const NodeAccumulator& a = accumulators_[i];
+      node.time = a.time.to_stats(k);
+      node.self_ns = cal_.to_ns(a.self_ticks);
+      node.thread_count = a.thread_count;
+      node.memory = a.memory;
+    }
+    for (CallTreeNode& node : profile_.call_tree) {
+      std::sort(node.children.begin(), node.children.end(), [&](std::uint32_t a, std::uint32_t b) {
+        const auto& x = profile_.call_tree[a];
+        const auto& y = profile_.call_tree[b];
+        if (x.time.sum_ns != y.time.sum_ns) return x.time.sum_ns > y.time.sum_ns;
+        return profile_.strings[x.name] < profile_.strings[y.name];
+      });
+    }
+  }
+
+  void scope_stats() {
+    struct PerName {
+      DurationAccumulator time;
+      std::uint64_t total_ticks = 0, self_ticks = 0;
+      MemoryAttribution memory;
+      std::unordered_set<std::uint32_t> threads;
+    };
+    std::unordered_map<StringId, PerName> by_name;
+    const auto& tree = profile_.call_tree;
+    for (std::size_t i = 1; i < tree.size(); ++i) {
+      const CallTreeNode& node = tree[i];
+      PerName& p = by_name[node.name];
+      const NodeAccumulator& a = accumulators_[i];
+      p.time.merge(a.time);
+      p.self_ticks += a.self_ticks;
+      add_memory(p.memory, a.memory);
+      // Inclusive time counts a recursive call only at its outermost level.
+      bool nested = false;
+      for (std::uint32_t up = node.parent; up != 0 && up != kNone; up = tree[up].parent)
+        if (tree[up].name == node.name) {
+          nested = true;
+          break;
+        }
+      if (!nested) p.total_ticks += a.time.sum_ticks();
+    }
+    // Distinct threads per name, from the per-thread trees.
+    for (const RawThread& t : raw_.threads) {
+      const auto& map = local_to_merged_[t.index];
+      for (std::size_t i = 1; i < t.nodes.size(); ++i)
+        if (map[i] != kNone && t.nodes[i].count > 0) by_name[tree[map[i]].name].threads.insert(t.index);
+    }
+    const double k = cal_.ns_per_tick;
+    for (auto& [name, p] : by_name) {
+      ScopeStats s;
+      s.name = name;
+      s.time = p.time.to_stats(k);
+      s.total_ns = cal_.to_ns(p.total_ticks);
+      s.self_ns = cal_.to_ns(p.self_ticks);
+      s.thread_count = static_cast<std::uint32_t>(p.threads.size());
+      s.memory = p.memory;
+      profile_.scopes.push_back(s);
+    }
+    std::sort(profile_.scopes.begin(), profile_.scopes.end(), [&](const ScopeStats& a, const ScopeStats& b) {
+      if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+      return profile_.strings[a.name] < profile_.strings[b.name];
+    });
+  }
+
+  void records() {
+    counter_index_.assign(raw_.counters.size(), kNone);
+    for (std::size_t i = 0; i < raw_.counters.size(); ++i) {
+      const auto& c = raw_.counters[i];
+      if (c.alloc_count + c.free_count == 0) continue;
+      counter_index_[i] = static_cast<std::uint32_t>(profile_.memory_counters.size());
+      profile_.memory_counters.push_back(MemoryCounter{strings_(c.name), c.current, c.peak, c.alloc_bytes,
+                                                       c.freed_bytes, c.alloc_count, c.free_count});
+    }
+    for (const RawThread& t : raw_.threads) {
+      const auto& map = local_to_merged_[t.index];
+      for (const detail::Record& r : t.records) {
+        if (r.kind == detail::RecordKind::Span) {
+          // A node created after the snapshot read this thread's tree is not mapped yet.
+          if (r.ref >= map.size() || map[r.ref] == kNone) continue;
+          const CallTreeNode& node = profile_.call_tree[map[r.ref]];
+          profile_.spans.push_back(Span{t.index, node.name, node.id, node.depth, cal_.since_origin_ns(r.t0),
+                                        cal_.since_origin_ns(r.t1)});
+        } else if (r.ref < counter_index_.size() && counter_index_[r.ref] != kNone) {
+          const auto bytes = static_cast<std::int64_t>(r.t1);
+          profile_.memory_events.push_back(MemoryEvent{cal_.since_origin_ns(r.t0), t.index, counter_index_[r.ref],
+                                                       r.kind == detail::RecordKind::MemoryAlloc ? bytes : -bytes});
+        }
+      }
+    }
+    std::sort(profile_.spans.begin(), profile_.spans.end(), [](const Span& a, const Span& b) {
+      if (a.thread != b.thread) return a.thread < b.thread;
+      if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+      return a.depth < b.depth;
+    });
+    std::stable_sort(profile_.memory_events.begin(), profile_.memory_events.end(),
+                     [](const MemoryEvent& a, const MemoryEvent& b) { return a.time_ns < b.time_ns; });
+  }
+
+  void memory() {
+    profile_.memory.current_bytes = raw_.memory_current;
+    profile_.memory.peak_bytes = raw_.memory_peak;
+    profile_.memory.peak_time_ns = raw_.memory_peak ? cal_.since_origin_ns(raw_.memory_peak_ticks) : 0;
+  }
+
+  void completeness() {
+    Completeness& c = profile_.completeness;
+    for (const RawThread& t : raw_.threads) {
+      const auto& map = local_to_merged_[t.index];
+      for (std::size_t i = 1; i < t.nodes.size(); ++i)
+        if (map[i] != kNone) c.scopes_recorded += t.nodes[i].count;
+      c.spans_dropped += t.dropped_spans;
+      c.events_dropped += t.dropped_events;
+    }
+    c.spans_kept = profile_.spans.size();
+    c.spans_overwritten = raw_.spans_overwritten;
+    c.events_dropped += raw_.events_overwritten;
+    c.spans_enabled = raw_.keep_spans;
+    c.buffer_policy = raw_.flight_recorder ? "flight-recorder" : "keep-first";
+    c.memory_cap_bytes = raw_.memory_cap_bytes;
+    c.overhead_per_scope_ns = raw_.overhead_ticks_per_scope * cal_.ns_per_tick;
+    c.overhead_total_ns = static_cast<std::uint64_t>(c.overhead_per_scope_ns * static_cast<double>(c.scopes_recorded));
+  }
+
+  void add(DiagnosticKind kind, Severity sev, std::uint32_t thread, StringId name, std::uint64_t count,
+           std::string message) {
+    profile_.diagnostics.push_back(Diagnostic{kind, sev, thread, name, count, std::move(message)});
+  }
+
+  void diagnostics() {
+    const Completeness& c = profile_.completeness;
+    if (c.spans_dropped > 0) {
+      const double share = c.scopes_recorded ? 100.0 * static_cast<double>(c.spans_dropped) /
+                                                   static_cast<double>(c.scopes_recorded)
+                                             : 0.0;
+      add(DiagnosticKind::SpansDropped, Severity::Warning, kNone, kNone, c.spans_dropped,
+          raw_.flight_recorder
+              ? fmt::format("{} spans ({:.1f}% of closed scopes) were dropped because recording threads ran out "
+                            "of free buffers faster than they were recycled. Statistics and the call tree are "
+                            "complete; the timeline has gaps.",
+                            c.spans_dropped, share)
+              : fmt::format("{} spans ({:.1f}% of closed scopes) were dropped: the span buffers reached their "
+                            "memory cap of {:.0f} MiB (policy keep-first), so the timeline ends early. "
+                            "Statistics and the call tree are complete. Raise the cap "
+                            "(ProfilerOptions::memory_cap_bytes, NNPROF_MEMORY_CAP_MB) or use the "
+                            "flight-recorder policy to keep the most recent spans instead.",
+                            c.spans_dropped, share, mib(c.memory_cap_bytes)));
+    }
+    if (c.spans_overwritten > 0)
+      add(DiagnosticKind::SpansOverwritten, Severity::Info, kNone, kNone, c.spans_overwritten,
+          fmt::format("The flight recorder overwrote the {} oldest spans to stay within {:.0f} MiB; the "
+                      "timeline covers only the most recent part of the run. Statistics are complete.",
+                      c.spans_overwritten, mib(c.memory_cap_bytes)));
+    if (c.events_dropped > 0)
+      add(DiagnosticKind::EventsDropped, Severity::Warning, kNone, kNone, c.events_dropped,
+          fmt::format("{} memory events were lost to the buffer cap; the memory timeline is incomplete, "
+                      "while counter totals and peaks are exact.",
+                      c.events_dropped));
+
+    // Which names are open on which thread: tells a stop on the wrong thread from a stray stop.
+    std::unordered_map<std::string_view, std::uint32_t> open_on;
+    for (const RawThread& t : raw_.threads)
+      for (std::uint32_t idx : t.open_nodes)
+        if (idx < t.nodes.size() && !internal(t.nodes[idx])) open_on.try_emplace(t.nodes[idx].site->name, t.index);
+
+    for (const RawThread& t : raw_.threads) {
+      const ThreadInfo& ti = profile_.threads[t.index];
+      for (const detail::RawThreadEvent& e : t.events) {
+        const std::string_view name = e.site ? e.site->name : "";
+        const StringId sid = strings_(name);
+        switch (e.kind) {
+          case detail::ThreadEventKind::StopWithoutStart: {
+            auto it = open_on.find(name);
+            if (it != open_on.end() && it->second != t.index) {
+              add(DiagnosticKind::StopOnOtherThread, Severity::Warning, t.index, sid, e.count,
+                  fmt::format("stop(\"{}\") was called {} time(s) on thread {}, but \"{}\" was started on thread "
+                              "{} and is still open there. A scope must start and stop on the same thread; "
+                              "the stop was ignored.",
+                              name, e.count, thread_label(ti), name, thread_label(profile_.threads[it->second])));
+            } else {
+              add(DiagnosticKind::StopWithoutStart, Severity::Warning, t.index, sid, e.count,
+                  fmt::format("stop(\"{}\") was called {} time(s) on thread {} with no open scope of that name "
+                              "and was ignored. Look for a missing start(\"{}\") or a stop called twice.",
+                              name, e.count, thread_label(ti), name));
+            }
+            break;
+          }
+          case detail::ThreadEventKind::ImplicitlyClosed:
+            add(DiagnosticKind::ImplicitlyClosed, Severity::Warning, t.index, sid, e.count,
+                fmt::format("\"{}\" was still open {} time(s) on thread {} when an enclosing scope stopped, "
+                            "and was closed at that moment. A stop(\"{}\") is probably missing.",
+                            name, e.count, thread_label(ti), name));
+            break;
+          case detail::ThreadEventKind::NegativeMemory:
+            add(DiagnosticKind::NegativeMemory, Severity::Warning, t.index, sid, e.count,
+                fmt::format("record_free(\"{}\") released more bytes than were recorded as allocated ({} time(s) "
+                            "on thread {}): a record_alloc is missing or the sizes differ.",
+                            name, e.count, thread_label(ti)));
+            break;
+        }
+      }
+      for (std::uint32_t idx : t.open_nodes) {
+        const auto& map = local_to_merged_[t.index];
+        if (idx >= map.size() || map[idx] == kNone) continue;
+        const CallTreeNode& node = profile_.call_tree[map[idx]];
+        add(DiagnosticKind::UnclosedScope, Severity::Info, t.index, node.name, 1,
+            fmt::format("\"{}\" was still open on thread {} when this profile was taken; its current call is "
+                        "not in the statistics.",
+                        profile_.node_path(node.id), thread_label(ti)));
+      }
+      if (t.too_deep > 0)
+        add(DiagnosticKind::TooDeep, Severity::Warning, t.index, kNone, t.too_deep,
+            fmt::format("{} scopes on thread {} were nested deeper than {} levels and were not recorded "
+                        "(unbounded recursion?).",
+                        t.too_deep, thread_label(ti), detail::kMaxDepth));
+      if (t.tree_full > 0)
+        add(DiagnosticKind::CallTreeFull, Severity::Warning, t.index, kNone, t.tree_full,
+            fmt::format("Thread {} reached the limit of 65,536 distinct call paths; {} scopes on new paths were "
+                        "not recorded. Names built at run time (with ids or sizes in them) multiply paths.",
+                        thread_label(ti), t.tree_full));
+    }
+
+    const std::uint64_t instrumented = profile_.instrumented_ns();
+    if (c.overhead_total_ns > 0 && instrumented > 0) {
+      const double share = static_cast<double>(c.overhead_total_ns) / static_cast<double>(instrumented);
+      if (share >= 0.05)
+        add(DiagnosticKind::InstrumentationOverhead, Severity::Warning, kNone, kNone, c.scopes_recorded,
+            fmt::format("Instrumentation cost about {:.0f} ns per scope; the {} scopes recorded add about {:.1f}% "
+                        "to the instrumented time. Parents of many short scopes look slower than they are: "
+                        "remove scopes from the innermost loops or use NNPROF_ENABLED=0 there.",
+                        c.overhead_per_scope_ns, c.scopes_recorded, 100.0 * share));
+    }
+  }
+
+  const RawSnapshot& raw_;
+  Profile profile_;
+  StringTable strings_;
+  ClockCalibration cal_;
+  std::vector<NodeAccumulator> accumulators_;
+  std::vector<std::vector<std::uint32_t>> local_to_merged_;
+  std::vector<std::uint32_t> counter_index_;
+};
+
+}  // namespace
+
+Profile build_profile(const RawSnapshot& raw) { return Builder(raw).build(); }
+
+}  // namespace nnprof::model

@@ -1,0 +1,396 @@
+// Session: registers threads, supplies and collects their chunks, interns names, and takes
+// snapshots. The drainer thread does the slow work (allocating and pre-faulting chunks,
+// moving full ones aside, recycling under the flight-recorder policy) off the hot threads.
+#include "record/session.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+
+#include "record/thread_ops.hpp"
+
+namespace nnprof::detail {
+
+namespace {
+constexpr SourceLocation kCalibrationSite{"[nnprof overhead calibration]", "", "", 0};
+constexpr std::size_t kMaxSpareChunks = 32;
+
+std::int64_t unix_now_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string read_task_comm(std::int64_t tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+}  // namespace
+
+Session::Session(SessionCore& core, const ProfilerOptions& options)
+    : core_(core), options_(options), start_(clock::read_pair()), unix_start_ns_(unix_now_ns()) {
+  clock::nominal_ns_per_tick();  // calibrate once per process before anything is timed
+  drainer_ = std::thread([this] { drainer_main(); });
+}
+
+Session::~Session() {
+  {
+    std::lock_guard lock(wake_mu_);
+    stopping_ = true;
+  }
+  wake_cv_.notify_one();
+  drainer_.join();
+  std::lock_guard lock(mu_);
+  for (auto& rec : threads_) {
+    while (Chunk* c = rec->priv.full.pop()) kept_.push_back(c);
+    if (rec->priv.exited.load(std::memory_order_acquire)) retire_thread_locked(*rec);
+    rec->priv.session = nullptr;
+    rec->priv.orphaned.store(true, std::memory_order_release);
+  }
+  for (Chunk* c : kept_) free_chunk(c);
+  for (Chunk* c : pool_) free_chunk(c);
+}
+
+std::shared_ptr<ThreadRecord> Session::register_thread() {
+  auto rec = std::make_shared<ThreadRecord>();
+  rec->priv.session = this;
+  rec->priv.os_tid = current_os_tid();
+  rec->priv.name = current_thread_name();
+  rec->state.keep_spans = options_.record_spans;
+  std::lock_guard lock(mu_);
+  rec->priv.index = static_cast<std::uint32_t>(threads_.size());
+  if (options_.record_spans) {
+    // Two spares now; the drainer adds more as the thread shows how fast it records.
+    for (int i = 0; i < 2; ++i)
+      if (Chunk* c = obtain_chunk_locked()) rec->priv.spare.push(c);
+  }
+  threads_.push_back(rec);
+  return rec;
+}
+
+NamedEntry* Session::intern(std::string_view name) {
+  std::lock_guard lock(names_mu_);
+  if (auto it = names_.find(name); it != names_.end()) return it->second.get();
+  auto entry = std::make_unique<NamedEntry>();
+  entry->name.assign(name);
+  entry->site = SourceLocation{entry->name.c_str(), "", "", 0};
+  entry->id = static_cast<std::uint32_t>(names_by_id_.size());
+  NamedEntry* raw = entry.get();
+  names_by_id_.push_back(raw);
+  names_.emplace(std::string_view(raw->name), std::move(entry));
+  return raw;
+}
+
+NamedEntry* Session::intern_cached(ThreadState* ts, std::string_view name) {
+  auto& cache = ts->priv->name_cache;
+  if (auto it = cache.find(name); it != cache.end()) [[likely]]
+    return it->second;
+  NamedEntry* e = intern(name);
+  cache.emplace(std::string_view(e->name), e);
+  return e;
+}
+
+void Session::record_memory(ThreadState* ts, NamedEntry* e, std::int64_t delta) noexcept {
+  const std::uint64_t now = read_ticks();
+  const std::uint64_t bytes = static_cast<std::uint64_t>(delta < 0 ? -delta : delta);
+  if (delta >= 0) {
+    e->alloc_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    e->alloc_count.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    e->freed_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    e->free_count.fetch_add(1, std::memory_order_relaxed);
+  }
+  const std::int64_t cur = e->current.fetch_add(delta, std::memory_order_relaxed) + delta;
+  if (cur < 0) ts->priv->note(ThreadEventKind::NegativeMemory, &e->site);
+  std::uint64_t peak = e->peak.load(std::memory_order_relaxed);
+  while (cur > 0 && static_cast<std::uint64_t>(cur) > peak &&
+         !e->peak.compare_exchange_weak(peak, static_cast<std::uint64_t>(cur), std::memory_order_relaxed)) {
+  }
+  const std::int64_t total = memory_current_.fetch_add(delta, std::memory_order_relaxed) + delta;
+  std::uint64_t tpeak = memory_peak_.load(std::memory_order_relaxed);
+  while (total > 0 && static_cast<std::uint64_t>(total) > tpeak) {
+    if (memory_peak_.compare_exchange_weak(tpeak, static_cast<std::uint64_t>(total), std::memory_order_relaxed)) {
+      memory_peak_ticks_.store(now, std::memory_order_relaxed);
+      break;
+    }
+  }
+  // Attribute to the innermost open scope of this thread.
+  Node* n = ts->top->node.load(std::memory_order_relaxed);
+  if (delta >= 0) {
+    single_writer_add(n->alloc_bytes, bytes);
+    single_writer_add(n->alloc_count, std::uint64_t{1});
+  } else {
+    single_writer_add(n->free_bytes, bytes);
+    single_writer_add(n->free_count, std::uint64_t{1});
+  }
+  if (ts->keep_spans)
+    write_record(ts, now, bytes, e->id, delta >= 0 ? RecordKind::MemoryAlloc : RecordKind::MemoryFree);
+}
+
+void Session::measure_overhead() {
+  ThreadState* ts = attach_thread(core_);
+  if (ts == nullptr) return;
+  // Recorded through the real path, then rewound so that the calibration spans take no
+  // room in the buffers; the calibration node is left out of every report.
+  Chunk* chunk = ts->chunk;
+  const std::uint32_t count = ts->chunk_count;
+  constexpr int kRounds = 7, kPerRound = 200;
+  std::uint64_t best = ~std::uint64_t{0};
+  for (int r = 0; r < kRounds; ++r) {
+    const std::uint64_t t0 = read_ticks();
+    for (int i = 0; i < kPerRound; ++i) {
+      if (Frame* f = scope_enter(ts, &kCalibrationSite)) scope_exit(ts, f, f->start);
+    }
+    best = std::min(best, read_ticks() - t0);
+  }
+  overhead_ticks_per_scope_ = static_cast<double>(best) / kPerRound;
+  if (ts->chunk == chunk && chunk != nullptr) {
+    ts->chunk_count = count;
+    ts->write = chunk->records() + count;
+    chunk->count.store(count, std::memory_order_release);
+  }
+}
+
+void Session::wake() noexcept {
+  {
+    std::lock_guard lock(wake_mu_);
+    wake_requested_ = true;
+  }
+  wake_cv_.notify_one();
+}
+
+void Session::drainer_main() {
+  pthread_setname_np(pthread_self(), "nnprof-drain");
+  using namespace std::chrono_literals;
+  auto interval = 1ms;
+  std::unique_lock lock(wake_mu_);
+  while (!stopping_) {
+    wake_cv_.wait_for(lock, interval, [this] { return stopping_ || wake_requested_; });
+    const bool woken = wake_requested_;
+    wake_requested_ = false;
+    if (stopping_) break;
+    lock.unlock();
+    std::uint64_t before = 0, after = 0;
+    {
+      std::lock_guard g(mu_);
+      before = next_sequence_;
+      drain_locked();
+      after = next_sequence_;
+    }
+    // Poll every millisecond while threads fill chunks, back off to 16 ms when idle.
+    interval = (after != before || woken) ? 1ms : std::min<std::chrono::milliseconds>(interval * 2, 16ms);
+    lock.lock();
+  }
+}
+
+Chunk* Session::obtain_chunk_locked() {
+  if (!pool_.empty()) {
+    Chunk* c = pool_.back();
+    pool_.pop_back();
+    c->count.store(0, std::memory_order_relaxed);
+    return c;
+  }
+  if (allocated_bytes_ + Chunk::kBytes <= options_.memory_cap_bytes) {
+    Chunk* c = allocate_chunk();
+    allocated_bytes_ += Chunk::kBytes;
+    return c;
+  }
+  if (options_.policy == BufferPolicy::FlightRecorder && !kept_.empty()) {
+    Chunk* c = kept_.front();
+    kept_.pop_front();
+    const std::uint32_t n = c->count.load(std::memory_order_relaxed);
+    const Record* r = c->records();
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (r[i].kind == RecordKind::Span)
+        ++spans_overwritten_;
+      else
+        ++events_overwritten_;
+    }
+    c->count.store(0, std::memory_order_relaxed);
+    return c;
+  }
+  return nullptr;
+}
+
+void Session::retire_thread_locked(ThreadRecord& rec) {
+  ThreadPrivate& p = rec.priv;
+  if (p.finalized) return;
+  while (Chunk* c = p.full.pop()) {
+    c->sequence = next_sequence_++;
+    kept_.push_back(c);
+  }
+  if (Chunk* c = p.current.exchange(nullptr, std::memory_order_acq_rel)) {
+    if (c->count.load(std::memory_order_acquire) > 0) {
+      c->sequence = next_sequence_++;
+      kept_.push_back(c);
+    } else {
+      pool_.push_back(c);
+    }
+  }
+  while (Chunk* c = p.spare.pop()) pool_.push_back(c);
+  p.finalized = true;
+}
+
+void Session::drain_locked() {
+  for (auto& rec : threads_) {
+    ThreadPrivate& p = rec->priv;
+    if (p.finalized) continue;
+    if (p.exited.load(std::memory_order_acquire)) {
+      retire_thread_locked(*rec);
+      continue;
+    }
+    while (Chunk* c = p.full.pop()) {
+      c->sequence = next_sequence_++;
+      kept_.push_back(c);
+    }
+    if (!options_.record_spans) continue;
+    // Keep about twice what the thread used since the last pass in reserve.
+    const std::uint64_t taken = p.chunks_taken.load(std::memory_order_relaxed);
+    const std::size_t used = static_cast<std::size_t>(taken - p.last_taken);
+    p.last_taken = taken;
+    p.spare_target = std::clamp<std::size_t>(std::max(2 * used + 2, p.spare_target > 2 ? p.spare_target - 1 : 2), 2,
+                                             kMaxSpareChunks);
+    while (p.spare.size() < p.spare_target) {
+      Chunk* c = obtain_chunk_locked();
+      if (c == nullptr) break;
+      if (!p.spare.push(c)) {
+        pool_.push_back(c);
+        break;
+      }
+    }
+  }
+}
+
+RawSnapshot Session::snapshot(bool with_records) {
+  RawSnapshot s;
+  s.start = start_;
+  s.unix_start_ns = unix_start_ns_;
+  s.nominal_ns_per_tick = clock::nominal_ns_per_tick();
+  s.memory_cap_bytes = options_.memory_cap_bytes;
+  s.flight_recorder = options_.policy == BufferPolicy::FlightRecorder;
+  s.keep_spans = options_.record_spans;
+  s.overhead_ticks_per_scope = overhead_ticks_per_scope_;
+  s.internal_site = &kCalibrationSite;
+
+  std::lock_guard lock(mu_);
+  drain_locked();
+  s.now = clock::read_pair();
+  s.spans_overwritten = spans_overwritten_;
+  s.events_overwritten = events_overwritten_;
+  s.memory_current = memory_current_.load(std::memory_order_relaxed);
+  s.memory_peak = memory_peak_.load(std::memory_order_relaxed);
+  s.memory_peak_ticks = memory_peak_ticks_.load(std::memory_order_relaxed);
+
+  // Kept chunks by thread, in hand-off order.
+  std::vector<std::vector<const Chunk*>> kept_by_thread(threads_.size());
+  if (with_records)
+    for (const Chunk* c : kept_)
+      if (c->thread < kept_by_thread.size()) kept_by_thread[c->thread].push_back(c);
+
+  s.threads.reserve(threads_.size());
+  for (auto& rec : threads_) {
+    ThreadPrivate& p = rec->priv;
+    ThreadState& ts = rec->state;
+    RawThread t;
+    t.index = p.index;
+    t.os_tid = p.os_tid;
+    t.exited = p.exited.load(std::memory_order_acquire);
+    {
+      std::lock_guard g(p.mu);
+      t.name = p.name;
+      for (const auto& [key, count] : p.events) t.events.push_back({key.first, key.second, count});
+    }
+    if (!t.exited) {
+      // The kernel's name is current; ours may predate a pthread_setname_np by the program.
+      std::string comm = read_task_comm(p.os_tid);
+      if (!comm.empty() && (t.name.empty() || t.name.rfind(comm, 0) != 0)) t.name = comm;
+    }
+    t.dropped_spans = ts.dropped_spans.load(std::memory_order_relaxed);
+    t.dropped_events = ts.dropped_events.load(std::memory_order_relaxed);
+    t.too_deep = ts.too_deep.load(std::memory_order_relaxed);
+    t.tree_full = p.tree_full.load(std::memory_order_relaxed);
+
+    const std::uint32_t n = p.node_count.load(std::memory_order_acquire);
+    t.nodes.resize(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const Node* node = p.node_at(i);
+      RawNode& r = t.nodes[i];
+      r.site = node->site;
+      r.parent = node->parent != nullptr ? node->parent->index : 0;
+      r.depth = node->depth;
+      r.count = node->count.load(std::memory_order_relaxed);
+      r.total = node->total.load(std::memory_order_relaxed);
+      r.self = node->self.load(std::memory_order_relaxed);
+      r.min = node->min.load(std::memory_order_relaxed);
+      r.max = node->max.load(std::memory_order_relaxed);
+      r.shift = node->shift.load(std::memory_order_relaxed);
+      r.sum_dev = node->sum_dev.load(std::memory_order_relaxed);
+      r.sum_dev_sq = node->sum_dev_sq.load(std::memory_order_relaxed);
+      r.alloc_bytes = node->alloc_bytes.load(std::memory_order_relaxed);
+      r.alloc_count = node->alloc_count.load(std::memory_order_relaxed);
+      r.free_bytes = node->free_bytes.load(std::memory_order_relaxed);
+      r.free_count = node->free_count.load(std::memory_order_relaxed);
+      for (unsigned row = 0; row < kHistogramRows; ++row) {
+        const HistogramRow* hr = node->rows[row].load(std::memory_order_acquire);
+        if (hr == nullptr) continue;
+        for (unsigned sub = 0; sub < kHistogramSubBuckets; ++sub) {
+          const std::uint64_t c = hr->bucket[sub].load(std::memory_order_relaxed);
+          if (c != 0) r.buckets.emplace_back(row * kHistogramSubBuckets + sub, c);
+        }
+      }
+    }
+
+    // Open scopes: map frame node pointers to indices without dereferencing them, since a
+    // node created after node_count was read is not yet safe to read.
+    const std::uint32_t depth = std::min<std::uint32_t>(ts.depth.load(std::memory_order_relaxed), kMaxDepth);
+    for (std::uint32_t d = 1; d <= depth; ++d) {
+      const Node* node = ts.stack[d].node.load(std::memory_order_relaxed);
+      for (std::uint32_t b = 0; b * kNodesPerBlock < n; ++b) {
+        const Node* base = p.blocks[b].load(std::memory_order_acquire);
+        if (node >= base && node < base + kNodesPerBlock) {
+          const auto idx = static_cast<std::uint32_t>(b * kNodesPerBlock + static_cast<std::uint32_t>(node - base));
+          if (idx < n && idx != 0) t.open_nodes.push_back(idx);
+          break;
+        }
+      }
+    }
+
+    if (with_records) {
+      std::size_t total = 0;
+      for (const Chunk* c : kept_by_thread[p.index]) total += c->count.load(std::memory_order_acquire);
+      const Chunk* cur = p.current.load(std::memory_order_acquire);
+      const std::uint32_t cur_count = cur ? cur->count.load(std::memory_order_acquire) : 0;
+      t.records.reserve(total + cur_count);
+      for (const Chunk* c : kept_by_thread[p.index]) {
+        const std::uint32_t cnt = c->count.load(std::memory_order_acquire);
+        t.records.insert(t.records.end(), c->records(), c->records() + cnt);
+      }
+      if (cur != nullptr) t.records.insert(t.records.end(), cur->records(), cur->records() + cur_count);
+    }
+    s.threads.push_back(std::move(t));
+  }
+
+  {
+    std::lock_guard g(names_mu_);
+    s.counters.reserve(names_by_id_.size());
+    for (const NamedEntry* e : names_by_id_) {
+      RawCounter c;
+      c.name = e->name;
+      c.current = e->current.load(std::memory_order_relaxed);
+      c.peak = e->peak.load(std::memory_order_relaxed);
+      c.alloc_bytes = e->alloc_bytes.load(std::memory_order_relaxed);
+      c.freed_bytes = e->freed_bytes.load(std::memory_order_relaxed);
+      c.alloc_count = e->alloc_count.load(std::memory_order_relaxed);
+      c.free_count = e->free_count.load(std::memory_order_relaxed);
+      s.counters.push_back(std::move(c));
+    }
+  }
+  return s;
+}
+
+}  // namespace nnprof::detail

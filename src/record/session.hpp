@@ -1,0 +1,98 @@
+// A recording session: the threads that record into one profiler, the chunks they hand off,
+// the names they intern, and the background drainer that keeps them supplied.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "nnprof/profiler.hpp"
+#include "record/raw_snapshot.hpp"
+#include "record/thread_record.hpp"
+
+namespace nnprof::detail {
+
+/// A name given at run time (start("x"), record_alloc("x", n)): its call site for scopes and
+/// its memory counter. Entries never move once created.
+struct NamedEntry {
+  std::string name;
+  SourceLocation site{};
+  std::uint32_t id = 0;
+  std::atomic<std::int64_t> current{0};
+  std::atomic<std::uint64_t> peak{0};
+  std::atomic<std::uint64_t> alloc_bytes{0};
+  std::atomic<std::uint64_t> freed_bytes{0};
+  std::atomic<std::uint64_t> alloc_count{0};
+  std::atomic<std::uint64_t> free_count{0};
+};
+
+class Session {
+ public:
+  Session(SessionCore& core, const ProfilerOptions& options);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  /// A new record for the calling thread, with its first chunks.
+  std::shared_ptr<ThreadRecord> register_thread();
+  /// The entry for `name`, created on first use (locks; callers cache per thread).
+  NamedEntry* intern(std::string_view name);
+  /// The calling thread's cached lookup of `name`.
+  NamedEntry* intern_cached(ThreadState* ts, std::string_view name);
+
+  void record_memory(ThreadState* ts, NamedEntry* entry, std::int64_t delta) noexcept;
+  [[nodiscard]] std::int64_t memory_current() const noexcept { return memory_current_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t memory_peak() const noexcept { return memory_peak_.load(std::memory_order_relaxed); }
+
+  /// Times an empty scope on the calling thread (the per-scope overhead reported later).
+  void measure_overhead();
+  /// Everything recorded so far; `with_records` false skips spans and memory events.
+  RawSnapshot snapshot(bool with_records);
+  /// Asks the drainer to run now (a thread is low on spare chunks).
+  void wake() noexcept;
+
+ private:
+  void drainer_main();
+  void drain_locked();
+  Chunk* obtain_chunk_locked();
+  void retire_thread_locked(ThreadRecord& rec);
+
+  SessionCore& core_;
+  const ProfilerOptions options_;
+  const ClockPair start_;
+  const std::int64_t unix_start_ns_;
+  double overhead_ticks_per_scope_ = 0.0;
+
+  std::mutex mu_;  // threads_, kept_, pool_, counters below
+  std::vector<std::shared_ptr<ThreadRecord>> threads_;
+  std::deque<Chunk*> kept_;  // full chunks in hand-off order
+  std::vector<Chunk*> pool_;  // empty chunks ready to hand out
+  std::uint64_t allocated_bytes_ = 0;
+  std::uint64_t next_sequence_ = 0;
+  std::uint64_t spans_overwritten_ = 0;
+  std::uint64_t events_overwritten_ = 0;
+
+  std::mutex names_mu_;
+  std::unordered_map<std::string_view, std::unique_ptr<NamedEntry>> names_;
+  std::vector<NamedEntry*> names_by_id_;
+
+  std::atomic<std::int64_t> memory_current_{0};
+  std::atomic<std::uint64_t> memory_peak_{0};
+  std::atomic<std::uint64_t> memory_peak_ticks_{0};
+
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  bool wake_requested_ = false;
+  bool stopping_ = false;
+  std::thread drainer_;
+};
+
+}  // namespace nnprof::detail

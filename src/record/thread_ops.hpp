@@ -1,0 +1,18 @@
+// Thread-level operations of the record layer used by the profiler facade.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "nnprof/detail/thread_state.hpp"
+
+namespace nnprof::detail {
+
+/// Closes the innermost open scope of `site` (or of its name) on the calling thread.
+void stop_site(ThreadState* ts, const SourceLocation* site) noexcept;
+void set_current_thread_name(std::string_view name);
+std::string current_thread_name();
+std::int64_t current_os_tid() noexcept;
+
+}  // namespace nnprof::detail

@@ -1,0 +1,74 @@
+// Everything a session keeps per recording thread beyond the hot fields of ThreadState.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "nnprof/detail/thread_state.hpp"
+#include "record/chunk_ring.hpp"
+#include "record/raw_snapshot.hpp"
+
+namespace nnprof::detail {
+
+class Session;
+struct NamedEntry;
+
+inline constexpr std::uint32_t kNodesPerBlock = 64;
+inline constexpr std::uint32_t kMaxNodeBlocks = 1024;  // 65,536 call-tree nodes per thread
+
+struct ThreadPrivate {
+  Session* session = nullptr;  // valid while the owning profiler lives
+  std::uint32_t index = 0;
+  std::int64_t os_tid = 0;
+
+  ChunkRing<64> full;   // owner -> session
+  ChunkRing<64> spare;  // session -> owner
+  std::atomic<Chunk*> current{nullptr};  // the chunk being filled, published for snapshots
+  std::atomic<std::uint64_t> chunks_taken{0};
+  std::atomic<bool> starving{false};  // set by the owner when it found no spare chunk
+  std::atomic<bool> exited{false};    // the thread has ended; its state is the session's now
+  std::atomic<bool> orphaned{false};  // the session has ended; the thread may drop this record
+  // Session-side bookkeeping (under the session mutex).
+  bool finalized = false;
+  std::uint64_t last_taken = 0;
+  std::size_t spare_target = 2;
+
+  // Call-tree node arena: blocks never move, so nodes keep their addresses.
+  std::atomic<Node*> blocks[kMaxNodeBlocks] = {};
+  std::atomic<std::uint32_t> node_count{0};
+  std::atomic<std::uint64_t> tree_full{0};
+
+  // Run-time names this thread has used (owner only).
+  std::unordered_map<std::string_view, NamedEntry*> name_cache;
+
+  // Rare events and the thread's name, read by snapshots.
+  std::mutex mu;
+  std::string name;
+  std::map<std::pair<ThreadEventKind, const SourceLocation*>, std::uint64_t> events;
+
+  Node* node_at(std::uint32_t index) const noexcept {
+    return blocks[index / kNodesPerBlock].load(std::memory_order_acquire) + index % kNodesPerBlock;
+  }
+  void note(ThreadEventKind kind, const SourceLocation* site) noexcept;
+};
+
+/// One allocation holding both halves; shared by the session and the thread's exit hook.
+struct ThreadRecord {
+  ThreadState state;
+  ThreadPrivate priv;
+  ThreadRecord();
+  ~ThreadRecord();
+  ThreadRecord(const ThreadRecord&) = delete;
+  ThreadRecord& operator=(const ThreadRecord&) = delete;
+};
+
+Chunk* allocate_chunk();
+void free_chunk(Chunk* c) noexcept;
+
+}  // namespace nnprof::detail

@@ -1,0 +1,117 @@
+// Zero heap allocations per scope in steady state: this program replaces malloc and every
+// operator new, counts calls made by the recording thread, and records scopes.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <new>
+
+#include "nnprof/nnprof.hpp"
+
+extern "C" {
+void* __libc_malloc(std::size_t);
+void* __libc_calloc(std::size_t, std::size_t);
+void* __libc_realloc(void*, std::size_t);
+void* __libc_memalign(std::size_t, std::size_t);
+}
+
+namespace {
+constinit thread_local std::uint64_t tls_allocations = 0;
+}
+
+extern "C" void* malloc(std::size_t n) {
+  ++tls_allocations;
+  return __libc_malloc(n);
+}
+extern "C" void* calloc(std::size_t n, std::size_t s) {
+  ++tls_allocations;
+  return __libc_calloc(n, s);
+}
+extern "C" void* realloc(void* p, std::size_t n) {
+  ++tls_allocations;
+  return __libc_realloc(p, n);
+}
+extern "C" void* aligned_alloc(std::size_t a, std::size_t n) {
+  ++tls_allocations;
+  return __libc_memalign(a, n);
+}
+extern "C" int posix_memalign(void** out, std::size_t a, std::size_t n) {
+  ++tls_allocations;
+  *out = __libc_memalign(a, n);
+  return *out ? 0 : ENOMEM;
+}
+
+void* operator new(std::size_t n) {
+  if (void* p = malloc(n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+void* operator new(std::size_t n, std::align_val_t a) {
+  void* p = nullptr;
+  if (posix_memalign(&p, static_cast<std::size_t>(a), n) != 0) throw std::bad_alloc();
+  return p;
+}
+void* operator new[](std::size_t n, std::align_val_t a) { return operator new(n, a); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return malloc(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return malloc(n); }
+void operator delete(void* p) noexcept { free(p); }
+void operator delete[](void* p) noexcept { free(p); }
+void operator delete(void* p, std::size_t) noexcept { free(p); }
+void operator delete[](void* p, std::size_t) noexcept { free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { free(p); }
+
+namespace {
+
+TEST(NoAllocation, CountingWorks) {
+  const std::uint64_t before = tls_allocations;
+  auto* p = new int(3);
+  delete p;
+  EXPECT_EQ(tls_allocations - before, 1u);
+}
+
+TEST(NoAllocation, ScopesAllocateNothingInSteadyState) {
+  nnprof::Profiler profiler;
+  auto body = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      NNPROF_SCOPE_IN(profiler, "outer");
+      NNPROF_SCOPE_IN(profiler, "inner");
+    }
+  };
+  body(20000);  // warm up: tree nodes, histogram rows, first chunks
+  const std::uint64_t before = tls_allocations;
+  body(200000);  // 400,000 scopes: spans fill ~150 chunks supplied by the drainer
+  EXPECT_EQ(tls_allocations - before, 0u) << "allocations on the recording thread per scope must be zero";
+  EXPECT_EQ(profiler.call_count("inner"), 220000u);
+}
+
+TEST(NoAllocation, NamedStartStopAllocatesNothingOnceTheNameIsKnown) {
+  nnprof::Profiler profiler;
+  for (int i = 0; i < 100; ++i) {
+    profiler.start("step");
+    profiler.record_alloc("tensor", 64);
+    profiler.record_free("tensor", 64);
+    profiler.stop("step");
+  }
+  const std::uint64_t before = tls_allocations;
+  for (int i = 0; i < 100000; ++i) {
+    profiler.start("step");
+    profiler.record_alloc("tensor", 64);
+    profiler.record_free("tensor", 64);
+    profiler.stop("step");
+  }
+  EXPECT_EQ(tls_allocations - before, 0u);
+}
+
+TEST(NoAllocation, DisabledScopesAllocateNothing) {
+  nnprof::Profiler profiler;
+  profiler.set_enabled(false);
+  const std::uint64_t before = tls_allocations;
+  for (int i = 0; i < 100000; ++i) {
+    NNPROF_SCOPE_IN(profiler, "off");
+  }
+  EXPECT_EQ(tls_allocations - before, 0u);
+}
+
+}  // namespace

@@ -1,0 +1,515 @@
+// The text report, the rankings it is built from, and the exporter registry, on a
+// profile built by hand so that every expected number is known exactly.
+#include "io/text_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "analysis/rankings.hpp"
+#include "io/exporter.hpp"
+#include "io/format.hpp"
+#include "nnprof/profile.hpp"
+
+namespace nnprof {
+namespace {
+
+constexpr std::uint64_t kMs = 1'000'000;
+constexpr std::uint64_t kUs = 1'000;
+
+DurationStats stats(std::uint64_t count, std::uint64_t sum, std::uint64_t min, std::uint64_t max,
+                    std::uint64_t p95) {
+  DurationStats s;
+  s.count = count;
+  s.sum_ns = sum;
+  s.min_ns = min;
+  s.max_ns = max;
+  s.mean_ns = static_cast<double>(sum) / static_cast<double>(count);
+  s.p50_ns = s.mean_ns > 0 ? static_cast<std::uint64_t>(s.mean_ns) : 0;
+  s.p95_ns = p95;
+  s.p99_ns = max;
+  return s;
+}
+
+ScopeStats scope(StringId name, std::uint64_t self, const DurationStats& time) {
+  ScopeStats s;
+  s.name = name;
+  s.total_ns = time.sum_ns;
+  s.self_ns = self;
+  s.time = time;
+  s.thread_count = 1;
+  return s;
+}
+
+CallTreeNode node(std::uint32_t id, std::uint32_t parent, StringId name, std::uint32_t depth,
+                  std::vector<std::uint32_t> children, const ScopeStats& stats) {
+  CallTreeNode n;
+  n.id = id;
+  n.parent = parent;
+  n.name = name;
+  n.depth = depth;
+  n.children = std::move(children);
+  n.time = stats.time;
+  n.self_ns = stats.self_ns;
+  n.thread_count = 1;
+  return n;
+}
+
+// train_step (100 ms, 10 calls)
+//   forward (60 ms)  > matmul (40 ms, 1000 calls)
+//   backward (30 ms)
+//   tiny (0.5 ms, 5000 calls of 100 ns: below 10 x 20 ns of overhead)
+// Self times: 9.5 + 20 + 40 + 30 + 0.5 = 100 ms = the instrumented time.
+Profile sample_profile() {
+  enum : StringId { kTrain, kForward, kMatmul, kBackward, kTiny, kActivations };
+  Profile p;
+  p.meta.hostname = "testhost";
+  p.meta.os = "Linux 6.1.0";
+  p.meta.cpu_model = "Test CPU @ 3.0GHz";
+  p.meta.logical_cpus = 8;
+  p.meta.duration_ns = 250 * kMs;
+  p.meta.clock.source = "tsc";
+  p.meta.clock.ns_per_tick = 0.25;
+  p.strings = {"train_step", "forward", "matmul", "backward", "tiny", "activations"};
+  p.threads = {{0, 1001, "main", false}, {1, 1002, "worker", true}};
+
+  const ScopeStats train =
+      scope(kTrain, 9'500 * kUs, stats(10, 100 * kMs, 9 * kMs, 12 * kMs, 12 * kMs));
+  const ScopeStats forward =
+      scope(kForward, 20 * kMs, stats(10, 60 * kMs, 5'500 * kUs, 7 * kMs, 6'900 * kUs));
+  ScopeStats matmul = scope(kMatmul, 40 * kMs, stats(1000, 40 * kMs, 35 * kUs, 90 * kUs, 52 * kUs));
+  matmul.memory.alloc_bytes = 12ULL << 20;
+  matmul.memory.alloc_count = 300;
+  const ScopeStats backward =
+      scope(kBackward, 30 * kMs, stats(10, 30 * kMs, 2'800 * kUs, 3'500 * kUs, 3'400 * kUs));
+  const ScopeStats tiny = scope(kTiny, 500 * kUs, stats(5000, 500 * kUs, 80, 2 * kUs, 150));
+  p.scopes = {train, forward, matmul, backward, tiny};  // by total time, as the model sorts them
+
+  CallTreeNode root;
+  root.children = {1};
+  p.call_tree = {root,
+                 // Children deliberately not in time order: the report must sort them.
+                 node(1, 0, kTrain, 1, {5, 4, 2}, train),
+                 node(2, 1, kForward, 2, {3}, forward),
+                 node(3, 2, kMatmul, 3, {}, matmul),
+                 node(4, 1, kBackward, 2, {}, backward),
+                 node(5, 1, kTiny, 2, {}, tiny)};
+
+  MemoryCounter activations;
+  activations.name = kActivations;
+  activations.current_bytes = 1536;
+  activations.peak_bytes = 3ULL << 20;
+  activations.alloc_bytes = 12ULL << 20;
+  activations.freed_bytes = (12ULL << 20) - 1536;
+  activations.alloc_count = 300;
+  activations.free_count = 299;
+  p.memory_counters = {activations};
+  p.memory = {1536, 3ULL << 20, 42 * kMs};
+
+  Completeness& c = p.completeness;
+  c.scopes_recorded = 6030;
+  c.spans_kept = 4096;
+  c.spans_dropped = 1934;
+  c.buffer_policy = "keep-first";
+  c.memory_cap_bytes = 64ULL << 20;
+  c.overhead_per_scope_ns = 20.0;
+  c.overhead_total_ns = 120'600;
+
+  Diagnostic dropped;
+  dropped.kind = DiagnosticKind::SpansDropped;
+  dropped.severity = Severity::Warning;
+  dropped.count = 1934;
+  dropped.message = "1,934 spans were dropped after the memory cap of 64.0 MiB was reached.";
+  p.diagnostics = {dropped};
+  return p;
+}
+
+std::string report_of(const Profile& profile) {
+  std::ostringstream out;
+  io::write_text_report(profile, out);
+  return out.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Headings are underlined with '=' (the title) or '-' (a section), from the first column.
+bool is_heading_rule(const std::string& line) {
+  return !line.empty() && (line.find_first_not_of('-') == std::string::npos ||
+                           line.find_first_not_of('=') == std::string::npos);
+}
+
+// The lines of the section whose heading starts with `title`, up to the next heading.
+std::vector<std::string> section(const std::string& text, std::string_view title) {
+  const std::vector<std::string> lines = lines_of(text);
+  std::vector<std::string> result;
+  bool inside = false;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const bool heading = i + 1 < lines.size() && is_heading_rule(lines[i + 1]) && !lines[i].empty();
+    if (heading && inside) break;
+    if (heading && lines[i].starts_with(title)) inside = true;
+    if (inside) result.push_back(lines[i]);
+  }
+  return result;
+}
+
+// Table cells are separated by at least two spaces and never contain two in a row.
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> result;
+  std::size_t pos = line.find_first_not_of(' ');
+  while (pos != std::string::npos) {
+    std::size_t end = line.find("  ", pos);
+    result.push_back(line.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
+    pos = end == std::string::npos ? end : line.find_first_not_of(' ', end);
+  }
+  return result;
+}
+
+// The rows of the first table in `lines`: those after its dash rule with as many cells as
+// its header.
+std::vector<std::vector<std::string>> table_rows(const std::vector<std::string>& lines) {
+  std::vector<std::vector<std::string>> rows;
+  std::size_t columns = 0;
+  for (std::size_t i = 2; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    if (columns == 0) {
+      if (line.starts_with("  -") && line.find_first_not_of(" -") == std::string::npos) {
+        columns = cells(lines[i - 1]).size();
+      }
+      continue;
+    }
+    if (line.empty()) break;
+    if (auto row = cells(line); row.size() == columns) rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+using Row = std::vector<std::string>;
+
+bool contains(const std::vector<std::string>& lines, std::string_view text) {
+  for (const std::string& line : lines) {
+    if (line.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(TextReport, SampleProfileIsConsistent) {
+  // Precondition of every expected percentage below.
+  EXPECT_EQ(sample_profile().instrumented_ns(), 100 * kMs);
+}
+
+TEST(TextReport, HeaderStatesHostClockAndInstrumentedTime) {
+  const auto header = section(report_of(sample_profile()), "nnprof summary");
+  ASSERT_GE(header.size(), 2u);
+  EXPECT_EQ(header[1], "==============");
+  EXPECT_TRUE(contains(header, "Host:               testhost (Linux 6.1.0)"));
+  EXPECT_TRUE(contains(header, "CPU:                Test CPU @ 3.0GHz, 8 logical CPUs"));
+  EXPECT_TRUE(contains(header, "Threads:            2"));
+  EXPECT_TRUE(contains(header, "Session duration:   250 ms"));
+  EXPECT_TRUE(contains(header, "Clock source:       tsc, 0.25 ns per tick"));
+  EXPECT_TRUE(contains(header, "Instrumented time:  100 ms"));
+  EXPECT_TRUE(contains(header, "sum over threads of top-level scope time"));
+  EXPECT_TRUE(contains(header, "denominator"));
+}
+
+TEST(TextReport, SectionsAppearInOrder) {
+  const std::string text = report_of(sample_profile());
+  std::size_t previous = 0;
+  for (const char* title :
+       {"nnprof summary", "Hot paths by total time", "Hot paths by self time", "Most called",
+        "Call hierarchy", "Memory", "Insights", "Completeness and cost", "Diagnostics"}) {
+    const std::size_t at = text.find(std::string(title) + "\n");
+    ASSERT_NE(at, std::string::npos) << title;
+    EXPECT_GE(at, previous) << title;
+    previous = at;
+  }
+}
+
+TEST(TextReport, HotPathsByTotalTime) {
+  const auto rows = table_rows(section(report_of(sample_profile()), "Hot paths by total time"));
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[0], (Row{"1", "train_step", "10", "100 ms", "100.0%", "10.0 ms", "9.00 ms",
+                          "12.0 ms", "12.0 ms"}));
+  EXPECT_EQ(rows[1], (Row{"2", "forward", "10", "60.0 ms", "60.0%", "6.00 ms", "5.50 ms",
+                          "7.00 ms", "6.90 ms"}));
+  EXPECT_EQ(rows[2], (Row{"3", "matmul", "1,000", "40.0 ms", "40.0%", "40.0 µs", "35.0 µs",
+                          "90.0 µs", "52.0 µs"}));
+  EXPECT_EQ(rows[3], (Row{"4", "backward", "10", "30.0 ms", "30.0%", "3.00 ms", "2.80 ms",
+                          "3.50 ms", "3.40 ms"}));
+  EXPECT_EQ(rows[4], (Row{"5", "tiny", "5,000", "500 µs", "0.5%", "100 ns", "80 ns", "2.00 µs",
+                          "150 ns"}));
+}
+
+TEST(TextReport, HotPathsBySelfTime) {
+  const auto rows = table_rows(section(report_of(sample_profile()), "Hot paths by self time"));
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[0], (Row{"1", "matmul", "40.0 ms", "40.0%", "1,000", "40.0 µs"}));
+  EXPECT_EQ(rows[1], (Row{"2", "backward", "30.0 ms", "30.0%", "10", "3.00 ms"}));
+  EXPECT_EQ(rows[2], (Row{"3", "forward", "20.0 ms", "20.0%", "10", "2.00 ms"}));
+  EXPECT_EQ(rows[3], (Row{"4", "train_step", "9.50 ms", "9.5%", "10", "950 µs"}));
+  EXPECT_EQ(rows[4], (Row{"5", "tiny", "500 µs", "0.5%", "5,000", "100 ns"}));
+}
+
+TEST(TextReport, MostCalledBreaksTiesByName) {
+  const auto rows = table_rows(section(report_of(sample_profile()), "Most called"));
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[0], (Row{"1", "tiny", "5,000", "500 µs", "100 ns"}));
+  EXPECT_EQ(rows[1], (Row{"2", "matmul", "1,000", "40.0 ms", "40.0 µs"}));
+  EXPECT_EQ(rows[2], (Row{"3", "backward", "10", "30.0 ms", "3.00 ms"}));
+  EXPECT_EQ(rows[3], (Row{"4", "forward", "10", "60.0 ms", "6.00 ms"}));
+  EXPECT_EQ(rows[4], (Row{"5", "train_step", "10", "100 ms", "10.0 ms"}));
+}
+
+TEST(TextReport, CallHierarchySortsChildrenByTotalAndIndents) {
+  const auto lines = section(report_of(sample_profile()), "Call hierarchy");
+  const auto rows = table_rows(lines);
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[0], (Row{"train_step", "10", "100 ms", "9.50 ms", "10.0 ms", "9.00 ms",
+                          "12.0 ms", "100.0%"}));
+  EXPECT_EQ(rows[1], (Row{"forward", "10", "60.0 ms", "20.0 ms", "6.00 ms", "5.50 ms",
+                          "7.00 ms", "60.0%"}));
+  EXPECT_EQ(rows[2], (Row{"matmul", "1,000", "40.0 ms", "40.0 ms", "40.0 µs", "35.0 µs",
+                          "90.0 µs", "40.0%"}));
+  EXPECT_EQ(rows[3], (Row{"backward", "10", "30.0 ms", "30.0 ms", "3.00 ms", "2.80 ms",
+                          "3.50 ms", "30.0%"}));
+  EXPECT_EQ(rows[4], (Row{"tiny", "5,000", "500 µs", "500 µs", "100 ns", "80 ns", "2.00 µs",
+                          "0.5%"}));
+  // Two spaces of indent per level, after the table's own two-space margin.
+  const auto column_of = [&](std::string_view name) {
+    for (const std::string& line : lines) {
+      const std::size_t at = line.find(std::string(name) + " ");
+      if (at != std::string::npos && line.find_first_not_of(' ') == at) return at;
+    }
+    return std::string::npos;
+  };
+  EXPECT_EQ(column_of("train_step"), 2u);
+  EXPECT_EQ(column_of("forward"), 4u);
+  EXPECT_EQ(column_of("matmul"), 6u);
+  EXPECT_EQ(column_of("backward"), 4u);
+  EXPECT_FALSE(contains(lines, "not shown"));
+}
+
+TEST(TextReport, MemoryCountersAndTopAllocatingScopes) {
+  const auto lines = section(report_of(sample_profile()), "Memory");
+  const auto rows = table_rows(lines);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0],
+            (Row{"activations", "1.50 KiB", "3.00 MiB", "12.0 MiB", "12.0 MiB", "300", "299"}));
+  EXPECT_TRUE(contains(
+      lines, "All counters: current 1.50 KiB, peak 3.00 MiB at 42.0 ms after the session start."));
+
+  // The second table of the section: bytes per call is 12 MiB / 1000 calls.
+  std::vector<std::string> rest;
+  bool after = false;
+  for (const std::string& line : lines) {
+    after = after || line.find("Top allocating scopes") != std::string::npos;
+    if (after) rest.push_back(line);
+  }
+  const auto allocating = table_rows(rest);
+  ASSERT_EQ(allocating.size(), 1u);
+  EXPECT_EQ(allocating[0], (Row{"1", "matmul", "12.0 MiB", "300", "12.3 KiB"}));
+}
+
+TEST(TextReport, NoMemorySectionWithoutCounters) {
+  Profile p = sample_profile();
+  p.memory_counters.clear();
+  EXPECT_TRUE(section(report_of(p), "Memory").empty());
+}
+
+TEST(TextReport, Insights) {
+  const auto lines = section(report_of(sample_profile()), "Insights");
+  EXPECT_TRUE(
+      contains(lines, "- The top 5 scopes by self time account for 100.0% of instrumented time."));
+  EXPECT_TRUE(
+      contains(lines, "- Highest self time: matmul, 40.0 ms (40.0% of instrumented time)."));
+  EXPECT_TRUE(contains(lines,
+                       "- Timings dominated by instrumentation cost (mean below 10 × 20.0 ns = "
+                       "200 ns per call): tiny."));
+}
+
+TEST(TextReport, CompletenessAndCost) {
+  const auto lines = section(report_of(sample_profile()), "Completeness and cost");
+  EXPECT_TRUE(contains(lines, "Scopes recorded:    6,030"));
+  EXPECT_TRUE(contains(lines,
+                       "Spans:              4,096 kept, 1,934 dropped, 0 overwritten "
+                       "(policy keep-first, memory cap 64.0 MiB)"));
+  EXPECT_TRUE(contains(lines, "Events dropped:     0 memory events"));
+  EXPECT_TRUE(contains(
+      lines, "20.0 ns per scope × 6,030 scopes = 121 µs (0.1% of instrumented time)"));
+  EXPECT_TRUE(contains(lines, "Statistics and the call tree are complete"));
+  EXPECT_TRUE(contains(lines, "spans were dropped or overwritten"));
+}
+
+TEST(TextReport, StatisticsOnlySession) {
+  Profile p = sample_profile();
+  p.completeness.spans_enabled = false;
+  EXPECT_TRUE(contains(section(report_of(p), "Completeness and cost"),
+                       "Spans:              statistics only: no timeline recorded"));
+}
+
+TEST(TextReport, Diagnostics) {
+  const auto lines = section(report_of(sample_profile()), "Diagnostics");
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[2], "  [" + std::string(to_string(Severity::Warning)) +
+                          "] 1,934 spans were dropped after the memory cap of 64.0 MiB was "
+                          "reached.");
+
+  Profile clean = sample_profile();
+  clean.diagnostics.clear();
+  const auto none = section(report_of(clean), "Diagnostics");
+  ASSERT_EQ(none.size(), 3u);
+  EXPECT_EQ(none[2], "  none");
+}
+
+TEST(TextReport, EmptyProfilePrintsHeaderAndAHint) {
+  const std::string text = report_of(Profile{});
+  EXPECT_TRUE(text.starts_with("nnprof summary\n"));
+  EXPECT_NE(text.find("\nNo scopes were recorded: wrap code in NNPROF_SCOPE(\"name\") or "
+                      "profiler.start/stop.\n"),
+            std::string::npos);
+  for (const char* absent : {"Hot paths", "Most called", "Call hierarchy", "Memory", "Insights",
+                             "Completeness", "Diagnostics"}) {
+    EXPECT_EQ(text.find(absent), std::string::npos) << absent;
+  }
+}
+
+TEST(TextReport, CountersWithoutScopesStillShowMemory) {
+  Profile p = sample_profile();
+  p.scopes.clear();
+  p.call_tree.clear();
+  const std::string text = report_of(p);
+  EXPECT_NE(text.find("No scopes were recorded"), std::string::npos);
+  EXPECT_EQ(text.find("Hot paths"), std::string::npos);
+  EXPECT_EQ(table_rows(section(text, "Memory")).size(), 1u);
+}
+
+// A profile with one scope per tree node, so the report has scopes to show.
+Profile profile_with_tree(std::vector<CallTreeNode> nodes) {
+  Profile p;
+  p.strings = {"n"};
+  p.scopes = {scope(0, kMs, stats(1, kMs, kMs, kMs, kMs))};
+  p.call_tree = std::move(nodes);
+  return p;
+}
+
+TEST(TextReport, CallHierarchyStopsAtDepth12) {
+  const ScopeStats s = scope(0, kMs, stats(1, kMs, kMs, kMs, kMs));
+  std::vector<CallTreeNode> nodes(1);
+  for (std::uint32_t id = 1; id <= 15; ++id) {
+    nodes[id - 1].children = {id};
+    nodes.push_back(node(id, id - 1, 0, id, {}, s));
+  }
+  const auto lines = section(report_of(profile_with_tree(std::move(nodes))), "Call hierarchy");
+  EXPECT_EQ(table_rows(lines).size(), 12u);
+  EXPECT_TRUE(contains(lines, "  3 nodes not shown: 3 deeper than 12 levels."));
+}
+
+TEST(TextReport, CallHierarchyStopsAt200Lines) {
+  const ScopeStats s = scope(0, kMs, stats(1, kMs, kMs, kMs, kMs));
+  std::vector<CallTreeNode> nodes(1);
+  for (std::uint32_t id = 1; id <= 250; ++id) {
+    nodes[0].children.push_back(id);
+    nodes.push_back(node(id, 0, 0, 1, {}, s));
+  }
+  const auto lines = section(report_of(profile_with_tree(std::move(nodes))), "Call hierarchy");
+  EXPECT_EQ(table_rows(lines).size(), 200u);
+  EXPECT_TRUE(contains(lines, "  50 nodes not shown: 50 beyond the first 200 lines."));
+}
+
+// ---- rankings -----------------------------------------------------------------------
+
+std::vector<std::string> names(const Profile& p, const std::vector<const ScopeStats*>& scopes) {
+  std::vector<std::string> result;
+  for (const ScopeStats* s : scopes) result.push_back(p.str(s->name));
+  return result;
+}
+
+TEST(Rankings, OrderAndLimit) {
+  const Profile p = sample_profile();
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(names(p, analysis::top_by_total(p, 3)), (Names{"train_step", "forward", "matmul"}));
+  EXPECT_EQ(names(p, analysis::top_by_self(p, 2)), (Names{"matmul", "backward"}));
+  EXPECT_EQ(names(p, analysis::most_called(p, 100)),
+            (Names{"tiny", "matmul", "backward", "forward", "train_step"}));
+  EXPECT_TRUE(analysis::top_by_total(p, 0).empty());
+  EXPECT_EQ(names(p, analysis::top_by_alloc_bytes(p, 10)), (Names{"matmul"}));
+}
+
+TEST(Rankings, TiesAreBrokenByName) {
+  Profile p;
+  p.strings = {"charlie", "alpha", "bravo"};
+  const DurationStats same = stats(4, 8 * kMs, kMs, 3 * kMs, 3 * kMs);
+  p.scopes = {scope(0, kMs, same), scope(1, kMs, same), scope(2, kMs, same)};
+  using Names = std::vector<std::string>;
+  const Names alphabetical{"alpha", "bravo", "charlie"};
+  EXPECT_EQ(names(p, analysis::top_by_total(p, 3)), alphabetical);
+  EXPECT_EQ(names(p, analysis::top_by_self(p, 3)), alphabetical);
+  EXPECT_EQ(names(p, analysis::most_called(p, 3)), alphabetical);
+  EXPECT_EQ(names(p, analysis::top_by_total(p, 2)), (Names{"alpha", "bravo"}));
+}
+
+TEST(Rankings, ShareOfInstrumented) {
+  const Profile p = sample_profile();
+  EXPECT_DOUBLE_EQ(analysis::share_of_instrumented(p, 25 * kMs), 0.25);
+  EXPECT_DOUBLE_EQ(analysis::share_of_instrumented(Profile{}, 25 * kMs), 0.0);
+}
+
+TEST(Rankings, HotPathConcentrationUsesSelfTime) {
+  const Profile p = sample_profile();
+  const analysis::Concentration two = analysis::hot_path_concentration(p, 2);
+  EXPECT_EQ(two.top_n, 2u);
+  EXPECT_DOUBLE_EQ(two.share, 0.70);  // matmul 40 ms + backward 30 ms of 100 ms
+  const analysis::Concentration all = analysis::hot_path_concentration(p, 10);
+  EXPECT_EQ(all.top_n, 5u);  // only 5 scopes exist
+  EXPECT_DOUBLE_EQ(all.share, 1.0);  // totals would have summed to 230%
+  const analysis::Concentration empty = analysis::hot_path_concentration(Profile{});
+  EXPECT_EQ(empty.top_n, 0u);
+  EXPECT_DOUBLE_EQ(empty.share, 0.0);
+}
+
+TEST(Rankings, InflatedByInstrumentation) {
+  Profile p = sample_profile();
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(names(p, analysis::inflated_by_instrumentation(p)), (Names{"tiny"}));
+  // 2500 x 20 ns = 50 µs: matmul's 40 µs mean is now below it too; shortest mean first.
+  EXPECT_EQ(names(p, analysis::inflated_by_instrumentation(p, 2500)), (Names{"tiny", "matmul"}));
+  p.completeness.overhead_per_scope_ns = 0.0;
+  EXPECT_TRUE(analysis::inflated_by_instrumentation(p).empty());
+}
+
+// ---- exporter registry --------------------------------------------------------------
+
+TEST(Exporters, TextIsRegisteredByNameAndExtension) {
+  const io::Exporter* text = io::find_exporter("text");
+  ASSERT_NE(text, nullptr);
+  EXPECT_EQ(text->name(), "text");
+  EXPECT_EQ(text->extension(), ".txt");
+  EXPECT_EQ(io::find_exporter("TEXT"), text);
+  EXPECT_EQ(io::find_exporter("no-such-format"), nullptr);
+  EXPECT_EQ(io::find_exporter_for_path("out/run.txt"), text);
+  EXPECT_EQ(io::find_exporter_for_path("RUN.TXT"), text);
+  EXPECT_EQ(io::find_exporter_for_path("run.no-such-extension"), nullptr);
+  EXPECT_EQ(io::find_exporter_for_path("txt"), nullptr);
+  bool listed = false;
+  for (const io::Exporter* e : io::all_exporters()) listed = listed || e == text;
+  EXPECT_TRUE(listed);
+}
+
+TEST(Exporters, TextExporterWritesTheTextReport) {
+  const Profile p = sample_profile();
+  std::ostringstream out;
+  io::find_exporter("text")->write(p, out);
+  EXPECT_EQ(out.str(), report_of(p));
+}
+
+}  // namespace
+}  // namespace nnprof

@@ -1,0 +1,14 @@
+// Subcommands of the nnprof CLI: each registers its options and returns an exit status.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace nnprof::cli {
+
+/// A subcommand's action, run after parsing; returns the process exit status.
+using Action = std::function<int()>;
+
+Action add_demo_command(CLI::App& app);
+
+}  // namespace nnprof::cli
