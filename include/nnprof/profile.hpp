@@ -35,6 +35,8 @@ struct ThreadInfo {
   std::int64_t os_tid = 0;  ///< kernel thread id
   std::string name;
   bool exited = false;      ///< the thread had ended when the profile was taken
+  std::uint64_t scopes_recorded = 0;  ///< closed scopes on this thread
+  std::uint64_t top_level_ns = 0;     ///< time in this thread's top-level scopes
 };
 
 /// Streaming statistics of one set of durations, in nanoseconds. Percentiles come from a
@@ -152,6 +154,8 @@ struct Completeness {
   bool spans_enabled = true;           ///< false: statistics-only session
   std::string buffer_policy;           ///< "keep-first" or "flight-recorder"
   std::uint64_t memory_cap_bytes = 0;
+  std::uint64_t hot_path_allocations = 0;  ///< 64 KiB buffers a recording thread allocated because the
+                                           ///< background drainer fell behind (each adds a page-fault stall)
   double overhead_per_scope_ns = 0.0;  ///< cost of one empty scope, measured at session start
   std::uint64_t overhead_total_ns = 0; ///< overhead_per_scope_ns x scopes_recorded
 };

@@ -380,6 +380,22 @@ void write_completeness(const Profile& profile, const PercentOf& percent, std::o
          "  spans were dropped or overwritten.\n";
 }
 
+// Which threads did the work: the first thing to check in a multi-threaded program.
+void write_threads(const Profile& profile, const PercentOf& percent, std::ostream& out) {
+  write_heading(out, "Threads");
+  TextTable table({{"Thread", Align::Left},
+                   {"TID", Align::Right},
+                   {"Scopes", Align::Right},
+                   {"Top-level time", Align::Right},
+                   {"%", Align::Right},
+                   {"State", Align::Left}});
+  for (const ThreadInfo& t : profile.threads) {
+    table.add_row({t.name.empty() ? "[unnamed]" : t.name, std::to_string(t.os_tid), format_count(t.scopes_recorded),
+                   format_duration(t.top_level_ns), percent(t.top_level_ns), t.exited ? "exited" : "running"});
+  }
+  table.write(out);
+}
+
 void write_diagnostics(const Profile& profile, std::ostream& out) {
   write_heading(out, "Diagnostics");
   if (profile.diagnostics.empty()) {
@@ -404,6 +420,7 @@ void write_text_report(const Profile& profile, std::ostream& out) {
     write_hot_by_self(profile, percent, out);
     write_most_called(profile, out);
     write_call_hierarchy(profile, percent, out);
+    write_threads(profile, percent, out);
   }
   if (!profile.memory_counters.empty()) write_memory(profile, out);
   if (!profile.scopes.empty()) write_insights(profile, percent, out);

@@ -33,6 +33,8 @@ void DurationAccumulator::merge(const DurationAccumulator& o) {
 std::uint64_t DurationAccumulator::quantile_ticks(double q) const {
   if (count_ == 0) return 0;
   const auto rank = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_)));
+  if (rank >= count_) return max_;  // the extremes are known exactly
+  if (rank <= 1) return min_;
   std::uint64_t seen = 0;
   for (const auto& [bucket, c] : buckets_) {
     seen += c;

@@ -112,8 +112,18 @@ class Builder {
   }
 
   void threads() {
-    for (const RawThread& t : raw_.threads)
-      profile_.threads.push_back(ThreadInfo{t.index, t.os_tid, t.name, t.exited});
+    for (const RawThread& t : raw_.threads) {
+      ThreadInfo info{t.index, t.os_tid, t.name, t.exited, 0, 0};
+      std::uint64_t top_ticks = 0;
+      for (std::size_t i = 1; i < t.nodes.size(); ++i) {
+        const RawNode& n = t.nodes[i];
+        if (internal(n) || (n.parent != 0 && internal(t.nodes[n.parent]))) continue;
+        info.scopes_recorded += n.count;
+        if (n.depth == 1) top_ticks += n.total;
+      }
+      info.top_level_ns = cal_.to_ns(top_ticks);
+      profile_.threads.push_back(std::move(info));
+    }
   }
 
   bool internal(const RawNode& n) const { return n.site == raw_.internal_site; }
@@ -200,6 +210,7 @@ class Builder {
     }
     const double k = cal_.ns_per_tick;
     for (auto& [name, p] : by_name) {
+      if (p.time.count() == 0) continue;  // only ever seen open: nothing to report yet
       ScopeStats s;
       s.name = name;
       s.time = p.time.to_stats(k);
@@ -270,6 +281,7 @@ class Builder {
     c.spans_enabled = raw_.keep_spans;
     c.buffer_policy = raw_.flight_recorder ? "flight-recorder" : "keep-first";
     c.memory_cap_bytes = raw_.memory_cap_bytes;
+    c.hot_path_allocations = raw_.hot_path_chunks;
     c.overhead_per_scope_ns = raw_.overhead_ticks_per_scope * cal_.ns_per_tick;
     c.overhead_total_ns = static_cast<std::uint64_t>(c.overhead_per_scope_ns * static_cast<double>(c.scopes_recorded));
   }

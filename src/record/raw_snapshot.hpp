@@ -63,6 +63,7 @@ struct RawSnapshot {
   std::vector<RawThread> threads;
   std::vector<RawCounter> counters;  ///< indexed by the name id in memory records
   std::uint64_t spans_overwritten = 0;
+  std::uint64_t hot_path_chunks = 0;  ///< buffers a recording thread had to allocate itself
   std::uint64_t events_overwritten = 0;
   std::int64_t memory_current = 0;
   std::uint64_t memory_peak = 0;

@@ -62,6 +62,8 @@ std::shared_ptr<ThreadRecord> Session::register_thread() {
   rec->priv.os_tid = current_os_tid();
   rec->priv.name = current_thread_name();
   rec->state.keep_spans = options_.record_spans;
+  rec->priv.row_slabs.push_back(std::make_unique<HistogramRow[]>(ThreadPrivate::kRowsPerSlab));
+  rec->priv.rows_used_in_slab = 0;
   std::lock_guard lock(mu_);
   rec->priv.index = static_cast<std::uint32_t>(threads_.size());
   if (options_.record_spans) {
@@ -137,6 +139,7 @@ void Session::measure_overhead() {
   if (ts == nullptr) return;
   // Recorded through the real path, then rewound so that the calibration spans take no
   // room in the buffers; the calibration node is left out of every report.
+  if (ts->keep_spans && ts->chunk == nullptr) next_chunk(ts);  // so that the rewind below applies
   Chunk* chunk = ts->chunk;
   const std::uint32_t count = ts->chunk_count;
   constexpr int kRounds = 7, kPerRound = 200;
@@ -188,33 +191,59 @@ void Session::drainer_main() {
   }
 }
 
-Chunk* Session::obtain_chunk_locked() {
-  if (!pool_.empty()) {
-    Chunk* c = pool_.back();
-    pool_.pop_back();
-    c->count.store(0, std::memory_order_relaxed);
+Chunk* Session::take_pooled_locked() noexcept {
+  if (pool_.empty()) return nullptr;
+  Chunk* c = pool_.back();
+  pool_.pop_back();
+  c->count.store(0, std::memory_order_relaxed);
+  return c;
+}
+
+Chunk* Session::allocate_within_cap() noexcept {
+  std::uint64_t cur = allocated_bytes_.load(std::memory_order_relaxed);
+  do {
+    if (cur + Chunk::kBytes > options_.memory_cap_bytes) return nullptr;
+  } while (!allocated_bytes_.compare_exchange_weak(cur, cur + Chunk::kBytes, std::memory_order_relaxed));
+  try {
+    return allocate_chunk();
+  } catch (const std::bad_alloc&) {
+    allocated_bytes_.fetch_sub(Chunk::kBytes, std::memory_order_relaxed);
+    return nullptr;
+  }
+}
+
+Chunk* Session::recycle_oldest_locked() noexcept {
+  if (options_.policy != BufferPolicy::FlightRecorder || kept_.empty()) return nullptr;
+  Chunk* c = kept_.front();
+  kept_.pop_front();
+  const std::uint32_t n = c->count.load(std::memory_order_relaxed);
+  const Record* r = c->records();
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (r[i].kind == RecordKind::Span)
+      ++spans_overwritten_;
+    else
+      ++events_overwritten_;
+  }
+  c->count.store(0, std::memory_order_relaxed);
+  return c;
+}
+
+Chunk* Session::obtain_chunk_locked() noexcept {
+  if (Chunk* c = take_pooled_locked()) return c;
+  if (Chunk* c = allocate_within_cap()) return c;
+  return recycle_oldest_locked();
+}
+
+Chunk* Session::chunk_for_starving_thread() noexcept {
+  std::unique_lock lock(mu_, std::try_to_lock);
+  if (lock.owns_lock())
+    if (Chunk* c = take_pooled_locked()) return c;
+  // Allocating here costs this thread page faults, but loses nothing; it is counted and reported.
+  if (Chunk* c = allocate_within_cap()) {
+    hot_path_chunks_.fetch_add(1, std::memory_order_relaxed);
     return c;
   }
-  if (allocated_bytes_ + Chunk::kBytes <= options_.memory_cap_bytes) {
-    Chunk* c = allocate_chunk();
-    allocated_bytes_ += Chunk::kBytes;
-    return c;
-  }
-  if (options_.policy == BufferPolicy::FlightRecorder && !kept_.empty()) {
-    Chunk* c = kept_.front();
-    kept_.pop_front();
-    const std::uint32_t n = c->count.load(std::memory_order_relaxed);
-    const Record* r = c->records();
-    for (std::uint32_t i = 0; i < n; ++i) {
-      if (r[i].kind == RecordKind::Span)
-        ++spans_overwritten_;
-      else
-        ++events_overwritten_;
-    }
-    c->count.store(0, std::memory_order_relaxed);
-    return c;
-  }
-  return nullptr;
+  return lock.owns_lock() ? recycle_oldest_locked() : nullptr;
 }
 
 void Session::retire_thread_locked(ThreadRecord& rec) {
@@ -281,6 +310,7 @@ RawSnapshot Session::snapshot(bool with_records) {
   drain_locked();
   s.now = clock::read_pair();
   s.spans_overwritten = spans_overwritten_;
+  s.hot_path_chunks = hot_path_chunks_.load(std::memory_order_relaxed);
   s.events_overwritten = events_overwritten_;
   s.memory_current = memory_current_.load(std::memory_order_relaxed);
   s.memory_peak = memory_peak_.load(std::memory_order_relaxed);

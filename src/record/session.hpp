@@ -58,11 +58,17 @@ class Session {
   RawSnapshot snapshot(bool with_records);
   /// Asks the drainer to run now (a thread is low on spare chunks).
   void wake() noexcept;
+  /// A chunk for a thread whose spares ran out: from the pool, freshly allocated within the
+  /// cap, or recycled (flight recorder). nullptr when the cap forbids it.
+  Chunk* chunk_for_starving_thread() noexcept;
 
  private:
   void drainer_main();
   void drain_locked();
-  Chunk* obtain_chunk_locked();
+  Chunk* obtain_chunk_locked() noexcept;
+  Chunk* take_pooled_locked() noexcept;
+  Chunk* allocate_within_cap() noexcept;
+  Chunk* recycle_oldest_locked() noexcept;
   void retire_thread_locked(ThreadRecord& rec);
 
   SessionCore& core_;
@@ -75,7 +81,8 @@ class Session {
   std::vector<std::shared_ptr<ThreadRecord>> threads_;
   std::deque<Chunk*> kept_;  // full chunks in hand-off order
   std::vector<Chunk*> pool_;  // empty chunks ready to hand out
-  std::uint64_t allocated_bytes_ = 0;
+  std::atomic<std::uint64_t> allocated_bytes_{0};
+  std::atomic<std::uint64_t> hot_path_chunks_{0};  // allocated on a recording thread
   std::uint64_t next_sequence_ = 0;
   std::uint64_t spans_overwritten_ = 0;
   std::uint64_t events_overwritten_ = 0;

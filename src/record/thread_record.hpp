@@ -4,11 +4,13 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "nnprof/detail/thread_state.hpp"
 #include "record/chunk_ring.hpp"
@@ -43,6 +45,13 @@ struct ThreadPrivate {
   std::atomic<Node*> blocks[kMaxNodeBlocks] = {};
   std::atomic<std::uint32_t> node_count{0};
   std::atomic<std::uint64_t> tree_full{0};
+
+  // Histogram rows are carved from per-thread slabs (owner only), so a duration of a new
+  // magnitude does not cost a heap allocation on the hot path.
+  static constexpr std::uint32_t kRowsPerSlab = 256;
+  std::vector<std::unique_ptr<HistogramRow[]>> row_slabs;
+  std::uint32_t rows_used_in_slab = kRowsPerSlab;
+  HistogramRow* take_row();
 
   // Run-time names this thread has used (owner only).
   std::unordered_map<std::string_view, NamedEntry*> name_cache;

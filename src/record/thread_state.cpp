@@ -49,12 +49,15 @@ ThreadRecord::~ThreadRecord() {
   free_chunk(priv.current.load(std::memory_order_acquire));
   while (Chunk* c = priv.full.pop()) free_chunk(c);
   while (Chunk* c = priv.spare.pop()) free_chunk(c);
-  const std::uint32_t n = priv.node_count.load(std::memory_order_acquire);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    Node* node = priv.node_at(i);
-    for (auto& row : node->rows) delete row.load(std::memory_order_relaxed);
-  }
   for (auto& b : priv.blocks) delete[] b.load(std::memory_order_relaxed);
+}
+
+HistogramRow* ThreadPrivate::take_row() {
+  if (rows_used_in_slab == kRowsPerSlab) {
+    row_slabs.push_back(std::make_unique<HistogramRow[]>(kRowsPerSlab));
+    rows_used_in_slab = 0;
+  }
+  return &row_slabs.back()[rows_used_in_slab++];
 }
 
 void ThreadPrivate::note(ThreadEventKind kind, const SourceLocation* site) noexcept {
@@ -99,10 +102,14 @@ Node* find_or_add_child(ThreadState* ts, Node* parent, const SourceLocation* sit
   return n;
 }
 
-HistogramRow* add_histogram_row(Node* node, unsigned row) noexcept {
-  auto* r = new (std::nothrow) HistogramRow;
-  if (r != nullptr) node->rows[row].store(r, std::memory_order_release);
-  return r;
+HistogramRow* add_histogram_row(ThreadState* ts, Node* node, unsigned row) noexcept {
+  try {
+    HistogramRow* r = ts->priv->take_row();
+    node->rows[row].store(r, std::memory_order_release);
+    return r;
+  } catch (...) {
+    return nullptr;  // out of memory: this duration is counted but not in the percentiles
+  }
 }
 
 bool next_chunk(ThreadState* ts) noexcept {
@@ -117,6 +124,11 @@ bool next_chunk(ThreadState* ts) noexcept {
     ts->write = ts->write_end = nullptr;
   }
   Chunk* c = p.spare.pop();
+  if (c == nullptr && p.session != nullptr) {
+    // The drainer fell behind a burst: take a chunk ourselves rather than lose spans.
+    p.session->wake();
+    c = p.session->chunk_for_starving_thread();
+  }
   if (c == nullptr) {
     if (!p.starving.exchange(true, std::memory_order_relaxed) && p.session) p.session->wake();
     return false;

@@ -116,7 +116,7 @@ struct ThreadState {
 
 // Out-of-line slow paths (src/record/thread_state.cpp).
 NNPROF_API Node* find_or_add_child(ThreadState* ts, Node* parent, const SourceLocation* site) noexcept;
-NNPROF_API HistogramRow* add_histogram_row(Node* node, unsigned row) noexcept;
+NNPROF_API HistogramRow* add_histogram_row(ThreadState* ts, Node* node, unsigned row) noexcept;
 NNPROF_API bool next_chunk(ThreadState* ts) noexcept;
 NNPROF_API void drop_record(ThreadState* ts, RecordKind kind) noexcept;
 NNPROF_API void exit_out_of_order(ThreadState* ts, Frame* frame, std::uint64_t start, std::uint64_t end) noexcept;
@@ -160,7 +160,7 @@ inline Frame* scope_enter(ThreadState* ts, const SourceLocation* site) noexcept 
   return f;
 }
 
-inline void count_duration(Node* n, std::uint64_t d, std::uint64_t self) noexcept {
+inline void count_duration(ThreadState* ts, Node* n, std::uint64_t d, std::uint64_t self) noexcept {
   const std::uint64_t c = n->count.load(std::memory_order_relaxed);
   if (c == 0) [[unlikely]]
     n->shift.store(d, std::memory_order_relaxed);
@@ -176,7 +176,7 @@ inline void count_duration(Node* n, std::uint64_t d, std::uint64_t self) noexcep
   const BucketIndex b = histogram_bucket(d);
   HistogramRow* row = n->rows[b.row].load(std::memory_order_relaxed);
   if (row == nullptr) [[unlikely]] {
-    row = add_histogram_row(n, b.row);
+    row = add_histogram_row(ts, n, b.row);
     if (row == nullptr) return;
   }
   single_writer_add(row->bucket[b.sub], std::uint64_t{1});
@@ -187,7 +187,7 @@ inline void scope_finish(ThreadState* ts, Frame* f, std::uint64_t end) noexcept 
   const std::uint64_t d = end - f->start;
   Node* n = f->node.load(std::memory_order_relaxed);
   const std::uint64_t self = d > f->child ? d - f->child : 0;
-  count_duration(n, d, self);
+  count_duration(ts, n, d, self);
   Frame* parent = f - 1;
   parent->child += d;
   ts->top = parent;
