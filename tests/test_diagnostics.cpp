@@ -121,3 +121,21 @@ TEST(Diagnostics, CleanRunHasNoDiagnostics) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Diagnostics, ThreadExitingWithAnOpenScopeIsAWarning) {
+  nnprof::Profiler profiler;
+  std::thread([&] {
+    nnprof::set_thread_name("leaver");
+    profiler.start("never_stopped");
+  }).join();
+  const auto p = profiler.snapshot();
+  const auto* d = find(p, nnprof::DiagnosticKind::UnclosedScope);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->severity, nnprof::Severity::Warning);
+  EXPECT_NE(d->message.find("leaver"), std::string::npos) << d->message;
+  EXPECT_NE(d->message.find("exited"), std::string::npos) << d->message;
+}
+
+}  // namespace

@@ -367,10 +367,13 @@ class Builder {
         const auto& map = local_to_merged_[t.index];
         if (idx >= map.size() || map[idx] == kNone) continue;
         const CallTreeNode& node = profile_.call_tree[map[idx]];
-        add(DiagnosticKind::UnclosedScope, Severity::Info, t.index, node.name, 1,
-            fmt::format("\"{}\" was still open on thread {} when this profile was taken; its current call is "
-                        "not in the statistics.",
-                        profile_.node_path(node.id), thread_label(ti)));
+        add(DiagnosticKind::UnclosedScope, t.exited ? Severity::Warning : Severity::Info, t.index, node.name, 1,
+            t.exited ? fmt::format("\"{}\" was never stopped: thread {} exited with it open, so that call is "
+                                   "not in the statistics. A stop(\"{}\") is missing on some path.",
+                                   profile_.node_path(node.id), thread_label(ti), profile_.str(node.name))
+                     : fmt::format("\"{}\" was still open on thread {} when this profile was taken; its current "
+                                   "call is not in the statistics yet.",
+                                   profile_.node_path(node.id), thread_label(ti)));
       }
       if (t.too_deep > 0)
         add(DiagnosticKind::TooDeep, Severity::Warning, t.index, kNone, t.too_deep,

@@ -3,6 +3,8 @@
 #include <iostream>
 #include <memory>
 
+#include <fmt/core.h>
+
 #include "commands.hpp"
 #include "demo_workload.hpp"
 #include "nnprof/nnprof.hpp"
@@ -29,8 +31,8 @@ Action add_demo_command(CLI::App& app) {
     const demo::DemoResult r = demo::run_demo_workload(profiler, *options);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::cout << profiler.summary();
-    std::cout << "\nDemo: " << options->steps << " training steps in " << seconds << " s, final loss " << r.final_loss
-              << ", " << static_cast<double>(r.flops) / seconds / 1e9 << " GFLOP/s in the dense layers.\n";
+    fmt::print("\nDemo: {} training steps in {:.3f} s, final loss {:.4f}, {:.2f} GFLOP/s in the dense layers.\n",
+               options->steps, seconds, r.final_loss, static_cast<double>(r.flops) / seconds / 1e9);
     return 0;
   };
 }
