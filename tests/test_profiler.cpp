@@ -168,6 +168,20 @@ TEST(Profiler, MemoryCountersTrackCurrentPeakAndScope) {
   EXPECT_EQ(s->memory.alloc_count, 2u);
 }
 
+TEST(Profiler, ReportedItemsGiveThroughput) {
+  nnprof::Profiler profiler;
+  for (int i = 0; i < 4; ++i) {
+    NNPROF_SCOPE_IN(profiler, "batch");
+    std::this_thread::sleep_for(5ms);
+    profiler.add_items("batch", 32);
+  }
+  const auto s = profiler.stats("batch");
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->items, 128u);
+  EXPECT_NEAR(s->items_per_second(), 128.0 / (static_cast<double>(s->total_ns) / 1e9), 1e-6);
+  EXPECT_LT(s->items_per_second(), 128.0 / 0.020 + 1e-9);
+}
+
 TEST(Profiler, DisabledRecordsNothing) {
   nnprof::Profiler profiler;
   profiler.set_enabled(false);

@@ -82,6 +82,12 @@ struct ScopeStats {
   DurationStats time;          ///< per-call statistics over every call
   std::uint32_t thread_count = 0;
   MemoryAttribution memory;
+  std::uint64_t items = 0;     ///< work items the program reported for this name (add_items)
+
+  /// Items processed per second of inclusive time, or 0 when no items were reported.
+  [[nodiscard]] double items_per_second() const noexcept {
+    return total_ns == 0 ? 0.0 : static_cast<double>(items) * 1e9 / static_cast<double>(total_ns);
+  }
 };
 
 /// One recorded scope execution. Times are nanoseconds since the session's start.

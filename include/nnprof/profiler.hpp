@@ -81,6 +81,10 @@ class NNPROF_API Profiler {
   /// All statistics of `name`, or nothing when no scope of that name has closed.
   [[nodiscard]] std::optional<ScopeStats> stats(std::string_view name) const;
 
+  /// Reports `count` work items (samples, tokens, batches) processed under scope `name`, so
+  /// that reports give its throughput in items per second.
+  void add_items(std::string_view name, std::uint64_t count) noexcept;
+
   /// Named memory counters (tensors, buffers) that the program reports itself.
   void record_alloc(std::string_view name, std::uint64_t bytes) noexcept;
   void record_free(std::string_view name, std::uint64_t bytes) noexcept;
@@ -127,6 +131,7 @@ NNPROF_API void start(std::string_view name) noexcept;
 NNPROF_API void stop(std::string_view name) noexcept;
 NNPROF_API void record_alloc(std::string_view name, std::uint64_t bytes) noexcept;
 NNPROF_API void record_free(std::string_view name, std::uint64_t bytes) noexcept;
+NNPROF_API void add_items(std::string_view name, std::uint64_t count) noexcept;
 
 /// Names the calling thread in every profile (and, truncated to 15 bytes, for the OS).
 NNPROF_API void set_thread_name(std::string_view name);

@@ -75,6 +75,16 @@ std::uint64_t Profiler::call_count(std::string_view name) const {
   return s ? s->time.count : 0;
 }
 
+void Profiler::add_items(std::string_view name, std::uint64_t count) noexcept {
+  if (!core_.enabled.load(std::memory_order_relaxed)) return;
+  detail::ThreadState* ts = detail::thread_state(core_);
+  if (ts == nullptr) return;
+  try {
+    session_->intern_cached(ts, name)->items.fetch_add(count, std::memory_order_relaxed);
+  } catch (...) {
+  }
+}
+
 void Profiler::record_alloc(std::string_view name, std::uint64_t bytes) noexcept {
   if (!core_.enabled.load(std::memory_order_relaxed)) return;
   detail::ThreadState* ts = detail::thread_state(core_);
@@ -166,6 +176,7 @@ void start(std::string_view name) noexcept { global_profiler().start(name); }
 void stop(std::string_view name) noexcept { global_profiler().stop(name); }
 void record_alloc(std::string_view name, std::uint64_t bytes) noexcept { global_profiler().record_alloc(name, bytes); }
 void record_free(std::string_view name, std::uint64_t bytes) noexcept { global_profiler().record_free(name, bytes); }
+void add_items(std::string_view name, std::uint64_t count) noexcept { global_profiler().add_items(name, count); }
 void set_thread_name(std::string_view name) { detail::set_current_thread_name(name); }
 
 }  // namespace nnprof

@@ -3,9 +3,42 @@
 #include <ostream>
 #include <sstream>
 
+#include <fmt/format.h>
+
+#include "io/exporter.hpp"
+#include "io/output_file.hpp"
 #include "io/text_report.hpp"
+#include "nnprof/error.hpp"
 
 namespace nnprof {
+
+const char* to_string(ReportFormat format) noexcept {
+  switch (format) {
+    case ReportFormat::Auto: return "auto";
+    case ReportFormat::Text: return "text";
+    case ReportFormat::Markdown: return "markdown";
+    case ReportFormat::Json: return "json";
+    case ReportFormat::Html: return "html";
+    case ReportFormat::Csv: return "csv";
+    case ReportFormat::Chrome: return "chrome";
+  }
+  return "auto";
+}
+
+namespace {
+const io::Exporter& exporter_for(ReportFormat format, const std::string& path) {
+  const io::Exporter* e =
+      format == ReportFormat::Auto ? io::find_exporter_for_path(path) : io::find_exporter(to_string(format));
+  if (e == nullptr) {
+    if (format == ReportFormat::Auto)
+      throw Error(fmt::format("cannot tell the report format from '{}': use a .txt, .md, .json, .html or .csv "
+                              "file name, or name the format explicitly",
+                              path));
+    throw Error(fmt::format("the {} format is not available in this build of nnprof", to_string(format)));
+  }
+  return *e;
+}
+}  // namespace
 
 Report::Report(Profile profile) : profile_(std::make_shared<const Profile>(std::move(profile))) {}
 
@@ -16,6 +49,16 @@ std::string Report::text() const {
 }
 
 void Report::write_text(std::ostream& out) const { io::write_text_report(*profile_, out); }
+
+void Report::write(std::ostream& out, ReportFormat format) const {
+  if (format == ReportFormat::Auto) throw Error("Report::write needs an explicit format");
+  exporter_for(format, {}).write(*profile_, out);
+}
+
+void Report::export_to(const std::string& path, ReportFormat format) const {
+  const io::Exporter& e = exporter_for(format, path);
+  io::write_file_atomically(path, [&](std::ostream& out) { e.write(*profile_, out); });
+}
 
 std::ostream& operator<<(std::ostream& out, const Report& report) {
   report.write_text(out);

@@ -208,6 +208,9 @@ class Builder {
       for (std::size_t i = 1; i < t.nodes.size(); ++i)
         if (map[i] != kNone && t.nodes[i].count > 0) by_name[tree[map[i]].name].threads.insert(t.index);
     }
+    std::unordered_map<std::string_view, std::uint64_t> items;
+    for (const auto& c : raw_.counters)
+      if (c.items > 0) items[c.name] += c.items;
     const double k = cal_.ns_per_tick;
     for (auto& [name, p] : by_name) {
       if (p.time.count() == 0) continue;  // only ever seen open: nothing to report yet
@@ -218,6 +221,7 @@ class Builder {
       s.self_ns = cal_.to_ns(p.self_ticks);
       s.thread_count = static_cast<std::uint32_t>(p.threads.size());
       s.memory = p.memory;
+      if (auto it = items.find(profile_.strings[name]); it != items.end()) s.items = it->second;
       profile_.scopes.push_back(s);
     }
     std::sort(profile_.scopes.begin(), profile_.scopes.end(), [&](const ScopeStats& a, const ScopeStats& b) {

@@ -48,6 +48,7 @@ struct RawCounter {
   std::string name;
   std::int64_t current = 0;
   std::uint64_t peak = 0, alloc_bytes = 0, freed_bytes = 0, alloc_count = 0, free_count = 0;
+  std::uint64_t items = 0;
 };
 
 struct RawSnapshot {

@@ -417,6 +417,7 @@ RawSnapshot Session::snapshot(bool with_records) {
       c.freed_bytes = e->freed_bytes.load(std::memory_order_relaxed);
       c.alloc_count = e->alloc_count.load(std::memory_order_relaxed);
       c.free_count = e->free_count.load(std::memory_order_relaxed);
+      c.items = e->items.load(std::memory_order_relaxed);
       s.counters.push_back(std::move(c));
     }
   }

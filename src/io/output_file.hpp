@@ -1,0 +1,15 @@
+// Writing an output file so that it appears complete or not at all.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+
+namespace nnprof::io {
+
+/// Calls `writer` with a stream to a temporary file beside `path`, then renames it onto
+/// `path`. On any failure the temporary file is removed, `path` is left untouched, and
+/// nnprof::Error is thrown naming the file, the reason and what to do.
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& writer);
+
+}  // namespace nnprof::io
