@@ -4,9 +4,10 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake ninja-build pkg-config
-  libfmt-dev libcli11-dev
+  g++ clang libclang-rt-14-dev cmake ninja-build pkg-config
+  libfmt-dev libcli11-dev libsqlite3-dev sqlite3 nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  chromium
 )
 
 missing=()

@@ -3,10 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "nnprof/nnprof.hpp"
 
 namespace {
 
@@ -42,6 +49,102 @@ TEST(Cli, BadArgumentsExitWith2AndAMessage) {
     EXPECT_NE(r.output.find("nnprof:"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("--help"), std::string::npos) << r.output;
   }
+}
+
+namespace fs = std::filesystem;
+
+/// One demo run shared by the file tests below (it takes a second).
+const fs::path& demo_dir() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("nnprof_cli_demo_" + std::to_string(::getpid()));
+    fs::remove_all(d);
+    const CliRun r = run_cli("demo --steps 4 --hidden 32 --out " + d.string());
+    EXPECT_EQ(r.status, 0) << r.output;
+    return d;
+  }();
+  return dir;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(Cli, DemoWritesTheProfileAndEveryReport) {
+  const fs::path& d = demo_dir();
+  for (const char* f : {"profile.nnprof", "report.txt", "report.md", "report.json", "report.html", "report.csv",
+                        "trace.json"})
+    EXPECT_GT(fs::exists(d / f) ? fs::file_size(d / f) : 0u, 100u) << f;
+  EXPECT_TRUE(nlohmann::json::accept(slurp(d / "report.json")));
+  EXPECT_TRUE(nlohmann::json::accept(slurp(d / "trace.json")));
+  EXPECT_NE(slurp(d / "report.csv").find("train_step"), std::string::npos);
+}
+
+TEST(Cli, ReportPrintsAndWritesEveryFormat) {
+  const std::string profile = (demo_dir() / "profile.nnprof").string();
+  const CliRun text = run_cli("report " + profile);
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_NE(text.output.find("Hot paths by total time"), std::string::npos);
+  const CliRun md = run_cli("report " + profile + " --format md");
+  EXPECT_EQ(md.status, 0);
+  EXPECT_NE(md.output.find("| "), std::string::npos);
+  const fs::path out = demo_dir() / "again.json";
+  const CliRun json = run_cli("report " + profile + " -o " + out.string());
+  ASSERT_EQ(json.status, 0) << json.output;
+  const auto j = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(j["timing"]["train_step"]["count"], 4);
+}
+
+TEST(Cli, ExportWritesAChromeTrace) {
+  const fs::path out = demo_dir() / "exported.trace.json";
+  const CliRun r = run_cli("export " + (demo_dir() / "profile.nnprof").string() + " --to chrome -o " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(slurp(out));
+  int complete = 0;
+  for (const auto& e : j["traceEvents"]) complete += e["ph"] == "X";
+  EXPECT_GT(complete, 4 * 10);
+}
+
+TEST(Cli, QueryPrintsATable) {
+  const CliRun r = run_cli("query " + (demo_dir() / "profile.nnprof").string() +
+                           " \"select name, count(*) as calls from slice where name = 'train_step' group by name\"");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("train_step"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(1 row)"), std::string::npos) << r.output;
+}
+
+TEST(Cli, BadProfilesAndPathsExitWith2AndSayWhy) {
+  const fs::path d = demo_dir();
+  std::ofstream(d / "garbage.nnprof") << std::string(4096, 'g');
+  std::ofstream(d / "empty.nnprof").close();
+  const std::string good = (d / "profile.nnprof").string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"report " + (d / "missing.nnprof").string(), "no such file"},
+      {"report " + (d / "garbage.nnprof").string(), "not an nnprof profile"},
+      {"report " + (d / "empty.nnprof").string(), "is empty"},
+      {"report " + good + " -o /nonexistent-dir/x.html", "does not exist"},
+      {"report " + good + " -o " + (d / "x.unknown").string(), "cannot tell the report format"},
+      {"export " + good + " --to nonsense", "--to"},
+      {"query " + good + " \"select * from no_such_table\"", "invalid query"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const CliRun r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << args << "\n" << r.output;
+  }
+  EXPECT_FALSE(fs::exists("/nonexistent-dir/x.html"));
+}
+
+TEST(Cli, EmptyProfileIsRefusedWithAnExplanation) {
+  const std::string path = (demo_dir() / "nothing.nnprof").string();
+  nnprof::Profiler().save(path);  // a session that recorded nothing
+  const CliRun r = run_cli("report " + path);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("empty profile"), std::string::npos) << r.output;
+  // Queries still work on it: the tables exist and are empty.
+  const CliRun q = run_cli("query " + path + " \"select count(*) as n from slice\"");
+  EXPECT_EQ(q.status, 0) << q.output;
+  EXPECT_NE(q.output.find("(1 row)"), std::string::npos) << q.output;
 }
 
 TEST(Cli, HelpAndVersionSucceed) {

@@ -35,6 +35,8 @@ struct ClockCalibration {
   [[nodiscard]] std::uint64_t to_ns(std::uint64_t ticks) const noexcept {
     return static_cast<std::uint64_t>(static_cast<double>(ticks) * ns_per_tick + 0.5);
   }
+
+  bool operator==(const ClockCalibration&) const = default;
 };
 
 namespace clock {

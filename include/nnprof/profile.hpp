@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -28,6 +29,8 @@ struct Metadata {
   std::int64_t pid = 0;
   std::uint64_t duration_ns = 0;  ///< from the session's start to the snapshot
   ClockCalibration clock;
+
+  bool operator==(const Metadata&) const = default;
 };
 
 struct ThreadInfo {
@@ -37,6 +40,8 @@ struct ThreadInfo {
   bool exited = false;      ///< the thread had ended when the profile was taken
   std::uint64_t scopes_recorded = 0;  ///< closed scopes on this thread
   std::uint64_t top_level_ns = 0;     ///< time in this thread's top-level scopes
+
+  bool operator==(const ThreadInfo&) const = default;
 };
 
 /// Streaming statistics of one set of durations, in nanoseconds. Percentiles come from a
@@ -51,6 +56,8 @@ struct DurationStats {
   std::uint64_t p50_ns = 0;
   std::uint64_t p95_ns = 0;
   std::uint64_t p99_ns = 0;
+
+  bool operator==(const DurationStats&) const = default;
 };
 
 /// Bytes and counts attributed to a scope while it was the innermost open one.
@@ -59,6 +66,8 @@ struct MemoryAttribution {
   std::uint64_t alloc_count = 0;
   std::uint64_t free_bytes = 0;
   std::uint64_t free_count = 0;
+
+  bool operator==(const MemoryAttribution&) const = default;
 };
 
 /// A node of the call tree merged over all threads (node 0 is the root; it has no name).
@@ -72,6 +81,8 @@ struct CallTreeNode {
   std::uint64_t self_ns = 0;  ///< time in this node minus time in its children
   std::uint32_t thread_count = 0;  ///< threads on which this path ran
   MemoryAttribution memory;
+
+  bool operator==(const CallTreeNode&) const = default;
 };
 
 /// Statistics of every scope with one name, wherever in the tree and on whichever thread.
@@ -88,6 +99,8 @@ struct ScopeStats {
   [[nodiscard]] double items_per_second() const noexcept {
     return total_ns == 0 ? 0.0 : static_cast<double>(items) * 1e9 / static_cast<double>(total_ns);
   }
+
+  bool operator==(const ScopeStats&) const = default;
 };
 
 /// One recorded scope execution. Times are nanoseconds since the session's start.
@@ -98,6 +111,8 @@ struct Span {
   std::uint32_t depth = 0;  ///< 1 for a top-level scope
   std::uint64_t start_ns = 0;
   std::uint64_t end_ns = 0;
+
+  bool operator==(const Span&) const = default;
 };
 
 /// A memory counter fed by record_alloc/record_free under one name.
@@ -109,6 +124,8 @@ struct MemoryCounter {
   std::uint64_t freed_bytes = 0;
   std::uint64_t alloc_count = 0;
   std::uint64_t free_count = 0;
+
+  bool operator==(const MemoryCounter&) const = default;
 };
 
 /// One record_alloc/record_free, for the memory timeline.
@@ -117,12 +134,16 @@ struct MemoryEvent {
   std::uint32_t thread = 0;
   std::uint32_t counter = 0;  ///< index in Profile::memory_counters
   std::int64_t delta_bytes = 0;
+
+  bool operator==(const MemoryEvent&) const = default;
 };
 
 struct MemorySummary {
   std::int64_t current_bytes = 0;   ///< sum over counters
   std::uint64_t peak_bytes = 0;     ///< highest sum over counters
   std::uint64_t peak_time_ns = 0;   ///< when it was reached
+
+  bool operator==(const MemorySummary&) const = default;
 };
 
 enum class DiagnosticKind : std::uint8_t {
@@ -148,6 +169,8 @@ struct Diagnostic {
   StringId name = kNone;         ///< scope or counter concerned, if any
   std::uint64_t count = 0;
   std::string message;           ///< complete sentence a user can act on
+
+  bool operator==(const Diagnostic&) const = default;
 };
 
 /// How complete the profile is and what recording it cost.
@@ -164,6 +187,8 @@ struct Completeness {
                                            ///< background drainer fell behind (each adds a page-fault stall)
   double overhead_per_scope_ns = 0.0;  ///< cost of one empty scope, measured at session start
   std::uint64_t overhead_total_ns = 0; ///< overhead_per_scope_ns x scopes_recorded
+
+  bool operator==(const Completeness&) const = default;
 };
 
 class NNPROF_API Profile {
@@ -187,8 +212,28 @@ class NNPROF_API Profile {
   [[nodiscard]] std::uint64_t instrumented_ns() const;
   /// Path of names from the root to `node`, joined by " > ".
   [[nodiscard]] std::string node_path(std::uint32_t node) const;
-  [[nodiscard]] bool empty() const { return scopes.empty() && memory_counters.empty(); }
+  [[nodiscard]] bool empty() const { return scopes.empty() && memory_counters.empty() && spans.empty(); }
+
+  /// Writes the profile to `path` as a .nnprof file: a SQLite database whose schema is in
+  /// docs/FORMAT.md. The file appears complete or not at all. Throws nnprof::Error.
+  void save(const std::string& path) const;
+  /// Reads a .nnprof file written by this or an older nnprof; every field round-trips
+  /// exactly. Throws nnprof::Error saying which file, what is wrong and what to do.
+  [[nodiscard]] static Profile load(const std::string& path);
+
+  bool operator==(const Profile&) const = default;
 };
+
+/// The result of an SQL query over a .nnprof file, as text.
+struct QueryResult {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+};
+
+/// Runs `sql` read-only against the .nnprof file at `path`. Throws nnprof::Error.
+NNPROF_API QueryResult query_profile(const std::string& path, const std::string& sql);
+/// Writes a query result as an aligned text table.
+NNPROF_API void write_query_result(const QueryResult& result, std::ostream& out);
 
 NNPROF_API const char* to_string(DiagnosticKind kind) noexcept;
 NNPROF_API const char* to_string(Severity severity) noexcept;

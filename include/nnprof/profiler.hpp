@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "nnprof/config.hpp"
@@ -98,6 +99,8 @@ class NNPROF_API Profiler {
 
   /// Everything recorded so far, without stopping the session.
   [[nodiscard]] Profile snapshot() const;
+  /// Saves snapshot() as a .nnprof file (see Profile::save).
+  void save(const std::string& path) const;
   /// A report over snapshot(); print it with <<.
   [[nodiscard]] Report summary() const;
   /// Writes the text summary to stdout (or `out`).

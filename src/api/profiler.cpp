@@ -114,6 +114,8 @@ std::uint64_t Profiler::peak_memory() const noexcept { return session_->memory_p
 
 Profile Profiler::snapshot() const { return model::build_profile(session_->snapshot(true)); }
 
+void Profiler::save(const std::string& path) const { snapshot().save(path); }
+
 Report Profiler::summary() const { return Report(snapshot()); }
 
 void Profiler::print_summary() const { print_summary(std::cout); }

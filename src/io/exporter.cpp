@@ -1,9 +1,14 @@
 #include "io/exporter.hpp"
 
 #include <algorithm>
-#include <array>
+#include <vector>
 #include <cctype>
 
+#include "io/chrome_trace.hpp"
+#include "io/csv_export.hpp"
+#include "io/html_report.hpp"
+#include "io/json_report.hpp"
+#include "io/markdown_report.hpp"
 #include "io/text_report.hpp"
 
 namespace nnprof::io {
@@ -12,9 +17,14 @@ namespace {
 // The registry: a fixed list of the built-in exporters, constructed on first use. Listing
 // them here (rather than self-registering from each file) keeps the set explicit and
 // immune to static-initialisation order and to the linker dropping unreferenced objects.
-const std::array<const Exporter*, 1>& registry() {
+const std::vector<const Exporter*>& registry() {
   static const TextExporter text;
-  static const std::array<const Exporter*, 1> exporters{&text};
+  static const ChromeTraceExporter chrome;
+  static const MarkdownExporter markdown;
+  static const JsonExporter json;
+  static const CsvExporter csv;
+  static const HtmlExporter html;
+  static const std::vector<const Exporter*> exporters{&text, &chrome, &markdown, &json, &csv, &html};
   return exporters;
 }
 

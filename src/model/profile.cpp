@@ -2,6 +2,7 @@
 #include "nnprof/profile.hpp"
 
 #include "nnprof/error.hpp"
+#include "model/enum_parse.hpp"
 
 namespace nnprof {
 
@@ -47,6 +48,18 @@ const char* to_string(DiagnosticKind kind) noexcept {
     case DiagnosticKind::InstrumentationOverhead: return "instrumentation_overhead";
   }
   return "unknown";
+}
+
+std::optional<DiagnosticKind> parse_diagnostic_kind(std::string_view s) noexcept {
+  for (int k = 0; k <= static_cast<int>(DiagnosticKind::InstrumentationOverhead); ++k)
+    if (s == to_string(static_cast<DiagnosticKind>(k))) return static_cast<DiagnosticKind>(k);
+  return std::nullopt;
+}
+
+std::optional<Severity> parse_severity(std::string_view s) noexcept {
+  for (int k = 0; k <= static_cast<int>(Severity::Error); ++k)
+    if (s == to_string(static_cast<Severity>(k))) return static_cast<Severity>(k);
+  return std::nullopt;
 }
 
 const char* to_string(Severity severity) noexcept {

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <map>
 
 namespace nnprof::cli {
 
@@ -10,5 +11,8 @@ namespace nnprof::cli {
 using Action = std::function<int()>;
 
 Action add_demo_command(CLI::App& app);
+Action add_report_command(CLI::App& app);
+Action add_export_command(CLI::App& app);
+Action add_query_command(CLI::App& app);
 
 }  // namespace nnprof::cli

@@ -1,7 +1,10 @@
 // `nnprof demo`: profiles the built-in training workload and prints its text summary.
 #include <chrono>
 #include <iostream>
+#include <filesystem>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -23,14 +26,39 @@ Action add_demo_command(CLI::App& app) {
       ->check(CLI::Range(8, 2048))
       ->capture_default_str();
   cmd->add_option("--layers", options->layers, "Dense layers")->check(CLI::Range(1, 64))->capture_default_str();
-  return [cmd, options]() -> int {
+  auto out_dir = std::make_shared<std::string>("nnprof-demo");
+  cmd->add_option("--out", *out_dir, "Directory for the profile and its reports")->capture_default_str();
+  return [cmd, options, out_dir]() -> int {
     if (!cmd->parsed()) return -1;
     Profiler profiler;
     set_thread_name("main");
     const auto t0 = std::chrono::steady_clock::now();
     const demo::DemoResult r = demo::run_demo_workload(profiler, *options);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::cout << profiler.summary();
+    const Profile profile = profiler.snapshot();
+    const Report report(profile);
+    std::cout << report;
+    std::error_code ec;
+    std::filesystem::create_directories(*out_dir, ec);
+    if (ec) throw Error("cannot create the output directory '" + *out_dir + "': " + ec.message());
+    const std::filesystem::path dir(*out_dir);
+    std::vector<std::string> written;
+    profile.save((dir / "profile.nnprof").string());
+    written.push_back((dir / "profile.nnprof").string());
+    for (const auto& [file, format] : {std::pair{"report.txt", ReportFormat::Text},
+                                       std::pair{"report.md", ReportFormat::Markdown},
+                                       std::pair{"report.json", ReportFormat::Json},
+                                       std::pair{"report.html", ReportFormat::Html},
+                                       std::pair{"report.csv", ReportFormat::Csv},
+                                       std::pair{"trace.json", ReportFormat::Chrome}}) {
+      report.export_to((dir / file).string(), format);
+      written.push_back((dir / file).string());
+    }
+    std::cout << "\nFiles written:\n";
+    for (const auto& f : written) std::cout << "  " << f << '\n';
+    std::cout << "Open trace.json in https://ui.perfetto.dev or chrome://tracing; report.html in a browser;\n"
+                 "query the profile with: nnprof query " << (dir / "profile.nnprof").string()
+              << " \"select name, count(*), sum(dur) from slice group by name\"\n";
     fmt::print("\nDemo: {} training steps in {:.3f} s, final loss {:.4f}, {:.2f} GFLOP/s in the dense layers.\n",
                options->steps, seconds, r.final_loss, static_cast<double>(r.flops) / seconds / 1e9);
     return 0;

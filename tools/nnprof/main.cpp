@@ -13,6 +13,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<nnprof::cli::Action> actions;
   actions.push_back(nnprof::cli::add_demo_command(app));
+  actions.push_back(nnprof::cli::add_report_command(app));
+  actions.push_back(nnprof::cli::add_export_command(app));
+  actions.push_back(nnprof::cli::add_query_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

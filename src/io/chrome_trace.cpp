@@ -1,0 +1,138 @@
+#include "io/chrome_trace.hpp"
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "io/progress.hpp"
+#include "nnprof/error.hpp"
+
+namespace nnprof::io {
+
+namespace {
+
+// Events are formatted straight into a buffer that is flushed every 64 KiB: a 1,000,000-span
+// trace is ~100 MB, which must neither sit in memory as a JSON tree nor as one string. The
+// structure is fixed; every string goes through nlohmann-json's escaper, once per string.
+class TraceWriter {
+ public:
+  explicit TraceWriter(std::ostream& out) : out_(out) {}
+  ~TraceWriter() = default;
+
+  template <class... Args>
+  void event(fmt::format_string<Args...> f, Args&&... args) {
+    if (!first_) buf_.push_back(',');
+    first_ = false;
+    buf_.push_back('\n');
+    fmt::format_to(std::back_inserter(buf_), f, std::forward<Args>(args)...);
+    if (buf_.size() > 64 * 1024) flush();
+  }
+  template <class... Args>
+  void raw(fmt::format_string<Args...> f, Args&&... args) {
+    fmt::format_to(std::back_inserter(buf_), f, std::forward<Args>(args)...);
+  }
+  void flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+    if (!out_) throw Error("could not write the Chrome trace: the output stream failed (disk full?)");
+  }
+
+ private:
+  std::ostream& out_;
+  fmt::memory_buffer buf_;
+  bool first_ = true;
+};
+
+std::string quoted(const std::string& s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+/// Nanoseconds as trace microseconds, exactly (no floating-point rounding).
+struct Micros {
+  std::uint64_t ns;
+};
+
+}  // namespace
+}  // namespace nnprof::io
+
+template <>
+struct fmt::formatter<nnprof::io::Micros> : fmt::formatter<std::string_view> {
+  auto format(nnprof::io::Micros m, format_context& ctx) const {
+    return fmt::format_to(ctx.out(), "{}.{:03}", m.ns / 1000, m.ns % 1000);
+  }
+};
+
+namespace nnprof::io {
+
+void write_chrome_trace(const Profile& p, std::ostream& out) {
+  std::vector<std::string> names(p.strings.size());
+  for (std::size_t i = 0; i < p.strings.size(); ++i) names[i] = quoted(p.strings[i]);
+  const std::string unknown = quoted("[unknown]");
+  auto name_of = [&](StringId id) -> const std::string& { return id < names.size() ? names[id] : unknown; };
+  const std::int64_t pid = p.meta.pid > 0 ? p.meta.pid : 1;
+  auto tid_of = [&](std::uint32_t thread) -> std::int64_t {
+    return thread < p.threads.size() && p.threads[thread].os_tid > 0 ? p.threads[thread].os_tid
+                                                                      : static_cast<std::int64_t>(thread) + 1;
+  };
+
+  nlohmann::json other = {
+      {"generator", "nnprof " + p.meta.nnprof_version},
+      {"host", p.meta.hostname},
+      {"os", p.meta.os},
+      {"cpu", p.meta.cpu_model},
+      {"logical_cpus", p.meta.logical_cpus},
+      {"command_line", p.meta.command_line},
+      {"clock_source", p.meta.clock.source},
+      {"ns_per_tick", p.meta.clock.ns_per_tick},
+      {"start_unix_ns", p.meta.clock.unix_origin_ns},
+      {"duration_ns", p.meta.duration_ns},
+      {"spans_kept", p.completeness.spans_kept},
+      {"spans_dropped", p.completeness.spans_dropped},
+      {"spans_overwritten", p.completeness.spans_overwritten},
+      {"overhead_per_scope_ns", p.completeness.overhead_per_scope_ns},
+  };
+
+  TraceWriter w(out);
+  w.raw("{{\"displayTimeUnit\":\"ns\",\"otherData\":{},\"traceEvents\":[",
+        other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  const std::string process = p.meta.command_line.empty() ? "nnprof" : "nnprof: " + p.meta.command_line;
+  w.event(R"({{"ph":"M","pid":{},"tid":0,"name":"process_name","args":{{"name":{}}}}})", pid, quoted(process));
+  for (const ThreadInfo& t : p.threads) {
+    const std::string label = t.name.empty() ? fmt::format("thread {}", t.os_tid) : t.name;
+    w.event(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":{}}}}})", pid, tid_of(t.id),
+            quoted(label));
+    w.event(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_sort_index","args":{{"sort_index":{}}}}})", pid,
+            tid_of(t.id), t.id);
+  }
+
+  Progress progress("exporting spans", p.spans.size());
+  for (const Span& s : p.spans) {
+    w.event(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"cat":"scope"}})", pid, tid_of(s.thread),
+            Micros{s.start_ns}, Micros{s.end_ns - s.start_ns}, name_of(s.name));
+    progress.advance(1);
+  }
+
+  // One counter track per memory counter, plus the sum over all of them.
+  std::vector<std::int64_t> running(p.memory_counters.size(), 0);
+  std::int64_t total = 0;
+  for (const MemoryEvent& e : p.memory_events) {
+    if (e.counter >= running.size()) continue;
+    running[e.counter] += e.delta_bytes;
+    total += e.delta_bytes;
+    const StringId counter_name = p.memory_counters[e.counter].name;
+    w.event(R"({{"ph":"C","pid":{},"ts":{},"name":{},"args":{{"bytes":{}}}}})", pid, Micros{e.time_ns},
+            quoted("memory: " + (counter_name < p.strings.size() ? p.strings[counter_name] : "[unknown]")),
+            running[e.counter]);
+    w.event(R"j({{"ph":"C","pid":{},"ts":{},"name":"memory (all counters)","args":{{"bytes":{}}}}})j", pid,
+            Micros{e.time_ns}, total);
+  }
+  w.raw("\n]}}\n");
+  w.flush();
+}
+
+void ChromeTraceExporter::write(const Profile& profile, std::ostream& out) const { write_chrome_trace(profile, out); }
+
+}  // namespace nnprof::io

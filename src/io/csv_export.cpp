@@ -1,0 +1,54 @@
+#include "io/csv_export.hpp"
+
+#include <ostream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "nnprof/error.hpp"
+
+namespace nnprof::io {
+namespace {
+
+// RFC 4180 ends every record, the last included, with CRLF.
+constexpr std::string_view kRecordEnd = "\r\n";
+
+void write_record(const Profile& profile, const ScopeStats& scope, std::ostream& out) {
+  const DurationStats& t = scope.time;
+  const MemoryAttribution& m = scope.memory;
+  // "{}" prints a double in its shortest round-trip form (40000, 1.5, 1e+21), never with a
+  // locale's separators: the reader gets back exactly the value the profile holds.
+  out << csv_field(profile.str(scope.name))
+      << fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", t.count, scope.total_ns,
+                     scope.self_ns, t.mean_ns, t.stddev_ns, t.min_ns, t.max_ns, t.p50_ns, t.p95_ns,
+                     t.p99_ns, scope.thread_count, scope.items, scope.items_per_second(),
+                     m.alloc_bytes, m.alloc_count, m.free_bytes, m.free_count)
+      << kRecordEnd;
+}
+
+}  // namespace
+
+std::string csv_field(std::string_view field) {
+  if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
+  std::string quoted;
+  quoted.reserve(field.size() + 2);
+  quoted += '"';
+  for (const char c : field) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  quoted += '"';
+  return quoted;
+}
+
+void write_csv(const Profile& profile, std::ostream& out) {
+  out << kCsvHeader << kRecordEnd;
+  for (const ScopeStats& scope : profile.scopes) write_record(profile, scope, out);
+}
+
+void CsvExporter::write(const Profile& profile, std::ostream& out) const {
+  write_csv(profile, out);
+  if (!out) throw Error("could not write the CSV export: the output stream failed");
+}
+
+}  // namespace nnprof::io

@@ -1,0 +1,36 @@
+// CSV: one row per scope, for spreadsheets, pandas and scripts.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+#include "io/exporter.hpp"
+#include "nnprof/profile.hpp"
+
+namespace nnprof::io {
+
+/// The header row's field names, in column order (without the line ending).
+inline constexpr std::string_view kCsvHeader =
+    "scope,calls,total_ns,self_ns,mean_ns,std_ns,min_ns,max_ns,p50_ns,p95_ns,p99_ns,threads,"
+    "items,items_per_second,alloc_bytes,alloc_count,free_bytes,free_count";
+
+/// `field` as one RFC 4180 field: quoted when it contains a comma, a double quote, CR or
+/// LF, with every double quote doubled; otherwise unchanged.
+std::string csv_field(std::string_view field);
+
+/// Writes a header and one record per entry of `profile.scopes`, in that order. Fields
+/// follow RFC 4180 (CRLF after every record, quoting as `csv_field`); numbers are plain
+/// (integers in nanoseconds, bytes or counts; fractions in the shortest form that reads
+/// back to the same double), so that a program can read them without parsing units.
+void write_csv(const Profile& profile, std::ostream& out);
+
+/// The "csv" format (".csv"): `write_csv`.
+class CsvExporter final : public Exporter {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "csv"; }
+  [[nodiscard]] std::string_view extension() const override { return ".csv"; }
+  void write(const Profile& profile, std::ostream& out) const override;
+};
+
+}  // namespace nnprof::io

@@ -1,0 +1,583 @@
+#include "io/html_charts.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "io/format.hpp"
+#include "io/html_escape.hpp"
+
+namespace nnprof::io::html {
+namespace {
+
+// ---- shared helpers -----------------------------------------------------------------
+
+// A round step for about `raw` per tick: 1, 2 or 5 times a power of ten.
+double nice_step(double raw) {
+  if (!(raw > 0.0)) return 1.0;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  for (const double factor : {1.0, 2.0, 5.0}) {
+    if (factor * magnitude >= raw) return factor * magnitude;
+  }
+  return 10.0 * magnitude;
+}
+
+// FNV-1a: a stable colour per name, the same in every report.
+std::uint32_t name_hash(std::string_view name) {
+  std::uint32_t hash = 2166136261U;
+  for (const char c : name) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 16777619U;
+  }
+  return hash;
+}
+
+// A light, saturated colour for `name` as "#rrggbb", readable under dark text.
+std::string name_colour(std::string_view name) {
+  const std::uint32_t hash = name_hash(name);
+  const double hue = static_cast<double>(hash % 360U);
+  const double saturation = 0.50 + static_cast<double>((hash >> 9) % 20U) / 100.0;
+  const double lightness = 0.66 + static_cast<double>((hash >> 17) % 10U) / 100.0;
+  // HSL to RGB.
+  const double chroma = (1.0 - std::abs(2.0 * lightness - 1.0)) * saturation;
+  const double h = hue / 60.0;
+  const double x = chroma * (1.0 - std::abs(std::fmod(h, 2.0) - 1.0));
+  double r = 0.0;
+  double g = 0.0;
+  double b = 0.0;
+  if (h < 1.0) { r = chroma; g = x; }
+  else if (h < 2.0) { r = x; g = chroma; }
+  else if (h < 3.0) { g = chroma; b = x; }
+  else if (h < 4.0) { g = x; b = chroma; }
+  else if (h < 5.0) { r = x; b = chroma; }
+  else { r = chroma; b = x; }
+  const double m = lightness - chroma / 2.0;
+  const auto channel = [m](double v) { return static_cast<int>(std::lround((v + m) * 255.0)); };
+  return fmt::format("#{:02x}{:02x}{:02x}", channel(r), channel(g), channel(b));
+}
+
+// At most `max_chars` code points of `text`, with "…" in place of what is cut.
+std::string truncate_utf8(std::string_view text, std::size_t max_chars) {
+  if (display_width(text) <= max_chars) return std::string(text);
+  if (max_chars == 0) return {};
+  std::size_t kept = 0;
+  std::size_t i = 0;
+  for (; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0U) != 0x80U) {
+      if (kept == max_chars - 1) break;
+      ++kept;
+    }
+  }
+  return std::string(text.substr(0, i)) + "…";
+}
+
+template <typename... Args>
+void append(std::string& out, fmt::format_string<Args...> format, Args&&... args) {
+  fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
+}
+
+// ---- timeline layout ----------------------------------------------------------------
+
+constexpr double kMergedMinWidthPx = 1.0;
+constexpr double kSpanMinWidthPx = 0.5;
+
+struct Lane {
+  std::uint32_t row = 0;
+  std::uint32_t depth = 1;
+  std::vector<std::uint32_t> spans;  // indices into Profile::spans
+};
+
+class TimeScale {
+ public:
+  TimeScale(std::uint64_t t0, std::uint64_t t1, double width)
+      : t0_(t0), px_per_ns_(width / static_cast<double>(std::max<std::uint64_t>(t1 - t0, 1))) {}
+  [[nodiscard]] double x(std::uint64_t t) const {
+    return t <= t0_ ? 0.0 : static_cast<double>(t - t0_) * px_per_ns_;
+  }
+  [[nodiscard]] double ns_per_px() const { return 1.0 / px_per_ns_; }
+
+ private:
+  std::uint64_t t0_;
+  double px_per_ns_;
+};
+
+std::uint64_t span_end(const Span& span) { return std::max(span.end_ns, span.start_ns); }
+
+// Threads that have spans, by id, with their deepest drawn level; the lanes of each
+// (thread, depth), in start order.
+std::vector<Lane> bucket_spans(const Profile& profile, TimelineLayout& layout) {
+  std::vector<std::uint32_t> ids;
+  for (const Span& span : profile.spans) {
+    if (ids.empty() || ids.back() != span.thread) ids.push_back(span.thread);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<Lane> lanes(ids.size() * kTimelineMaxDepth);
+  for (std::size_t row = 0; row < ids.size(); ++row) {
+    layout.threads.push_back({ids[row], 0, 0});
+    for (std::uint32_t d = 0; d < kTimelineMaxDepth; ++d) {
+      lanes[row * kTimelineMaxDepth + d].row = static_cast<std::uint32_t>(row);
+      lanes[row * kTimelineMaxDepth + d].depth = d + 1;
+    }
+  }
+  for (std::size_t i = 0; i < profile.spans.size(); ++i) {
+    const Span& span = profile.spans[i];
+    const std::uint32_t depth = std::max<std::uint32_t>(span.depth, 1);
+    if (depth > kTimelineMaxDepth) {
+      ++layout.spans_too_deep;
+      continue;
+    }
+    const auto row = static_cast<std::size_t>(
+        std::lower_bound(ids.begin(), ids.end(), span.thread) - ids.begin());
+    TimelineThread& thread = layout.threads[row];
+    thread.depths = std::max(thread.depths, depth);
+    ++thread.spans;
+    lanes[row * kTimelineMaxDepth + depth - 1].spans.push_back(static_cast<std::uint32_t>(i));
+  }
+  for (Lane& lane : lanes) {
+    const auto by_start = [&](std::uint32_t a, std::uint32_t b) {
+      return profile.spans[a].start_ns < profile.spans[b].start_ns;
+    };
+    if (!std::is_sorted(lane.spans.begin(), lane.spans.end(), by_start)) {
+      std::stable_sort(lane.spans.begin(), lane.spans.end(), by_start);
+    }
+  }
+  std::erase_if(lanes, [](const Lane& lane) { return lane.spans.empty(); });
+  return lanes;
+}
+
+TimelineBox box_of(const Span& span, const Lane& lane, const TimeScale& scale) {
+  TimelineBox box;
+  box.row = lane.row;
+  box.depth = lane.depth;
+  box.start_ns = span.start_ns;
+  box.end_ns = span_end(span);
+  box.x0 = scale.x(box.start_ns);
+  box.x1 = scale.x(box.end_ns);
+  box.busy_ns = box.end_ns - box.start_ns;
+  box.name = span.name;
+  return box;
+}
+
+// Narrow spans of one lane being merged into one box: those that start within one column
+// of `min_px` pixels. The box takes the colour of the name with the most busy time in it.
+class Group {
+ public:
+  [[nodiscard]] bool open() const { return open_; }
+  [[nodiscard]] double x1() const { return box_.x1; }
+  [[nodiscard]] bool accepts(const TimelineBox& box) const { return open_ && box.x0 < column_end_; }
+
+  void start(const TimelineBox& box, double min_px) {
+    box_ = box;
+    column_end_ = (std::floor(box.x0 / min_px) + 1.0) * min_px;
+    names_used_ = 0;
+    add_name(box.name, box.busy_ns);
+    open_ = true;
+  }
+
+  void absorb(const TimelineBox& box) {
+    box_.x1 = std::max(box_.x1, box.x1);
+    box_.end_ns = std::max(box_.end_ns, box.end_ns);
+    box_.busy_ns += box.busy_ns;
+    box_.spans += box.spans;
+    box_.mixed = box_.mixed || box.name != box_.name;
+    add_name(box.name, box.busy_ns);
+  }
+
+  TimelineBox finish() {
+    open_ = false;
+    const auto* top = std::max_element(names_.begin(), names_.begin() + names_used_,
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    box_.name = top->first;
+    return box_;
+  }
+
+ private:
+  // The first few names seen: enough to find the dominant one in a pixel column.
+  void add_name(StringId name, std::uint64_t busy_ns) {
+    for (std::size_t i = 0; i < names_used_; ++i) {
+      if (names_[i].first == name) {
+        names_[i].second += busy_ns;
+        return;
+      }
+    }
+    if (names_used_ < names_.size()) names_[names_used_++] = {name, busy_ns};
+  }
+
+  TimelineBox box_;
+  double column_end_ = 0.0;
+  std::array<std::pair<StringId, std::uint64_t>, 4> names_{};
+  std::size_t names_used_ = 0;
+  bool open_ = false;
+};
+
+// One lane: a span at least `min_px` wide that does not overlap what is already drawn stays
+// on its own; narrower ones are merged per column of `min_px` pixels. A lane thus holds at
+// most about 2 x width / min_px boxes.
+void merge_lane(const Profile& profile, const Lane& lane, const TimeScale& scale, double min_px,
+                std::vector<TimelineBox>& out) {
+  Group group;
+  double drawn_end = -std::numeric_limits<double>::infinity();
+  const auto flush = [&] {
+    if (!group.open()) return;
+    drawn_end = std::max(drawn_end, group.x1());
+    out.push_back(group.finish());
+  };
+  for (const std::uint32_t index : lane.spans) {
+    const TimelineBox box = box_of(profile.spans[index], lane, scale);
+    const double frontier = group.open() ? std::max(drawn_end, group.x1()) : drawn_end;
+    if (box.x1 - box.x0 >= min_px && box.x0 >= frontier - 1e-9) {
+      flush();
+      out.push_back(box);
+      drawn_end = box.x1;
+    } else if (group.accepts(box)) {
+      group.absorb(box);
+    } else {
+      flush();
+      group.start(box, min_px);
+    }
+  }
+  flush();
+}
+
+void layout_boxes(const Profile& profile, const std::vector<Lane>& lanes, const TimeScale& scale,
+                  TimelineLayout& layout) {
+  if (!layout.merged) {
+    for (const Lane& lane : lanes) {
+      for (const std::uint32_t index : lane.spans) {
+        layout.boxes.push_back(box_of(profile.spans[index], lane, scale));
+      }
+    }
+    return;
+  }
+  // Coarser merging until the budget holds; each pass is linear in the spans.
+  for (double min_px = 1.0;; min_px *= 2.0) {
+    layout.boxes.clear();
+    layout.merge_px = min_px;
+    for (const Lane& lane : lanes) merge_lane(profile, lane, scale, min_px, layout.boxes);
+    if (layout.boxes.size() <= kTimelineBoxBudget || min_px >= kTimelineWidthPx) break;
+  }
+}
+
+// ---- timeline drawing ---------------------------------------------------------------
+
+constexpr double kPadPx = 12.0;
+constexpr double kAxisPx = 26.0;
+constexpr double kThreadHeaderPx = 20.0;
+constexpr double kLanePx = 16.0;
+constexpr double kLaneBoxPx = 14.0;
+constexpr double kThreadGapPx = 10.0;
+constexpr double kLabelMinWidthPx = 30.0;
+constexpr double kLabelCharPx = 6.0;
+
+std::string thread_label(const Profile& profile, std::uint32_t thread) {
+  if (thread >= profile.threads.size()) return fmt::format("thread {}", thread);
+  const ThreadInfo& info = profile.threads[thread];
+  const std::string name = info.name.empty() ? "[unnamed]" : info.name;
+  return fmt::format("{} (tid {})", truncate_utf8(name, 120), info.os_tid);
+}
+
+// Top of each thread's lane group, and the total height.
+std::vector<double> row_tops(const TimelineLayout& layout, double& height) {
+  std::vector<double> tops;
+  double y = kAxisPx;
+  for (const TimelineThread& thread : layout.threads) {
+    tops.push_back(y);
+    y += kThreadHeaderPx + kLanePx * thread.depths + kThreadGapPx;
+  }
+  height = y;
+  return tops;
+}
+
+void write_time_axis(const TimelineLayout& layout, double height, std::string& out) {
+  const double range = static_cast<double>(layout.t1_ns - layout.t0_ns);
+  const double step = std::max(1.0, nice_step(range / 8.0));
+  const TimeScale scale(layout.t0_ns, layout.t1_ns, kTimelineWidthPx);
+  out += "<g class=\"axis\">";
+  for (double t = std::ceil(static_cast<double>(layout.t0_ns) / step) * step;
+       t <= static_cast<double>(layout.t1_ns); t += step) {
+    const double x = kPadPx + scale.x(static_cast<std::uint64_t>(t));
+    append(out, "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>", x, kAxisPx - 6,
+           height);
+    append(out, "<text x=\"{:.1f}\" y=\"14\" text-anchor=\"middle\">{}</text>", x,
+           format_duration(static_cast<std::uint64_t>(t)));
+  }
+  out += "</g>";
+}
+
+void write_box_title(const Profile& profile, const TimelineBox& box, std::string& out) {
+  out += "<title>";
+  if (box.spans == 1) {
+    append_escaped(out, profile.str(box.name));
+    append(out, "\n{} at {} (depth {})", format_duration(box.busy_ns), format_duration(box.start_ns),
+           box.depth);
+  } else {
+    append(out, "{} spans merged, {} ", format_count(box.spans), box.mixed ? "mostly" : "all");
+    append_escaped(out, profile.str(box.name));
+    append(out, "\n{} busy from {} to {} (depth {})", format_duration(box.busy_ns),
+           format_duration(box.start_ns), format_duration(box.end_ns), box.depth);
+  }
+  out += "</title>";
+}
+
+void write_box_label(const Profile& profile, const TimelineBox& box, double x, double width,
+                     double y, std::string& out) {
+  if (width < kLabelMinWidthPx) return;
+  const auto chars = static_cast<std::size_t>((width - 6.0) / kLabelCharPx);
+  std::string label = profile.str(box.name);
+  if (box.spans > 1) {
+    label = box.mixed ? fmt::format("{} spans", format_count(box.spans))
+                      : fmt::format("{} × {}", format_count(box.spans), label);
+  }
+  const std::string shown = truncate_utf8(label, chars);
+  if (shown.empty()) return;
+  append(out, "<text class=\"bl\" x=\"{:.1f}\" y=\"{:.0f}\">", x + 3.0, y + 10.5);
+  append_escaped(out, shown);
+  out += "</text>";
+}
+
+void write_box(const Profile& profile, const TimelineLayout& layout, const TimelineBox& box,
+               double row_top, std::string& out) {
+  const double x = kPadPx + box.x0;
+  const double min_width = layout.merged ? kMergedMinWidthPx : kSpanMinWidthPx;
+  const double width = std::max(box.x1 - box.x0, min_width);
+  const double y = row_top + kThreadHeaderPx + kLanePx * (box.depth - 1);
+  append(out, "<rect class=\"b\" x=\"{:.1f}\" y=\"{:.0f}\" width=\"{:.1f}\" height=\"{:.0f}\" fill=\"{}\"",
+         x, y, width, kLaneBoxPx, name_colour(profile.str(box.name)));
+  // Merged spans that leave gaps between them are drawn paler, in proportion.
+  const double busy = static_cast<double>(box.busy_ns) /
+                      static_cast<double>(std::max<std::uint64_t>(box.end_ns - box.start_ns, 1));
+  if (box.spans > 1 && busy < 0.9) append(out, " fill-opacity=\"{:.2f}\"", 0.3 + 0.7 * busy);
+  out += '>';
+  write_box_title(profile, box, out);
+  out += "</rect>";
+  write_box_label(profile, box, x, width, y, out);
+}
+
+void write_thread_frame(const Profile& profile, const TimelineThread& thread, double top,
+                        std::string& out) {
+  append(out, "<text class=\"th\" x=\"{}\" y=\"{:.0f}\">", kPadPx, top + 14.0);
+  append_escaped(out, thread_label(profile, thread.thread));
+  append(out, "<tspan class=\"tc\"> · {} spans</tspan></text>", format_count(thread.spans));
+  for (std::uint32_t d = 0; d < thread.depths; ++d) {
+    append(out, "<rect class=\"lane\" x=\"{}\" y=\"{:.0f}\" width=\"{}\" height=\"{:.0f}\"/>", kPadPx,
+           top + kThreadHeaderPx + kLanePx * d, kTimelineWidthPx, kLaneBoxPx);
+  }
+}
+
+}  // namespace
+
+TimelineLayout layout_timeline(const Profile& profile) {
+  TimelineLayout layout;
+  if (profile.spans.empty()) return layout;
+  layout.t0_ns = std::numeric_limits<std::uint64_t>::max();
+  for (const Span& span : profile.spans) {
+    layout.t0_ns = std::min(layout.t0_ns, span.start_ns);
+    layout.t1_ns = std::max(layout.t1_ns, span_end(span));
+  }
+  if (layout.t1_ns <= layout.t0_ns) layout.t1_ns = layout.t0_ns + 1;
+  const std::vector<Lane> lanes = bucket_spans(profile, layout);
+  const TimeScale scale(layout.t0_ns, layout.t1_ns, kTimelineWidthPx);
+  layout.merged = profile.spans.size() - layout.spans_too_deep > kTimelineSpanLimit;
+  layout_boxes(profile, lanes, scale, layout);
+  for (const TimelineThread& thread : layout.threads) layout.spans_drawn += thread.spans;
+  return layout;
+}
+
+void write_timeline_svg(const Profile& profile, const TimelineLayout& layout, std::string& out) {
+  double height = 0.0;
+  const std::vector<double> tops = row_tops(layout, height);
+  const double width = kTimelineWidthPx + 2 * kPadPx;
+  append(out,
+         "<svg class=\"tl\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
+         "role=\"img\" aria-label=\"Timeline of scopes per thread\" data-boxes=\"{2}\" "
+         "data-merged=\"{3}\">",
+         width, height, layout.boxes.size(), layout.merged ? 1 : 0);
+  write_time_axis(layout, height, out);
+  for (std::size_t row = 0; row < layout.threads.size(); ++row) {
+    write_thread_frame(profile, layout.threads[row], tops[row], out);
+  }
+  for (const TimelineBox& box : layout.boxes) write_box(profile, layout, box, tops[box.row], out);
+  out += "</svg>";
+}
+
+// ---- memory chart -------------------------------------------------------------------
+
+namespace {
+
+constexpr double kChartWidthPx = 1100.0;
+constexpr double kChartHeightPx = 240.0;
+constexpr double kChartLeftPx = 84.0;
+constexpr double kChartRightPx = 24.0;
+constexpr double kChartTopPx = 22.0;
+constexpr double kChartBottomPx = 48.0;
+
+struct MemoryRange {
+  std::int64_t low = 0;   // lowest running sum (never above 0)
+  std::int64_t high = 0;  // highest running sum (the peak)
+  std::uint64_t peak_time_ns = 0;
+  std::uint64_t end_ns = 1;  // right edge of the time axis
+};
+
+// Events in time order (the model keeps them sorted; a hand-built profile may not).
+std::vector<const MemoryEvent*> events_by_time(const Profile& profile) {
+  std::vector<const MemoryEvent*> events;
+  events.reserve(profile.memory_events.size());
+  for (const MemoryEvent& e : profile.memory_events) events.push_back(&e);
+  const auto by_time = [](const MemoryEvent* a, const MemoryEvent* b) { return a->time_ns < b->time_ns; };
+  if (!std::is_sorted(events.begin(), events.end(), by_time)) {
+    std::stable_sort(events.begin(), events.end(), by_time);
+  }
+  return events;
+}
+
+MemoryRange memory_range(const Profile& profile, const std::vector<const MemoryEvent*>& events) {
+  MemoryRange range;
+  std::int64_t level = 0;
+  for (const MemoryEvent* e : events) {
+    level += e->delta_bytes;
+    range.low = std::min(range.low, level);
+    if (level > range.high) {
+      range.high = level;
+      range.peak_time_ns = e->time_ns;
+    }
+  }
+  range.end_ns = std::max({profile.meta.duration_ns, events.back()->time_ns, std::uint64_t{1}});
+  return range;
+}
+
+// Tick step in bytes: a round number (or fraction: 0.5 MiB) of the binary unit of the range,
+// so that ticks read "1.00 MiB", "2.00 MiB" rather than "977 KiB", "1.91 MiB".
+double byte_step(double range) {
+  double unit = 1.0;
+  while (unit * 1024.0 <= range) unit *= 1024.0;
+  return std::max(nice_step(range / 5.0 / unit) * unit, 1.0);
+}
+
+class ChartScale {
+ public:
+  ChartScale(double low, double high, std::uint64_t end_ns)
+      : low_(low), high_(high > low ? high : low + 1.0), end_ns_(static_cast<double>(end_ns)) {}
+  [[nodiscard]] double x(std::uint64_t t) const {
+    return kChartLeftPx + kChartWidthPx * std::min(static_cast<double>(t) / end_ns_, 1.0);
+  }
+  [[nodiscard]] double y(double bytes) const {
+    return kChartTopPx + kChartHeightPx * (1.0 - (bytes - low_) / (high_ - low_));
+  }
+
+ private:
+  double low_;
+  double high_;
+  double end_ns_;
+};
+
+// The step line, folding the events of each pixel column into one vertical stroke.
+std::string step_path(const std::vector<const MemoryEvent*>& events, const ChartScale& scale,
+                      std::uint64_t end_ns) {
+  std::string path = fmt::format("M{:.1f},{:.1f}", scale.x(0), scale.y(0.0));
+  std::int64_t level = 0;
+  std::size_t i = 0;
+  while (i < events.size()) {
+    const double x = scale.x(events[i]->time_ns);
+    const auto column = static_cast<long long>(std::floor(x));
+    std::int64_t low = std::numeric_limits<std::int64_t>::max();
+    std::int64_t high = std::numeric_limits<std::int64_t>::min();
+    for (; i < events.size() && static_cast<long long>(std::floor(scale.x(events[i]->time_ns))) == column;
+         ++i) {
+      level += events[i]->delta_bytes;
+      low = std::min(low, level);
+      high = std::max(high, level);
+    }
+    append(path, "H{:.1f}", x);
+    if (low != high) {
+      append(path, "V{:.1f}V{:.1f}", scale.y(static_cast<double>(low)), scale.y(static_cast<double>(high)));
+    }
+    append(path, "V{:.1f}", scale.y(static_cast<double>(level)));
+  }
+  append(path, "H{:.1f}", scale.x(end_ns));
+  return path;
+}
+
+void write_memory_axes(const MemoryRange& range, double low, double high, double step,
+                       const ChartScale& scale, std::string& out) {
+  out += "<g class=\"axis\">";
+  for (double v = low; v <= high + step / 2; v += step) {
+    const double y = scale.y(v);
+    append(out, "<line x1=\"{:.0f}\" y1=\"{:.1f}\" x2=\"{:.0f}\" y2=\"{:.1f}\"/>", kChartLeftPx, y,
+           kChartLeftPx + kChartWidthPx, y);
+    append(out, "<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", kChartLeftPx - 6, y + 3.5,
+           format_bytes(static_cast<std::int64_t>(v)));
+  }
+  const double tstep = std::max(1.0, nice_step(static_cast<double>(range.end_ns) / 8.0));
+  const double bottom = kChartTopPx + kChartHeightPx;
+  for (double t = 0; t <= static_cast<double>(range.end_ns); t += tstep) {
+    const double x = scale.x(static_cast<std::uint64_t>(t));
+    append(out, "<line x1=\"{0:.1f}\" y1=\"{1:.0f}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>", x, bottom, bottom + 5);
+    append(out, "<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\">{}</text>", x, bottom + 17,
+           format_duration(static_cast<std::uint64_t>(t)));
+  }
+  out += "</g>";
+  append(out, "<line class=\"base\" x1=\"{0:.0f}\" y1=\"{1:.1f}\" x2=\"{2:.0f}\" y2=\"{1:.1f}\"/>", kChartLeftPx,
+         scale.y(0.0), kChartLeftPx + kChartWidthPx);
+  append(out, "<text class=\"at\" x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\">time since the session "
+              "start</text>",
+         kChartLeftPx + kChartWidthPx / 2, bottom + 38);
+  append(out, "<text class=\"at\" transform=\"translate(14 {:.0f}) rotate(-90)\" text-anchor=\"middle\">"
+              "memory in use (bytes)</text>",
+         kChartTopPx + kChartHeightPx / 2);
+}
+
+void write_peak_marker(const MemoryRange& range, const ChartScale& scale, std::string& out) {
+  const double x = scale.x(range.peak_time_ns);
+  const double y = scale.y(static_cast<double>(range.high));
+  const bool right_half = x > kChartLeftPx + kChartWidthPx * 0.7;
+  append(out, "<line class=\"pk\" x1=\"{:.0f}\" y1=\"{:.1f}\" x2=\"{:.0f}\" y2=\"{:.1f}\"/>", kChartLeftPx, y,
+         kChartLeftPx + kChartWidthPx, y);
+  append(out, "<circle class=\"pk\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\"><title>peak {} at {}</title></circle>", x,
+         y, format_bytes(static_cast<std::int64_t>(range.high)), format_duration(range.peak_time_ns));
+  append(out, "<text class=\"pkl\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">peak {} at {}</text>",
+         right_half ? x - 8 : x + 8, std::max(y - 8, kChartTopPx - 6), right_half ? "end" : "start",
+         format_bytes(static_cast<std::int64_t>(range.high)), format_duration(range.peak_time_ns));
+}
+
+}  // namespace
+
+void write_memory_chart(const Profile& profile, std::string& out) {
+  if (profile.memory_events.empty()) {
+    out += profile.memory_counters.empty()
+               ? "<p class=\"note info\" id=\"no-memory\">No memory counters were recorded: report "
+                 "allocations with <code>record_alloc</code>/<code>record_free</code> to see memory "
+                 "over time.</p>"
+               : "<p class=\"note\" id=\"no-memory\">Memory counters were recorded but no memory "
+                 "events were kept, so there is no timeline (see Completeness).</p>";
+    return;
+  }
+  const std::vector<const MemoryEvent*> events = events_by_time(profile);
+  const MemoryRange range = memory_range(profile, events);
+  const double step = byte_step(static_cast<double>(range.high - range.low));
+  const double low = std::floor(static_cast<double>(range.low) / step) * step;
+  const double high = std::max(std::ceil(static_cast<double>(range.high) / step) * step, step);
+  const ChartScale scale(low, high, range.end_ns);
+  const std::string line = step_path(events, scale, range.end_ns);
+  append(out,
+         "<svg class=\"mem\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" role=\"img\" "
+         "aria-label=\"Memory in use over time\">",
+         kChartLeftPx + kChartWidthPx + kChartRightPx, kChartTopPx + kChartHeightPx + kChartBottomPx);
+  write_memory_axes(range, low, high, step, scale, out);
+  append(out, "<path class=\"area\" d=\"{}V{:.1f}H{:.1f}Z\"/>", line, scale.y(0.0), scale.x(0));
+  append(out, "<path class=\"line\" d=\"{}\"/>", line);
+  write_peak_marker(range, scale, out);
+  out += "</svg>";
+}
+
+}  // namespace nnprof::io::html

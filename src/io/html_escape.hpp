@@ -1,0 +1,39 @@
+// Escaping of user strings (scope, thread and counter names, the command line) for HTML text
+// and attribute values, shared by the HTML report and its SVG charts.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace nnprof::io::html {
+
+/// Appends `text` to `out` with the five HTML-special characters replaced by entities, so
+/// that it reads as text in element content and in quoted attribute values alike. C0
+/// control characters other than tab and newlines (which HTML forbids) become U+FFFD.
+inline void append_escaped(std::string& out, std::string_view text) {
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+          out += "\xEF\xBF\xBD";
+        } else {
+          out += c;
+        }
+    }
+  }
+}
+
+/// `text` escaped for HTML (see append_escaped).
+inline std::string escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  append_escaped(out, text);
+  return out;
+}
+
+}  // namespace nnprof::io::html

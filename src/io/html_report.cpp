@@ -1,0 +1,852 @@
+#include "io/html_report.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analysis/rankings.hpp"
+#include "io/format.hpp"
+#include "io/html_charts.hpp"
+#include "io/html_escape.hpp"
+#include "nnprof/error.hpp"
+
+namespace nnprof::io {
+namespace {
+
+using html::append_escaped;
+
+// The hot-path table and the call tree stay readable and quick to sort within these; what
+// is left out is counted on the page.
+constexpr std::size_t kMaxTableRows = 2'000;
+constexpr std::size_t kTreeMaxNodes = 1'500;
+constexpr std::uint32_t kTreeMaxDepth = 48;
+constexpr std::uint32_t kTreeOpenDepth = 2;  // levels shown expanded when the page opens
+constexpr std::size_t kConcentrationScopes = 5;
+constexpr double kInflationFactor = 10.0;
+
+template <typename... Args>
+void append(std::string& out, fmt::format_string<Args...> format, Args&&... args) {
+  fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
+}
+
+// Shares of the instrumented time, the denominator of every percentage on the page.
+class PercentOf {
+ public:
+  explicit PercentOf(std::uint64_t instrumented_ns) : instrumented_ns_(instrumented_ns) {}
+  [[nodiscard]] double fraction(std::uint64_t ns) const {
+    return instrumented_ns_ == 0 ? 0.0 : static_cast<double>(ns) / static_cast<double>(instrumented_ns_);
+  }
+  [[nodiscard]] std::string text(std::uint64_t ns) const {
+    return instrumented_ns_ == 0 ? "n/a" : format_percent(fraction(ns));
+  }
+  /// `text`, escaped: a tiny share reads "<0.1%".
+  [[nodiscard]] std::string html(std::uint64_t ns) const { return html::escape(text(ns)); }
+
+ private:
+  std::uint64_t instrumented_ns_;
+};
+
+std::string plural(std::uint64_t count, std::string_view singular, std::string_view many) {
+  return fmt::format("{} {}", format_count(count), count == 1 ? singular : many);
+}
+
+// Items per second with an SI prefix and 3 significant digits: "1.23 M items/s".
+std::string format_rate(double per_second) {
+  constexpr std::string_view kPrefixes[] = {"", " k", " M", " G", " T"};
+  std::size_t prefix = 0;
+  while (per_second >= 999.5 && prefix + 1 < std::size(kPrefixes)) {
+    per_second /= 1000.0;
+    ++prefix;
+  }
+  const int decimals = per_second < 10.0 ? 2 : per_second < 100.0 ? 1 : 0;
+  return fmt::format("{:.{}f}{} items/s", per_second, decimals, kPrefixes[prefix]);
+}
+
+// ---- page frame ---------------------------------------------------------------------
+
+constexpr std::string_view kStyle = R"CSS(
+:root{--bg:#f4f6f9;--card:#fff;--line:#e1e5eb;--soft:#eef1f5;--text:#1c2330;--muted:#5f6b7a;
+--accent:#2f6fde;--accent-soft:#dde8fb;--warn-bg:#fff7e6;--warn-line:#f1d28c;--warn:#7a5200;
+--err:#b42318;--info-bg:#eef4ff;--info-line:#c9d8fa;--info:#1e3a8a}
+*{box-sizing:border-box}
+html{scroll-behavior:smooth}
+body{margin:0;background:var(--bg);color:var(--text);
+font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+code,.mono,td.name,.tree .nm{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:12.5px}
+.wrap{max-width:1320px;margin:0 auto;padding:0 24px}
+header.top{background:var(--card);border-bottom:1px solid var(--line);padding:18px 0 14px}
+h1{font-size:22px;margin:0;font-weight:650;letter-spacing:-.01em}
+h1 .brand{color:var(--accent)}
+.cmd{margin:6px 0 10px;color:var(--muted);word-break:break-all}
+.cmd code{color:var(--text);background:var(--soft);padding:2px 6px;border-radius:4px}
+.meta{display:flex;flex-wrap:wrap;gap:4px 22px;margin:0;font-size:13px;color:var(--muted)}
+.meta div{display:flex;gap:6px}.meta dt{font-weight:600}.meta dd{margin:0;color:var(--text)}
+nav{position:sticky;top:0;z-index:5;background:rgba(255,255,255,.96);border-bottom:1px solid var(--line)}
+nav .wrap{display:flex;flex-wrap:wrap}
+nav a{padding:9px 11px;color:var(--muted);text-decoration:none;font-size:13px;font-weight:500}
+nav a:hover{color:var(--accent)}
+section{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:18px 20px;margin:18px 0;
+scroll-margin-top:48px}
+h2{font-size:16px;margin:0 0 4px;font-weight:650}
+.lead{margin:0 0 14px;color:var(--muted);font-size:13px}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(230px,1fr));gap:12px}
+.card{border:1px solid var(--line);border-radius:8px;padding:12px 14px;background:#fbfcfe}
+.card .k{font-size:11.5px;color:var(--muted);text-transform:uppercase;letter-spacing:.05em;font-weight:600}
+.card .v{font-size:22px;font-weight:650;margin:3px 0 2px;font-variant-numeric:tabular-nums}
+.card .s{font-size:12.5px;color:var(--muted)}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;width:100%;font-size:13px;font-variant-numeric:tabular-nums}
+th,td{padding:5px 9px;border-bottom:1px solid var(--soft);text-align:left;white-space:nowrap}
+th{background:#f7f8fa;font-weight:600;color:#374151;border-bottom:1px solid var(--line);font-size:12.5px}
+th.num,td.num{text-align:right}
+td.name{max-width:380px;overflow:hidden;text-overflow:ellipsis}
+td.msg{white-space:normal}
+tbody tr:hover{background:#f5f8fd}
+table.sortable th{cursor:pointer;user-select:none}
+table.sortable th:hover{color:var(--accent)}
+table.sortable th::after{content:"";display:inline-block;width:12px;font-size:9px;color:var(--accent)}
+th[aria-sort=ascending]::after{content:" \25B2"}
+th[aria-sort=descending]::after{content:" \25BC"}
+.bar{display:inline-block;width:56px;height:6px;margin-right:8px;vertical-align:middle;background:var(--accent-soft);
+border-radius:3px;overflow:hidden}
+.bar i{display:block;height:100%;background:var(--accent);border-radius:3px}
+.tools{display:flex;gap:14px;align-items:center;margin:0 0 10px}
+input[type=search]{font:inherit;padding:6px 10px;border:1px solid #cbd2db;border-radius:6px;width:300px}
+input[type=search]:focus{outline:2px solid var(--accent-soft);border-color:var(--accent)}
+button{font:inherit;font-size:12.5px;padding:4px 10px;border:1px solid #cbd2db;border-radius:6px;background:#fff;cursor:pointer}
+button:hover{border-color:var(--accent);color:var(--accent)}
+.note{background:var(--warn-bg);border:1px solid var(--warn-line);color:var(--warn);border-radius:6px;padding:8px 12px;margin:0 0 10px;font-size:13px}
+.note.info{background:var(--info-bg);border-color:var(--info-line);color:var(--info)}
+.muted{color:var(--muted)}
+.empty{color:var(--muted);font-style:italic;margin:6px 0}
+.tree{border:1px solid var(--line);border-radius:8px;overflow:hidden}
+.tree .row{display:flex;align-items:center;padding:3px 10px 3px 6px;border-bottom:1px solid var(--soft);font-variant-numeric:tabular-nums}
+.tree .row:hover{background:#f5f8fd}
+.tree .hd{background:#f7f8fa;font-weight:600;font-size:12.5px;color:#374151;border-bottom:1px solid var(--line)}
+.tree .nm{flex:1;min-width:0;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.tree .c{width:104px;flex:none;text-align:right}
+.tree .c.p{width:150px}
+.tree summary{cursor:pointer;list-style:none}
+.tree summary::-webkit-details-marker{display:none}
+.tree .nm::before{content:"";display:inline-block;width:16px;color:#8a94a3;font-size:10px}
+.tree summary .nm::before{content:"\25B6"}
+.tree details[open]>summary .nm::before{content:"\25BC"}
+.tree .kids{padding-left:16px}
+.tl,.mem{display:block;max-width:100%;height:auto}
+.tl text,.mem text{font:10.5px system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;fill:#4b5563}
+.tl .axis line,.mem .axis line{stroke:#e6e9ee;stroke-width:1}
+.tl .th{font-size:12px;font-weight:600;fill:#1c2330}
+.tl .tc{font-weight:400;fill:#6b7280}
+.tl .lane{fill:#f7f8fa}
+.tl rect.b{stroke:#fff;stroke-width:.4}
+.tl rect.b:hover{stroke:#1c2330;stroke-width:1}
+.tl .bl{font-size:10px;fill:#1c2330;pointer-events:none}
+.mem .line{fill:none;stroke:var(--accent);stroke-width:1.6}
+.mem .area{fill:var(--accent);fill-opacity:.12;stroke:none}
+.mem .base{stroke:#9aa3af;stroke-width:1}
+.mem .at{font-size:11.5px;fill:#374151;font-weight:600}
+.mem line.pk{stroke:#d9480f;stroke-dasharray:4 3;stroke-width:1}
+.mem circle.pk{fill:#d9480f;stroke:#fff;stroke-width:1.5}
+.mem .pkl{fill:#b13a0a;font-weight:600;font-size:11.5px}
+ul.insights{margin:0;padding-left:20px}ul.insights li{margin:4px 0}
+dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:6px 22px;margin:0}
+dl.kv dt{color:var(--muted);font-weight:600}dl.kv dd{margin:0}
+.sev{display:inline-block;padding:1px 8px;border-radius:10px;font-size:11.5px;font-weight:600}
+.sev.info{background:var(--info-bg);color:var(--info)}
+.sev.warning{background:var(--warn-bg);color:var(--warn)}
+.sev.error{background:#fde8e7;color:var(--err)}
+footer{color:var(--muted);font-size:12px;padding:8px 0 32px}
+)CSS";
+
+// Sorting, filtering and the tree's expand/collapse. Everything is read from the DOM: no
+// profile data is embedded in the script, so no user string can reach JavaScript. A view
+// can be linked: report.html#sort=calls:desc&filter=matmul.
+constexpr std::string_view kScript = R"JS(
+(function () {
+  'use strict';
+  var doc = document;
+  function headRow(table) { return table.tHead && table.tHead.rows.length ? table.tHead.rows[0] : null; }
+  function sortKey(row, col, numeric) {
+    var cell = row.cells[col];
+    if (!cell) return numeric ? -Infinity : '';
+    if (numeric) {
+      var v = Number(cell.getAttribute('data-v'));
+      return isNaN(v) ? -Infinity : v;
+    }
+    return cell.textContent.toLowerCase();
+  }
+  function sortBy(table, col, dir) {
+    var head = headRow(table);
+    var body = table.tBodies.length ? table.tBodies[0] : null;
+    if (!head || !body || col < 0 || col >= head.cells.length) return;
+    var th = head.cells[col];
+    var numeric = th.getAttribute('data-type') === 'num';
+    var rows = Array.prototype.map.call(body.rows, function (row, i) {
+      return { row: row, key: sortKey(row, col, numeric), i: i };
+    });
+    rows.sort(function (a, b) {
+      if (a.key < b.key) return -dir;
+      if (a.key > b.key) return dir;
+      return a.i - b.i;
+    });
+    var frag = doc.createDocumentFragment();
+    rows.forEach(function (r) { frag.appendChild(r.row); });
+    body.appendChild(frag);
+    Array.prototype.forEach.call(head.cells, function (cell) { cell.removeAttribute('aria-sort'); });
+    th.setAttribute('aria-sort', dir > 0 ? 'ascending' : 'descending');
+    table.setAttribute('data-sort', (th.getAttribute('data-key') || String(col)) + ':' + (dir > 0 ? 'asc' : 'desc'));
+  }
+  function columnOf(table, key) {
+    var head = headRow(table);
+    if (!head) return -1;
+    for (var i = 0; i < head.cells.length; i++) {
+      if (head.cells[i].getAttribute('data-key') === key) return i;
+    }
+    return -1;
+  }
+  function setupSort(table) {
+    var head = headRow(table);
+    if (!head) return;
+    Array.prototype.forEach.call(head.cells, function (th, col) {
+      th.tabIndex = 0;
+      function toggle() {
+        var now = th.getAttribute('aria-sort');
+        var numeric = th.getAttribute('data-type') === 'num';
+        var dir = now === 'descending' ? 1 : now === 'ascending' ? -1 : (numeric ? -1 : 1);
+        sortBy(table, col, dir);
+      }
+      th.addEventListener('click', toggle);
+      th.addEventListener('keydown', function (e) {
+        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); toggle(); }
+      });
+    });
+  }
+  function filterRows(table, text, counter) {
+    var body = table.tBodies.length ? table.tBodies[0] : null;
+    if (!body) return;
+    var needle = String(text).trim().toLowerCase();
+    var shown = 0;
+    Array.prototype.forEach.call(body.rows, function (row) {
+      var name = row.cells.length ? row.cells[0].textContent.toLowerCase() : '';
+      var hit = needle === '' || name.indexOf(needle) !== -1;
+      row.hidden = !hit;
+      if (hit) shown++;
+    });
+    table.setAttribute('data-shown', String(shown));
+    if (counter) counter.textContent = needle === '' ? '' : shown + ' of ' + body.rows.length + ' scopes match';
+  }
+  function hashParams() {
+    var params = {};
+    location.hash.replace(/^#/, '').split('&').forEach(function (part) {
+      var eq = part.indexOf('=');
+      if (eq <= 0) return;
+      try {
+        params[decodeURIComponent(part.slice(0, eq))] = decodeURIComponent(part.slice(eq + 1));
+      } catch (e) { /* a malformed link: ignore that parameter */ }
+    });
+    return params;
+  }
+  function setupTree() {
+    Array.prototype.forEach.call(doc.querySelectorAll('button[data-tree]'), function (button) {
+      button.addEventListener('click', function () {
+        var open = button.getAttribute('data-tree') === 'open';
+        Array.prototype.forEach.call(doc.querySelectorAll('#tree details'), function (d) { d.open = open; });
+      });
+    });
+  }
+  Array.prototype.forEach.call(doc.querySelectorAll('table.sortable'), setupSort);
+  setupTree();
+  var hot = doc.getElementById('hot-table');
+  var box = doc.getElementById('hot-filter');
+  var counter = doc.getElementById('hot-count');
+  if (hot && box) box.addEventListener('input', function () { filterRows(hot, box.value, counter); });
+  var params = hashParams();
+  if (hot && typeof params.sort === 'string') {
+    var parts = params.sort.split(':');
+    var col = columnOf(hot, parts[0]);
+    if (col >= 0) sortBy(hot, col, parts[1] === 'asc' ? 1 : -1);
+  }
+  if (hot && box && typeof params.filter === 'string') {
+    box.value = params.filter;
+    filterRows(hot, box.value, counter);
+  }
+  doc.body.setAttribute('data-ready', '1');
+})();
+)JS";
+
+std::string page_title(const Profile& profile) {
+  const Metadata& meta = profile.meta;
+  if (!meta.command_line.empty()) return "nnprof — " + meta.command_line;
+  return meta.hostname.empty() ? std::string("nnprof report") : "nnprof — " + meta.hostname;
+}
+
+void write_head(const Profile& profile, std::string& out) {
+  out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+         // Nothing may be fetched: the page must open the same offline, in CI artefacts, anywhere.
+         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+         "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+         "<meta name=\"generator\" content=\"nnprof\">\n<title>";
+  append_escaped(out, page_title(profile));
+  out += "</title>\n<style>";
+  out += kStyle;
+  out += "</style>\n</head>\n<body data-ready=\"0\">\n";
+}
+
+void write_meta_item(std::string& out, std::string_view key, std::string_view value) {
+  if (value.empty()) return;
+  append(out, "<div><dt>{}</dt><dd>", key);
+  append_escaped(out, value);
+  out += "</dd></div>";
+}
+
+void write_page_header(const Profile& profile, std::string& out) {
+  const Metadata& meta = profile.meta;
+  out += "<header class=\"top\"><div class=\"wrap\"><h1><span class=\"brand\">nnprof</span> report</h1>";
+  if (!meta.command_line.empty()) {
+    out += "<div class=\"cmd\">Command <code>";
+    append_escaped(out, meta.command_line);
+    out += "</code></div>";
+  }
+  out += "<dl class=\"meta\">";
+  std::string host = meta.hostname;
+  if (!meta.os.empty()) host += host.empty() ? meta.os : fmt::format(" ({})", meta.os);
+  write_meta_item(out, "Host", host);
+  std::string cpu = meta.cpu_model;
+  if (meta.logical_cpus > 0) cpu += fmt::format("{}{}", cpu.empty() ? "" : ", ", plural(meta.logical_cpus, "logical CPU", "logical CPUs"));
+  write_meta_item(out, "CPU", cpu);
+  write_meta_item(out, "Compiler", meta.compiler);
+  write_meta_item(out, "PID", meta.pid == 0 ? std::string() : std::to_string(meta.pid));
+  if (!meta.clock.source.empty()) {
+    write_meta_item(out, "Clock", fmt::format("{}, {:.4g} ns per tick", meta.clock.source, meta.clock.ns_per_tick));
+  }
+  write_meta_item(out, "nnprof", meta.nnprof_version);
+  out += "</dl></div></header>\n";
+}
+
+void write_nav(std::string& out) {
+  out += "<nav><div class=\"wrap\">";
+  constexpr std::pair<std::string_view, std::string_view> kLinks[] = {
+      {"summary", "Summary"},   {"hot", "Hot paths"},     {"tree", "Call tree"},
+      {"timeline", "Timeline"}, {"memory", "Memory"},     {"threads", "Threads"},
+      {"insights", "Insights"}, {"completeness", "Completeness"}, {"diagnostics", "Diagnostics"}};
+  for (const auto& [id, label] : kLinks) append(out, "<a href=\"#{}\">{}</a>", id, label);
+  out += "</div></nav>\n<main class=\"wrap\">\n";
+}
+
+void open_section(std::string& out, std::string_view id, std::string_view title, std::string_view lead) {
+  append(out, "<section id=\"{}\"><h2>{}</h2>", id, title);
+  if (!lead.empty()) append(out, "<p class=\"lead\">{}</p>", lead);
+}
+
+// ---- summary cards ------------------------------------------------------------------
+
+void write_card(std::string& out, std::string_view key, std::string_view value, std::string_view sub) {
+  append(out, "<div class=\"card\"><div class=\"k\">{}</div><div class=\"v\">{}</div><div class=\"s\">{}</div></div>",
+         key, value, sub);
+}
+
+std::string spans_card_sub(const Completeness& c) {
+  if (!c.spans_enabled) return "statistics-only session: no timeline";
+  return fmt::format("{} dropped · {} overwritten", format_count(c.spans_dropped), format_count(c.spans_overwritten));
+}
+
+void write_overhead_card(const Profile& profile, const PercentOf& percent, std::string& out) {
+  const Completeness& c = profile.completeness;
+  if (!(c.overhead_per_scope_ns > 0.0)) {
+    write_card(out, "Instrumentation overhead", "n/a", "not measured");
+    return;
+  }
+  write_card(out, "Instrumentation overhead", format_duration(c.overhead_per_scope_ns) + " / scope",
+             fmt::format("{} in total = {} of instrumented time", format_duration(c.overhead_total_ns),
+                         percent.html(c.overhead_total_ns)));
+}
+
+void write_cards(const Profile& profile, std::uint64_t instrumented_ns, const PercentOf& percent,
+                 std::string& out) {
+  const Completeness& c = profile.completeness;
+  open_section(out, "summary", "Summary", "");
+  out += "<div class=\"cards\">";
+  write_card(out, "Session duration", format_duration(profile.meta.duration_ns), "from the session start to the snapshot");
+  write_card(out, "Instrumented time", format_duration(instrumented_ns),
+             "top-level scopes summed over threads; the 100% of every percentage");
+  write_card(out, "Scopes recorded", format_count(c.scopes_recorded), plural(profile.scopes.size(), "distinct name", "distinct names"));
+  const auto exited = std::count_if(profile.threads.begin(), profile.threads.end(), [](const ThreadInfo& t) { return t.exited; });
+  write_card(out, "Threads", format_count(profile.threads.size()), fmt::format("{} exited", format_count(static_cast<std::uint64_t>(exited))));
+  if (profile.memory_counters.empty()) {
+    write_card(out, "Peak memory", "n/a", "no named memory counters");
+  } else {
+    write_card(out, "Peak memory", format_bytes(profile.memory.peak_bytes),
+               fmt::format("at {}, over {}", format_duration(profile.memory.peak_time_ns),
+                           plural(profile.memory_counters.size(), "named counter", "named counters")));
+  }
+  write_card(out, "Spans kept", c.spans_enabled ? format_count(c.spans_kept) : "none", spans_card_sub(c));
+  write_overhead_card(profile, percent, out);
+  out += "</div></section>\n";
+}
+
+// ---- table cells --------------------------------------------------------------------
+
+void write_th(std::string& out, std::string_view label, std::string_view key, bool numeric) {
+  append(out, "<th{} data-key=\"{}\"{}>{}</th>", numeric ? " class=\"num\"" : "", key,
+         numeric ? " data-type=\"num\"" : "", label);
+}
+
+void write_td_name(std::string& out, std::string_view name) {
+  out += "<td class=\"name\" title=\"";
+  append_escaped(out, name);
+  out += "\">";
+  append_escaped(out, name);
+  out += "</td>";
+}
+
+void write_td_text(std::string& out, std::string_view text) {
+  out += "<td>";
+  append_escaped(out, text);
+  out += "</td>";
+}
+
+template <typename Number>
+void write_td_num(std::string& out, std::string_view shown, Number value) {
+  append(out, "<td class=\"num\" data-v=\"{}\">{}</td>", value, shown);
+}
+
+void write_td_percent(std::string& out, const PercentOf& percent, std::uint64_t ns) {
+  const double fraction = percent.fraction(ns);
+  append(out, "<td class=\"num\" data-v=\"{:.6f}\"><span class=\"bar\"><i style=\"width:{:.1f}%\"></i></span>{}</td>",
+         fraction, std::clamp(fraction * 100.0, 0.0, 100.0), percent.html(ns));
+}
+
+// ---- hot paths ----------------------------------------------------------------------
+
+void write_hot_head(std::string& out) {
+  out += "<thead><tr>";
+  write_th(out, "Scope", "scope", false);
+  constexpr std::pair<std::string_view, std::string_view> kColumns[] = {
+      {"Calls", "calls"}, {"Total", "total"}, {"Self", "self"}, {"% instr", "pct"}, {"Mean", "mean"},
+      {"p50", "p50"},     {"p95", "p95"},     {"p99", "p99"},   {"Min", "min"},     {"Max", "max"},
+      {"Items/s", "items"}, {"Allocated", "alloc"}};
+  for (const auto& [label, key] : kColumns) write_th(out, label, key, true);
+  out += "</tr></thead>";
+}
+
+void write_hot_row(const Profile& profile, const ScopeStats& s, const PercentOf& percent, std::string& out) {
+  out += "<tr>";
+  write_td_name(out, profile.str(s.name));
+  write_td_num(out, format_count(s.time.count), s.time.count);
+  write_td_num(out, format_duration(s.total_ns), s.total_ns);
+  write_td_num(out, format_duration(s.self_ns), s.self_ns);
+  write_td_percent(out, percent, s.total_ns);
+  write_td_num(out, format_duration(s.time.mean_ns), s.time.mean_ns);
+  write_td_num(out, format_duration(s.time.p50_ns), s.time.p50_ns);
+  write_td_num(out, format_duration(s.time.p95_ns), s.time.p95_ns);
+  write_td_num(out, format_duration(s.time.p99_ns), s.time.p99_ns);
+  write_td_num(out, format_duration(s.time.min_ns), s.time.min_ns);
+  write_td_num(out, format_duration(s.time.max_ns), s.time.max_ns);
+  const double rate = s.items_per_second();
+  write_td_num(out, s.items > 0 ? format_rate(rate) : std::string("—"), s.items > 0 ? rate : 0.0);
+  write_td_num(out, s.memory.alloc_bytes > 0 ? format_bytes(s.memory.alloc_bytes) : std::string("—"),
+               s.memory.alloc_bytes);
+  out += "</tr>\n";
+}
+
+void write_hot_table(const Profile& profile, const PercentOf& percent, std::string& out) {
+  open_section(out, "hot", "Hot paths",
+               "Every scope name, longest total first. Click a column to sort; total is inclusive (nested calls "
+               "of the same name counted once), self excludes child scopes, % is of instrumented time.");
+  if (profile.scopes.empty()) {
+    out += "<p class=\"empty\">No scopes were recorded: wrap code in <code>NNPROF_SCOPE(\"name\")</code> or "
+           "<code>profiler.start/stop</code>.</p></section>\n";
+    return;
+  }
+  out += "<div class=\"tools\"><input type=\"search\" id=\"hot-filter\" placeholder=\"Filter scopes by name\" "
+         "aria-label=\"Filter scopes by name\"><span class=\"muted\" id=\"hot-count\"></span></div>";
+  const auto rows = analysis::top_by_total(profile, kMaxTableRows);
+  out += "<div class=\"scroll\"><table class=\"sortable\" id=\"hot-table\">";
+  write_hot_head(out);
+  out += "<tbody>\n";
+  for (const ScopeStats* scope : rows) write_hot_row(profile, *scope, percent, out);
+  out += "</tbody></table></div>";
+  if (rows.size() < profile.scopes.size()) {
+    append(out, "<p class=\"muted\">Showing the {} longest of {} scopes.</p>", format_count(rows.size()),
+           format_count(profile.scopes.size()));
+  }
+  out += "</section>\n";
+}
+
+// ---- call tree ----------------------------------------------------------------------
+
+// Children of `node` that exist, longest total time first, equal times by name.
+std::vector<std::uint32_t> sorted_children(const Profile& profile, const CallTreeNode& node) {
+  std::vector<std::uint32_t> children;
+  for (const std::uint32_t child : node.children) {
+    if (child < profile.call_tree.size() && child != 0) children.push_back(child);
+  }
+  std::sort(children.begin(), children.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const CallTreeNode& na = profile.call_tree[a];
+    const CallTreeNode& nb = profile.call_tree[b];
+    if (na.time.sum_ns != nb.time.sum_ns) return na.time.sum_ns > nb.time.sum_ns;
+    return profile.str(na.name) < profile.str(nb.name);
+  });
+  return children;
+}
+
+class TreeWriter {
+ public:
+  TreeWriter(const Profile& profile, const PercentOf& percent, std::string& out)
+      : profile_(profile), percent_(percent), out_(out), visited_(profile.call_tree.size(), false) {}
+
+  // Writes the children of the root; returns the number of nodes shown.
+  std::size_t write() {
+    visited_[0] = true;
+    for (const std::uint32_t child : sorted_children(profile_, profile_.call_tree[0])) write_node(child, 1);
+    return shown_;
+  }
+
+ private:
+  void write_cells(std::uint32_t id) {
+    const CallTreeNode& node = profile_.call_tree[id];
+    out_ += "<span class=\"nm\" title=\"";
+    append_escaped(out_, profile_.node_path(id));
+    out_ += "\">";
+    append_escaped(out_, profile_.str(node.name));
+    append(out_, "</span><span class=\"c\">{}</span><span class=\"c\">{}</span><span class=\"c\">{}</span>"
+                 "<span class=\"c\">{}</span>",
+           format_count(node.time.count), format_duration(node.time.sum_ns), format_duration(node.self_ns),
+           format_duration(node.time.mean_ns));
+    append(out_, "<span class=\"c p\"><span class=\"bar\"><i style=\"width:{:.1f}%\"></i></span>{}</span>",
+           std::clamp(percent_.fraction(node.time.sum_ns) * 100.0, 0.0, 100.0), percent_.html(node.time.sum_ns));
+  }
+
+  // `visited` guards against a malformed tree (from a file) whose child links form a cycle.
+  void write_node(std::uint32_t id, std::uint32_t level) {
+    if (visited_[id] || shown_ >= kTreeMaxNodes) return;
+    visited_[id] = true;
+    ++shown_;
+    std::vector<std::uint32_t> children;
+    if (level < kTreeMaxDepth) children = sorted_children(profile_, profile_.call_tree[id]);
+    if (children.empty()) {
+      out_ += "<div class=\"row leaf\">";
+      write_cells(id);
+      out_ += "</div>\n";
+      return;
+    }
+    append(out_, "<details{}><summary class=\"row\">", level <= kTreeOpenDepth ? " open" : "");
+    write_cells(id);
+    out_ += "</summary><div class=\"kids\">\n";
+    for (const std::uint32_t child : children) write_node(child, level + 1);
+    out_ += "</div></details>\n";
+  }
+
+  const Profile& profile_;
+  const PercentOf& percent_;
+  std::string& out_;
+  std::vector<bool> visited_;
+  std::size_t shown_ = 0;
+};
+
+void write_call_tree(const Profile& profile, const PercentOf& percent, std::string& out) {
+  open_section(out, "tree", "Call tree",
+               "Merged over all threads; children by total time. Hover a name for its full path.");
+  if (profile.call_tree.size() <= 1) {
+    out += "<p class=\"empty\">No call tree was recorded.</p></section>\n";
+    return;
+  }
+  out += "<div class=\"tools\"><button type=\"button\" data-tree=\"open\">Expand all</button>"
+         "<button type=\"button\" data-tree=\"close\">Collapse all</button></div>";
+  out += "<div class=\"tree\"><div class=\"row hd\"><span class=\"nm\">Scope</span><span class=\"c\">Calls</span>"
+         "<span class=\"c\">Total</span><span class=\"c\">Self</span><span class=\"c\">Mean</span>"
+         "<span class=\"c p\">% instr</span></div>\n";
+  const std::size_t shown = TreeWriter(profile, percent, out).write();
+  out += "</div>";
+  const std::size_t nodes = profile.call_tree.size() - 1;
+  if (shown < nodes) {
+    append(out, "<p class=\"muted\">{} of {} nodes shown (at most {} nodes and {} levels).</p>", format_count(shown),
+           format_count(nodes), format_count(kTreeMaxNodes), kTreeMaxDepth);
+  }
+  out += "</section>\n";
+}
+
+// ---- timeline -----------------------------------------------------------------------
+
+void write_timeline_notes(const Profile& profile, const html::TimelineLayout& layout, std::string& out) {
+  const Completeness& c = profile.completeness;
+  if (c.spans_dropped > 0) {
+    append(out, "<p class=\"note\">{} {} dropped when the memory cap ({}) was reached (policy {}): the timeline "
+                "shows the spans that were kept. Statistics and the call tree still count every scope.</p>",
+           plural(c.spans_dropped, "span", "spans"), c.spans_dropped == 1 ? "was" : "were", c.memory_cap_bytes == 0 ? "none" : format_bytes(c.memory_cap_bytes),
+           c.buffer_policy.empty() ? "unknown" : c.buffer_policy);
+  }
+  if (c.spans_overwritten > 0) {
+    append(out, "<p class=\"note\">{} {} overwritten by newer ones (flight recorder): the timeline shows the "
+                "most recent spans only.</p>",
+           plural(c.spans_overwritten, "older span", "older spans"), c.spans_overwritten == 1 ? "was" : "were");
+  }
+  if (layout.merged) {
+    const double ns_per_px = static_cast<double>(layout.t1_ns - layout.t0_ns) / html::kTimelineWidthPx;
+    append(out, "<p class=\"note info\" id=\"timeline-merged\">{} spans are drawn as {} boxes: per thread and depth, "
+                "spans narrower than {:g} px ({}) at this scale are merged per column of that width into one box, "
+                "coloured after the name with the most time in it and paler where the spans leave gaps. Hover a "
+                "box for its span count and busy time.</p>",
+           format_count(layout.spans_drawn), format_count(layout.boxes.size()), layout.merge_px,
+           format_duration(layout.merge_px * ns_per_px));
+  }
+  if (layout.spans_too_deep > 0) {
+    append(out, "<p class=\"note\">{} nested deeper than {} levels {} not drawn.</p>",
+           plural(layout.spans_too_deep, "span", "spans"), html::kTimelineMaxDepth,
+           layout.spans_too_deep == 1 ? "is" : "are");
+  }
+}
+
+void write_timeline(const Profile& profile, std::ostream& stream, std::string& out) {
+  open_section(out, "timeline", "Timeline",
+               "Spans per thread, nested scopes stacked by depth, colour by name. Hover a box for its name, "
+               "duration and start (times since the session start).");
+  if (!profile.completeness.spans_enabled && profile.spans.empty()) {
+    out += "<p class=\"note info\">This was a statistics-only session: no spans were recorded, so there is no "
+           "timeline. The tables above are complete.</p></section>\n";
+    return;
+  }
+  const html::TimelineLayout layout = html::layout_timeline(profile);
+  write_timeline_notes(profile, layout, out);
+  if (layout.boxes.empty()) {
+    out += "<p class=\"empty\">No spans were recorded.</p></section>\n";
+    return;
+  }
+  out += "<div class=\"scroll\">";
+  stream << out;  // the timeline is the page's largest part: hand over what precedes it first
+  out.clear();
+  html::write_timeline_svg(profile, layout, out);
+  out += "</div></section>\n";
+}
+
+// ---- memory -------------------------------------------------------------------------
+
+void write_counters_table(const Profile& profile, std::string& out) {
+  out += "<div class=\"scroll\"><table class=\"sortable\" id=\"counters-table\"><thead><tr>";
+  write_th(out, "Counter", "counter", false);
+  constexpr std::pair<std::string_view, std::string_view> kColumns[] = {
+      {"Current", "current"}, {"Peak", "peak"},     {"Allocated", "alloc"},
+      {"Freed", "freed"},     {"Allocs", "allocs"}, {"Frees", "frees"}};
+  for (const auto& [label, key] : kColumns) write_th(out, label, key, true);
+  out += "</tr></thead><tbody>\n";
+  for (const MemoryCounter& c : profile.memory_counters) {
+    out += "<tr>";
+    write_td_name(out, profile.str(c.name));
+    write_td_num(out, format_bytes(c.current_bytes), c.current_bytes);
+    write_td_num(out, format_bytes(c.peak_bytes), c.peak_bytes);
+    write_td_num(out, format_bytes(c.alloc_bytes), c.alloc_bytes);
+    write_td_num(out, format_bytes(c.freed_bytes), c.freed_bytes);
+    write_td_num(out, format_count(c.alloc_count), c.alloc_count);
+    write_td_num(out, format_count(c.free_count), c.free_count);
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>";
+}
+
+void write_memory(const Profile& profile, std::string& out) {
+  open_section(out, "memory", "Memory",
+               "Bytes in use over time: the sum of every named counter (record_alloc minus record_free).");
+  html::write_memory_chart(profile, out);
+  if (!profile.memory_counters.empty()) {
+    append(out, "<p class=\"muted\">All counters: {} in use at the end, peak {} at {} after the session start.</p>",
+           format_bytes(profile.memory.current_bytes), format_bytes(profile.memory.peak_bytes),
+           format_duration(profile.memory.peak_time_ns));
+    write_counters_table(profile, out);
+  }
+  out += "</section>\n";
+}
+
+// ---- threads ------------------------------------------------------------------------
+
+void write_threads(const Profile& profile, const PercentOf& percent, std::string& out) {
+  open_section(out, "threads", "Threads", "Which threads did the work: time in each thread's top-level scopes.");
+  if (profile.threads.empty()) {
+    out += "<p class=\"empty\">No threads recorded a scope.</p></section>\n";
+    return;
+  }
+  out += "<div class=\"scroll\"><table class=\"sortable\" id=\"threads-table\"><thead><tr>";
+  write_th(out, "Thread", "thread", false);
+  write_th(out, "TID", "tid", true);
+  write_th(out, "Scopes", "scopes", true);
+  write_th(out, "Top-level time", "time", true);
+  write_th(out, "% instr", "pct", true);
+  write_th(out, "State", "state", false);
+  out += "</tr></thead><tbody>\n";
+  for (const ThreadInfo& t : profile.threads) {
+    out += "<tr>";
+    write_td_name(out, t.name.empty() ? "[unnamed]" : t.name);
+    write_td_num(out, std::to_string(t.os_tid), t.os_tid);
+    write_td_num(out, format_count(t.scopes_recorded), t.scopes_recorded);
+    write_td_num(out, format_duration(t.top_level_ns), t.top_level_ns);
+    write_td_percent(out, percent, t.top_level_ns);
+    write_td_text(out, t.exited ? "exited" : "running");
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div></section>\n";
+}
+
+// ---- insights -----------------------------------------------------------------------
+
+std::string code(const Profile& profile, StringId name) {
+  return "<code>" + html::escape(profile.str(name)) + "</code>";
+}
+
+void write_scope_insights(const Profile& profile, const PercentOf& percent, std::string& out) {
+  const analysis::Concentration c = analysis::hot_path_concentration(profile, kConcentrationScopes);
+  if (c.top_n == 1) {
+    append(out, "<li>The only scope accounts for <b>{}</b> of instrumented time by self time.</li>",
+           html::escape(format_percent(c.share)));
+  } else {
+    append(out, "<li>The top {} scopes by self time account for <b>{}</b> of instrumented time.</li>", c.top_n,
+           html::escape(format_percent(c.share)));
+  }
+  const ScopeStats& hottest = *analysis::top_by_self(profile, 1).front();
+  append(out, "<li>Highest self time: {}, {} ({} of instrumented time).</li>", code(profile, hottest.name),
+         format_duration(hottest.self_ns), percent.html(hottest.self_ns));
+  const ScopeStats& called = *analysis::most_called(profile, 1).front();
+  append(out, "<li>Most called: {}, {} of {} on average.</li>", code(profile, called.name),
+         plural(called.time.count, "call", "calls"), format_duration(called.time.mean_ns));
+  const auto allocating = analysis::top_by_alloc_bytes(profile, 1);
+  if (!allocating.empty()) {
+    append(out, "<li>Most bytes allocated while innermost: {}, {} in {}.</li>", code(profile, allocating.front()->name),
+           format_bytes(allocating.front()->memory.alloc_bytes),
+           plural(allocating.front()->memory.alloc_count, "allocation", "allocations"));
+  }
+}
+
+void write_inflation_insight(const Profile& profile, std::string& out) {
+  const double overhead = profile.completeness.overhead_per_scope_ns;
+  if (!(overhead > 0.0)) {
+    out += "<li>Instrumentation overhead was not measured, so timings inflated by it cannot be flagged.</li>";
+    return;
+  }
+  const auto inflated = analysis::inflated_by_instrumentation(profile, kInflationFactor);
+  if (inflated.empty()) {
+    append(out, "<li>No scope is short enough for instrumentation cost ({} per scope) to dominate its timing.</li>",
+           format_duration(overhead));
+    return;
+  }
+  std::vector<std::string> names;
+  for (const ScopeStats* scope : inflated) names.push_back(code(profile, scope->name));
+  append(out, "<li>Timings dominated by instrumentation cost (mean below {:g} × {} = {} per call): {}.</li>",
+         kInflationFactor, format_duration(overhead), format_duration(kInflationFactor * overhead),
+         fmt::join(names, ", "));
+}
+
+void write_insights(const Profile& profile, const PercentOf& percent, std::string& out) {
+  open_section(out, "insights", "Insights", "");
+  if (profile.scopes.empty()) {
+    out += "<p class=\"empty\">No scopes, no insights.</p></section>\n";
+    return;
+  }
+  out += "<ul class=\"insights\">";
+  write_scope_insights(profile, percent, out);
+  write_inflation_insight(profile, out);
+  out += "</ul></section>\n";
+}
+
+// ---- completeness, diagnostics ------------------------------------------------------
+
+void write_kv(std::string& out, std::string_view key, std::string_view value) {
+  append(out, "<dt>{}</dt><dd>", key);
+  append_escaped(out, value);
+  out += "</dd>";
+}
+
+void write_completeness(const Profile& profile, const PercentOf& percent, std::string& out) {
+  const Completeness& c = profile.completeness;
+  open_section(out, "completeness", "Completeness and cost",
+               "Statistics and the call tree count every recorded scope, even when spans were dropped or "
+               "overwritten.");
+  out += "<dl class=\"kv\">";
+  write_kv(out, "Scopes recorded", format_count(c.scopes_recorded));
+  if (c.spans_enabled) {
+    write_kv(out, "Spans", fmt::format("{} kept, {} dropped, {} overwritten", format_count(c.spans_kept),
+                                       format_count(c.spans_dropped), format_count(c.spans_overwritten)));
+  } else {
+    write_kv(out, "Spans", "statistics only: no timeline recorded");
+  }
+  write_kv(out, "Buffer policy", c.buffer_policy.empty() ? "unknown" : c.buffer_policy);
+  write_kv(out, "Memory cap", c.memory_cap_bytes == 0 ? "none" : format_bytes(c.memory_cap_bytes));
+  write_kv(out, "Memory events dropped", format_count(c.events_dropped));
+  write_kv(out, "Hot-path buffer allocations", format_count(c.hot_path_allocations));
+  if (c.overhead_per_scope_ns > 0.0) {
+    write_kv(out, "Instrumentation", fmt::format("{} per scope × {} = {} ({} of instrumented time)",
+                                                 format_duration(c.overhead_per_scope_ns),
+                                                 plural(c.scopes_recorded, "scope", "scopes"),
+                                                 format_duration(c.overhead_total_ns), percent.text(c.overhead_total_ns)));
+  } else {
+    write_kv(out, "Instrumentation", "not measured");
+  }
+  out += "</dl></section>\n";
+}
+
+void write_diagnostics(const Profile& profile, std::string& out) {
+  open_section(out, "diagnostics", "Diagnostics", "");
+  if (profile.diagnostics.empty()) {
+    out += "<p class=\"empty\">None: every scope opened and closed as expected.</p></section>\n";
+    return;
+  }
+  out += "<div class=\"scroll\"><table id=\"diagnostics-table\"><thead><tr><th>Severity</th><th>Kind</th>"
+         "<th class=\"num\">Count</th><th>Message</th></tr></thead><tbody>\n";
+  for (const Diagnostic& d : profile.diagnostics) {
+    append(out, "<tr><td><span class=\"sev {0}\">{0}</span></td><td><code>{1}</code></td><td class=\"num\">{2}</td>"
+                "<td class=\"msg\">",
+           to_string(d.severity), to_string(d.kind), format_count(d.count));
+    append_escaped(out, d.message);
+    out += "</td></tr>\n";
+  }
+  out += "</tbody></table></div></section>\n";
+}
+
+void write_footer(const Profile& profile, std::string& out) {
+  out += "</main>\n<footer class=\"wrap\">Generated by nnprof";
+  if (!profile.meta.nnprof_version.empty()) {
+    out += ' ';
+    append_escaped(out, profile.meta.nnprof_version);
+  }
+  out += ". A self-contained page: nothing is loaded from the network.</footer>\n<script>";
+  out += kScript;
+  out += "</script>\n</body>\n</html>\n";
+}
+
+}  // namespace
+
+void write_html_report(const Profile& profile, std::ostream& stream) {
+  const std::uint64_t instrumented_ns = profile.instrumented_ns();
+  const PercentOf percent(instrumented_ns);
+  std::string out;
+  out.reserve(64 * 1024);
+  write_head(profile, out);
+  write_page_header(profile, out);
+  write_nav(out);
+  write_cards(profile, instrumented_ns, percent, out);
+  write_hot_table(profile, percent, out);
+  write_call_tree(profile, percent, out);
+  stream << out;
+  out.clear();
+  write_timeline(profile, stream, out);
+  write_memory(profile, out);
+  write_threads(profile, percent, out);
+  write_insights(profile, percent, out);
+  write_completeness(profile, percent, out);
+  write_diagnostics(profile, out);
+  write_footer(profile, out);
+  stream << out;
+}
+
+void HtmlExporter::write(const Profile& profile, std::ostream& out) const {
+  write_html_report(profile, out);
+  if (!out) throw Error("could not write the HTML report: the output stream failed");
+}
+
+}  // namespace nnprof::io

@@ -1,0 +1,235 @@
+#include "io/json_report.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nnprof/error.hpp"
+
+namespace nnprof::io {
+namespace {
+
+// Keys in the order the schema documents them: a person reading the file finds "schema"
+// and "metadata" first, and per-scope tables keep the profile's order (longest first).
+using Json = nlohmann::ordered_json;
+
+Json memory_attribution(const MemoryAttribution& m) {
+  Json j = Json::object();
+  j["alloc_bytes"] = m.alloc_bytes;
+  j["alloc_count"] = m.alloc_count;
+  j["free_bytes"] = m.free_bytes;
+  j["free_count"] = m.free_count;
+  return j;
+}
+
+Json metadata(const Profile& profile) {
+  const Metadata& meta = profile.meta;
+  const ClockCalibration& clock = meta.clock;
+  Json j = Json::object();
+  j["nnprof_version"] = meta.nnprof_version;
+  j["hostname"] = meta.hostname;
+  j["os"] = meta.os;
+  j["cpu_model"] = meta.cpu_model;
+  j["logical_cpus"] = meta.logical_cpus;
+  j["compiler"] = meta.compiler;
+  j["command_line"] = meta.command_line;
+  j["pid"] = meta.pid;
+  j["duration_ns"] = meta.duration_ns;
+  j["instrumented_ns"] = profile.instrumented_ns();
+  Json c = Json::object();
+  c["source"] = clock.source;
+  c["ns_per_tick"] = clock.ns_per_tick;
+  c["tick_origin"] = clock.tick_origin;
+  c["monotonic_origin_ns"] = clock.monotonic_origin_ns;
+  c["unix_origin_ns"] = clock.unix_origin_ns;
+  c["relative_error"] = clock.relative_error;
+  j["clock"] = std::move(c);
+  return j;
+}
+
+Json scope_timing(const ScopeStats& scope) {
+  const DurationStats& t = scope.time;
+  Json j = Json::object();
+  j["count"] = t.count;
+  j["total_ns"] = scope.total_ns;
+  j["self_ns"] = scope.self_ns;
+  j["mean_ns"] = t.mean_ns;
+  j["std_ns"] = t.stddev_ns;
+  j["min_ns"] = t.min_ns;
+  j["max_ns"] = t.max_ns;
+  j["p50_ns"] = t.p50_ns;
+  j["p95_ns"] = t.p95_ns;
+  j["p99_ns"] = t.p99_ns;
+  j["threads"] = scope.thread_count;
+  j["items"] = scope.items;
+  j["items_per_second"] = scope.items_per_second();
+  j["memory"] = memory_attribution(scope.memory);
+  return j;
+}
+
+Json timing(const Profile& profile) {
+  Json j = Json::object();
+  for (const ScopeStats& scope : profile.scopes) j[profile.str(scope.name)] = scope_timing(scope);
+  return j;
+}
+
+Json memory(const Profile& profile) {
+  Json j = Json::object();
+  j["current_bytes"] = profile.memory.current_bytes;
+  j["peak_bytes"] = profile.memory.peak_bytes;
+  j["peak_time_ns"] = profile.memory.peak_time_ns;
+  Json counters = Json::object();
+  for (const MemoryCounter& counter : profile.memory_counters) {
+    Json c = Json::object();
+    c["current_bytes"] = counter.current_bytes;
+    c["peak_bytes"] = counter.peak_bytes;
+    c["alloc_bytes"] = counter.alloc_bytes;
+    c["freed_bytes"] = counter.freed_bytes;
+    c["alloc_count"] = counter.alloc_count;
+    c["free_count"] = counter.free_count;
+    counters[profile.str(counter.name)] = std::move(c);
+  }
+  j["counters"] = std::move(counters);
+  return j;
+}
+
+Json throughput(const Profile& profile) {
+  Json j = Json::object();
+  for (const ScopeStats& scope : profile.scopes) {
+    if (scope.items == 0) continue;
+    Json s = Json::object();
+    s["items"] = scope.items;
+    s["total_ns"] = scope.total_ns;
+    s["items_per_second"] = scope.items_per_second();
+    j[profile.str(scope.name)] = std::move(s);
+  }
+  return j;
+}
+
+Json tree_node(const Profile& profile, const CallTreeNode& node) {
+  Json j = Json::object();
+  j["name"] = profile.str(node.name);
+  j["count"] = node.time.count;
+  j["total_ns"] = node.time.sum_ns;
+  j["self_ns"] = node.self_ns;
+  j["mean_ns"] = node.time.mean_ns;
+  j["min_ns"] = node.time.min_ns;
+  j["max_ns"] = node.time.max_ns;
+  j["threads"] = node.thread_count;
+  j["memory"] = memory_attribution(node.memory);
+  j["children"] = Json::array();
+  return j;
+}
+
+// The root's children as nested objects. Built with an explicit stack, children before
+// their parent, so a deep tree costs heap rather than call stack; `visited` keeps a
+// malformed tree (read from a file) whose child links form a cycle from looping forever.
+Json call_tree(const Profile& profile) {
+  const std::vector<CallTreeNode>& nodes = profile.call_tree;
+  if (nodes.empty()) return Json::array();
+  struct Pending {
+    std::uint32_t node;
+    Json json;
+    std::size_t next_child = 0;
+  };
+  std::vector<bool> visited(nodes.size(), false);
+  visited[0] = true;
+  std::vector<Pending> stack;
+  stack.push_back({0, Json{{"children", Json::array()}}});
+  for (;;) {
+    Pending& top = stack.back();
+    const std::vector<std::uint32_t>& children = nodes[top.node].children;
+    if (top.next_child < children.size()) {
+      const std::uint32_t child = children[top.next_child++];
+      if (child >= nodes.size() || visited[child]) continue;
+      visited[child] = true;
+      stack.push_back({child, tree_node(profile, nodes[child])});  // `top` is invalid now
+      continue;
+    }
+    if (stack.size() == 1) return std::move(top.json["children"]);
+    Json done = std::move(top.json);
+    stack.pop_back();
+    stack.back().json["children"].push_back(std::move(done));
+  }
+}
+
+Json threads(const Profile& profile) {
+  Json j = Json::array();
+  for (const ThreadInfo& t : profile.threads) {
+    Json thread = Json::object();
+    thread["id"] = t.id;
+    thread["os_tid"] = t.os_tid;
+    thread["name"] = t.name;
+    thread["exited"] = t.exited;
+    thread["scopes_recorded"] = t.scopes_recorded;
+    thread["top_level_ns"] = t.top_level_ns;
+    j.push_back(std::move(thread));
+  }
+  return j;
+}
+
+Json completeness(const Completeness& c) {
+  Json j = Json::object();
+  j["scopes_recorded"] = c.scopes_recorded;
+  j["spans_enabled"] = c.spans_enabled;
+  j["spans_kept"] = c.spans_kept;
+  j["spans_dropped"] = c.spans_dropped;
+  j["spans_overwritten"] = c.spans_overwritten;
+  j["events_dropped"] = c.events_dropped;
+  j["buffer_policy"] = c.buffer_policy;
+  j["memory_cap_bytes"] = c.memory_cap_bytes;
+  j["hot_path_allocations"] = c.hot_path_allocations;
+  j["overhead_per_scope_ns"] = c.overhead_per_scope_ns;
+  j["overhead_total_ns"] = c.overhead_total_ns;
+  return j;
+}
+
+Json diagnostics(const Profile& profile) {
+  Json j = Json::array();
+  for (const Diagnostic& d : profile.diagnostics) {
+    Json diagnostic = Json::object();
+    diagnostic["kind"] = to_string(d.kind);
+    diagnostic["severity"] = to_string(d.severity);
+    diagnostic["thread"] = d.thread == kNone ? Json(nullptr) : Json(d.thread);
+    diagnostic["name"] = d.name == kNone ? Json(nullptr) : Json(profile.str(d.name));
+    diagnostic["count"] = d.count;
+    diagnostic["message"] = d.message;
+    j.push_back(std::move(diagnostic));
+  }
+  return j;
+}
+
+Json report(const Profile& profile) {
+  Json j = Json::object();
+  j["schema"] = kJsonSchemaName;
+  j["schema_version"] = kJsonSchemaVersion;
+  j["metadata"] = metadata(profile);
+  j["timing"] = timing(profile);
+  j["memory"] = memory(profile);
+  j["throughput"] = throughput(profile);
+  j["call_tree"] = call_tree(profile);
+  j["threads"] = threads(profile);
+  j["completeness"] = completeness(profile.completeness);
+  j["diagnostics"] = diagnostics(profile);
+  return j;
+}
+
+}  // namespace
+
+void write_json_report(const Profile& profile, std::ostream& out) {
+  // Scope names and command lines come from the program and may hold any bytes; `replace`
+  // turns invalid UTF-8 into U+FFFD instead of throwing, so the document is always valid.
+  out << report(profile).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+}
+
+void JsonExporter::write(const Profile& profile, std::ostream& out) const {
+  write_json_report(profile, out);
+  if (!out) throw Error("could not write the JSON report: the output stream failed");
+}
+
+}  // namespace nnprof::io

@@ -1,0 +1,33 @@
+// JSON: the whole profile summary for programs (dashboards, CI checks, notebooks). The
+// schema is documented, field by field with units, in docs/JSON_SCHEMA.md.
+#pragma once
+
+#include <iosfwd>
+#include <string_view>
+
+#include "io/exporter.hpp"
+#include "nnprof/profile.hpp"
+
+namespace nnprof::io {
+
+/// The value of the document's "schema" field.
+inline constexpr std::string_view kJsonSchemaName = "nnprof-report";
+/// The value of its "schema_version" field: raised whenever a field changes meaning or is
+/// removed (adding a field does not raise it).
+inline constexpr int kJsonSchemaVersion = 1;
+
+/// Writes `profile` as one JSON document (docs/JSON_SCHEMA.md): metadata, per-scope timing,
+/// memory, throughput, the call tree, threads, completeness and diagnostics. Times are
+/// integer nanoseconds, sizes bytes; text that is not valid UTF-8 has its invalid bytes
+/// replaced by U+FFFD, so the output is always valid JSON.
+void write_json_report(const Profile& profile, std::ostream& out);
+
+/// The "json" format (".json"): `write_json_report`.
+class JsonExporter final : public Exporter {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "json"; }
+  [[nodiscard]] std::string_view extension() const override { return ".json"; }
+  void write(const Profile& profile, std::ostream& out) const override;
+};
+
+}  // namespace nnprof::io

@@ -1,0 +1,547 @@
+// The .nnprof file: a SQLite database (schema in docs/FORMAT.md) that round-trips a Profile
+// exactly. Tables are named as in Perfetto's trace processor where the concept is the same
+// (thread, slice, counter_track, counter), so `sqlite3 run.nnprof` is a query engine.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <ostream>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "io/format.hpp"
+#include "io/progress.hpp"
+#include "io/sqlite.hpp"
+#include "model/enum_parse.hpp"
+#include "nnprof/error.hpp"
+#include "nnprof/profile.hpp"
+
+namespace nnprof {
+
+namespace {
+
+using io::sqlite::Database;
+using io::sqlite::Statement;
+
+constexpr int kSchemaVersion = 1;
+constexpr int kApplicationId = 0x6E6E7066;  // "nnpf" in the SQLite header: file(1) can tell
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+CREATE TABLE strings(id INTEGER PRIMARY KEY, str TEXT NOT NULL);
+CREATE TABLE thread(utid INTEGER PRIMARY KEY, tid INTEGER NOT NULL, name TEXT NOT NULL, exited INTEGER NOT NULL,
+  scopes_recorded INTEGER NOT NULL, top_level_ns INTEGER NOT NULL);
+CREATE TABLE scope_tree(id INTEGER PRIMARY KEY, parent_id INTEGER, name_id INTEGER, depth INTEGER NOT NULL,
+  child_rank INTEGER NOT NULL, thread_count INTEGER NOT NULL, count INTEGER NOT NULL, sum_ns INTEGER NOT NULL,
+  min_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL, mean_ns REAL NOT NULL, stddev_ns REAL NOT NULL,
+  p50_ns INTEGER NOT NULL, p95_ns INTEGER NOT NULL, p99_ns INTEGER NOT NULL, self_ns INTEGER NOT NULL,
+  alloc_bytes INTEGER NOT NULL, alloc_count INTEGER NOT NULL, free_bytes INTEGER NOT NULL, free_count INTEGER NOT NULL);
+CREATE TABLE scope_stats(rank INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, total_ns INTEGER NOT NULL,
+  self_ns INTEGER NOT NULL, count INTEGER NOT NULL, sum_ns INTEGER NOT NULL, min_ns INTEGER NOT NULL,
+  max_ns INTEGER NOT NULL, mean_ns REAL NOT NULL, stddev_ns REAL NOT NULL, p50_ns INTEGER NOT NULL,
+  p95_ns INTEGER NOT NULL, p99_ns INTEGER NOT NULL, thread_count INTEGER NOT NULL, items INTEGER NOT NULL,
+  alloc_bytes INTEGER NOT NULL, alloc_count INTEGER NOT NULL, free_bytes INTEGER NOT NULL, free_count INTEGER NOT NULL);
+CREATE TABLE slice_data(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, dur INTEGER NOT NULL, utid INTEGER NOT NULL,
+  node_id INTEGER NOT NULL);
+CREATE VIEW slice AS
+  SELECT d.id AS id, d.ts AS ts, d.dur AS dur, d.utid AS utid, s.str AS name, t.depth AS depth,
+         d.node_id AS node_id, t.name_id AS name_id
+  FROM slice_data d JOIN scope_tree t ON t.id = d.node_id JOIN strings s ON s.id = t.name_id;
+CREATE TABLE memory_counter(id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, current_bytes INTEGER NOT NULL,
+  peak_bytes INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL, freed_bytes INTEGER NOT NULL,
+  alloc_count INTEGER NOT NULL, free_count INTEGER NOT NULL);
+CREATE TABLE counter_track(id INTEGER PRIMARY KEY, name TEXT NOT NULL, unit TEXT NOT NULL,
+  memory_counter_id INTEGER);
+CREATE TABLE counter(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, track_id INTEGER NOT NULL, value REAL NOT NULL,
+  delta INTEGER NOT NULL, utid INTEGER NOT NULL);
+CREATE TABLE diagnostic(id INTEGER PRIMARY KEY, kind TEXT NOT NULL, severity TEXT NOT NULL, utid INTEGER,
+  name_id INTEGER, count INTEGER NOT NULL, message TEXT NOT NULL);
+)sql";
+
+// ---- meta: one list of (key, field) pairs serves both directions ---------------------
+
+template <class P>
+auto meta_fields(P& p) {
+  using std::add_pointer_t;
+  constexpr bool c = std::is_const_v<P>;
+  using S = std::conditional_t<c, const std::string*, std::string*>;
+  using U = std::conditional_t<c, const std::uint64_t*, std::uint64_t*>;
+  using I = std::conditional_t<c, const std::int64_t*, std::int64_t*>;
+  using D = std::conditional_t<c, const double*, double*>;
+  using U32 = std::conditional_t<c, const std::uint32_t*, std::uint32_t*>;
+  using B = std::conditional_t<c, const bool*, bool*>;
+  using Field = std::variant<S, U, I, D, U32, B>;
+  auto& m = p.meta;
+  auto& k = p.meta.clock;
+  auto& q = p.completeness;
+  return std::vector<std::pair<const char*, Field>>{
+      {"nnprof_version", &m.nnprof_version},
+      {"hostname", &m.hostname},
+      {"os", &m.os},
+      {"cpu_model", &m.cpu_model},
+      {"logical_cpus", &m.logical_cpus},
+      {"compiler", &m.compiler},
+      {"command_line", &m.command_line},
+      {"pid", &m.pid},
+      {"duration_ns", &m.duration_ns},
+      {"clock_source", &k.source},
+      {"clock_ns_per_tick", &k.ns_per_tick},
+      {"clock_tick_origin", &k.tick_origin},
+      {"clock_monotonic_origin_ns", &k.monotonic_origin_ns},
+      {"clock_unix_origin_ns", &k.unix_origin_ns},
+      {"clock_relative_error", &k.relative_error},
+      {"memory_current_bytes", &p.memory.current_bytes},
+      {"memory_peak_bytes", &p.memory.peak_bytes},
+      {"memory_peak_time_ns", &p.memory.peak_time_ns},
+      {"scopes_recorded", &q.scopes_recorded},
+      {"spans_kept", &q.spans_kept},
+      {"spans_dropped", &q.spans_dropped},
+      {"spans_overwritten", &q.spans_overwritten},
+      {"events_dropped", &q.events_dropped},
+      {"spans_enabled", &q.spans_enabled},
+      {"buffer_policy", &q.buffer_policy},
+      {"memory_cap_bytes", &q.memory_cap_bytes},
+      {"hot_path_allocations", &q.hot_path_allocations},
+      {"overhead_per_scope_ns", &q.overhead_per_scope_ns},
+      {"overhead_total_ns", &q.overhead_total_ns},
+  };
+}
+
+std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+
+void bind_stats(Statement& st, int first, const DurationStats& t) {
+  st.bind_u64(first, t.count)
+      .bind_u64(first + 1, t.sum_ns)
+      .bind_u64(first + 2, t.min_ns)
+      .bind_u64(first + 3, t.max_ns)
+      .bind(first + 4, t.mean_ns)
+      .bind(first + 5, t.stddev_ns)
+      .bind_u64(first + 6, t.p50_ns)
+      .bind_u64(first + 7, t.p95_ns)
+      .bind_u64(first + 8, t.p99_ns);
+}
+
+DurationStats read_stats(const Statement& st, int first) {
+  DurationStats t;
+  t.count = st.u64(first);
+  t.sum_ns = st.u64(first + 1);
+  t.min_ns = st.u64(first + 2);
+  t.max_ns = st.u64(first + 3);
+  t.mean_ns = st.f64(first + 4);
+  t.stddev_ns = st.f64(first + 5);
+  t.p50_ns = st.u64(first + 6);
+  t.p95_ns = st.u64(first + 7);
+  t.p99_ns = st.u64(first + 8);
+  return t;
+}
+
+void bind_memory(Statement& st, int first, const MemoryAttribution& m) {
+  st.bind_u64(first, m.alloc_bytes).bind_u64(first + 1, m.alloc_count).bind_u64(first + 2, m.free_bytes);
+  st.bind_u64(first + 3, m.free_count);
+}
+
+MemoryAttribution read_memory(const Statement& st, int first) {
+  return MemoryAttribution{st.u64(first), st.u64(first + 1), st.u64(first + 2), st.u64(first + 3)};
+}
+
+std::uint32_t u32_or_none(const Statement& st, int i) {
+  return st.is_null(i) ? kNone : static_cast<std::uint32_t>(st.i64(i));
+}
+
+void bind_id(Statement& st, int i, std::uint32_t id) {
+  if (id == kNone)
+    st.bind_null(i);
+  else
+    st.bind(i, static_cast<std::int64_t>(id));
+}
+
+// ---- writing -------------------------------------------------------------------------
+
+void check_consistent(const Profile& p) {
+  for (std::size_t i = 0; i < p.spans.size(); ++i) {
+    const Span& s = p.spans[i];
+    if (s.node >= p.call_tree.size() || p.call_tree[s.node].name != s.name || p.call_tree[s.node].depth != s.depth)
+      throw Error(fmt::format("cannot save: span {} does not match its call-tree node (name and depth of a span "
+                              "are those of its node); the profile was built inconsistently",
+                              i));
+  }
+}
+
+void write_tables(Database& db, const Profile& p) {
+  {
+    Statement st(db, "INSERT INTO meta(key, value) VALUES (?, ?)");
+    for (const auto& [key, field] : meta_fields(p)) {
+      st.bind(1, std::string_view(key));
+      std::visit(
+          [&](auto ptr) {
+            using T = std::remove_cvref_t<decltype(*ptr)>;
+            if constexpr (std::is_same_v<T, std::string>)
+              st.bind(2, std::string_view(*ptr));
+            else if constexpr (std::is_same_v<T, double>)
+              st.bind(2, *ptr);
+            else if constexpr (std::is_same_v<T, std::uint64_t>)
+              st.bind_u64(2, *ptr);
+            else
+              st.bind(2, static_cast<std::int64_t>(*ptr));
+          },
+          field);
+      st.run();
+    }
+    st.bind(1, std::string_view("schema_version")).bind(2, std::int64_t{kSchemaVersion}).run();
+  }
+  {
+    Statement st(db, "INSERT INTO strings(id, str) VALUES (?, ?)");
+    for (std::size_t i = 0; i < p.strings.size(); ++i) st.bind(1, i64(i)).bind(2, std::string_view(p.strings[i])).run();
+  }
+  {
+    Statement st(db, "INSERT INTO thread VALUES (?, ?, ?, ?, ?, ?)");
+    for (const ThreadInfo& t : p.threads)
+      st.bind(1, std::int64_t{t.id})
+          .bind(2, t.os_tid)
+          .bind(3, std::string_view(t.name))
+          .bind(4, std::int64_t{t.exited})
+          .bind_u64(5, t.scopes_recorded)
+          .bind_u64(6, t.top_level_ns)
+          .run();
+  }
+  {
+    std::vector<std::uint32_t> rank(p.call_tree.size(), 0);
+    for (const CallTreeNode& n : p.call_tree)
+      for (std::size_t r = 0; r < n.children.size(); ++r)
+        if (n.children[r] < rank.size()) rank[n.children[r]] = static_cast<std::uint32_t>(r);
+    Statement st(db, "INSERT INTO scope_tree VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const CallTreeNode& n : p.call_tree) {
+      st.bind(1, std::int64_t{n.id});
+      bind_id(st, 2, n.parent);
+      bind_id(st, 3, n.name);
+      st.bind(4, std::int64_t{n.depth}).bind(5, std::int64_t{rank[n.id]}).bind(6, std::int64_t{n.thread_count});
+      bind_stats(st, 7, n.time);
+      st.bind_u64(16, n.self_ns);
+      bind_memory(st, 17, n.memory);
+      st.run();
+    }
+  }
+  {
+    Statement st(db, "INSERT INTO scope_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    std::int64_t rank = 0;
+    for (const ScopeStats& s : p.scopes) {
+      st.bind(1, rank++).bind(2, std::int64_t{s.name}).bind_u64(3, s.total_ns).bind_u64(4, s.self_ns);
+      bind_stats(st, 5, s.time);
+      st.bind(14, std::int64_t{s.thread_count}).bind_u64(15, s.items);
+      bind_memory(st, 16, s.memory);
+      st.run();
+    }
+  }
+  {
+    io::Progress progress("saving spans", p.spans.size());
+    Statement st(db, "INSERT INTO slice_data VALUES (?, ?, ?, ?, ?)");
+    std::int64_t id = 0;
+    for (const Span& s : p.spans) {
+      st.bind(1, id++).bind_u64(2, s.start_ns).bind_u64(3, s.end_ns - s.start_ns).bind(4, std::int64_t{s.thread});
+      st.bind(5, std::int64_t{s.node}).run();
+      progress.advance(1);
+    }
+  }
+  {
+    Statement counter(db, "INSERT INTO memory_counter VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    Statement track(db, "INSERT INTO counter_track VALUES (?, ?, 'bytes', ?)");
+    for (std::size_t i = 0; i < p.memory_counters.size(); ++i) {
+      const MemoryCounter& c = p.memory_counters[i];
+      counter.bind(1, i64(i)).bind(2, std::int64_t{c.name}).bind(3, c.current_bytes).bind_u64(4, c.peak_bytes);
+      counter.bind_u64(5, c.alloc_bytes).bind_u64(6, c.freed_bytes).bind_u64(7, c.alloc_count);
+      counter.bind_u64(8, c.free_count).run();
+      track.bind(1, i64(i)).bind(2, std::string_view("memory: " + p.str(c.name))).bind(3, i64(i)).run();
+    }
+    Statement ev(db, "INSERT INTO counter VALUES (?, ?, ?, ?, ?, ?)");
+    std::vector<std::int64_t> running(p.memory_counters.size(), 0);
+    std::int64_t id = 0;
+    for (const MemoryEvent& e : p.memory_events) {
+      if (e.counter < running.size()) running[e.counter] += e.delta_bytes;
+      const double value = e.counter < running.size() ? static_cast<double>(running[e.counter]) : 0.0;
+      ev.bind(1, id++).bind_u64(2, e.time_ns).bind(3, std::int64_t{e.counter}).bind(4, value);
+      ev.bind(5, e.delta_bytes).bind(6, std::int64_t{e.thread}).run();
+    }
+  }
+  {
+    Statement st(db, "INSERT INTO diagnostic VALUES (?, ?, ?, ?, ?, ?, ?)");
+    std::int64_t id = 0;
+    for (const Diagnostic& d : p.diagnostics) {
+      st.bind(1, id++).bind(2, std::string_view(to_string(d.kind))).bind(3, std::string_view(to_string(d.severity)));
+      bind_id(st, 4, d.thread);
+      bind_id(st, 5, d.name);
+      st.bind_u64(6, d.count).bind(7, std::string_view(d.message)).run();
+    }
+  }
+}
+
+// ---- reading -------------------------------------------------------------------------
+
+[[noreturn]] void invalid(const std::string& path, const std::string& what) {
+  throw Error(fmt::format("'{}' is damaged: {}; record the profile again", path, what));
+}
+
+void read_meta(Database& db, Profile& p) {
+  Statement st(db, "SELECT key, value FROM meta");
+  auto fields = meta_fields(p);
+  while (st.step()) {
+    const std::string key = st.text(0);
+    for (auto& [name, field] : fields) {
+      if (key != name) continue;
+      std::visit(
+          [&](auto ptr) {
+            using T = std::remove_cvref_t<decltype(*ptr)>;
+            if constexpr (std::is_same_v<T, std::string>)
+              *ptr = st.text(1);
+            else if constexpr (std::is_same_v<T, double>)
+              *ptr = st.f64(1);
+            else if constexpr (std::is_same_v<T, std::uint64_t>)
+              *ptr = st.u64(1);
+            else if constexpr (std::is_same_v<T, bool>)
+              *ptr = st.i64(1) != 0;
+            else
+              *ptr = static_cast<T>(st.i64(1));
+          },
+          field);
+    }
+  }
+}
+
+void read_tables(Database& db, Profile& p) {
+  read_meta(db, p);
+  {
+    Statement st(db, "SELECT id, str FROM strings ORDER BY id");
+    while (st.step()) {
+      if (st.i64(0) != static_cast<std::int64_t>(p.strings.size())) invalid(db.path(), "string ids are not dense");
+      p.strings.push_back(st.text(1));
+    }
+  }
+  {
+    Statement st(db, "SELECT utid, tid, name, exited, scopes_recorded, top_level_ns FROM thread ORDER BY utid");
+    while (st.step())
+      p.threads.push_back(ThreadInfo{static_cast<std::uint32_t>(st.i64(0)), st.i64(1), st.text(2), st.i64(3) != 0,
+                                     st.u64(4), st.u64(5)});
+  }
+  {
+    Statement st(db, "SELECT * FROM scope_tree ORDER BY id");
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> ranks;  // (child rank, id) per node
+    while (st.step()) {
+      CallTreeNode n;
+      n.id = static_cast<std::uint32_t>(st.i64(0));
+      if (n.id != p.call_tree.size()) invalid(db.path(), "call-tree node ids are not dense");
+      n.parent = u32_or_none(st, 1);
+      n.name = u32_or_none(st, 2);
+      n.depth = static_cast<std::uint32_t>(st.i64(3));
+      ranks.emplace_back(static_cast<std::uint32_t>(st.i64(4)), n.id);
+      n.thread_count = static_cast<std::uint32_t>(st.i64(5));
+      n.time = read_stats(st, 6);
+      n.self_ns = st.u64(15);
+      n.memory = read_memory(st, 16);
+      p.call_tree.push_back(std::move(n));
+    }
+    // Children in their stored order.
+    std::sort(ranks.begin(), ranks.end());
+    for (const auto& [rank, id] : ranks) {
+      const std::uint32_t parent = p.call_tree[id].parent;
+      if (parent == kNone) continue;
+      if (parent >= id) invalid(db.path(), fmt::format("call-tree node {} has parent {}", id, parent));
+      p.call_tree[parent].children.push_back(id);
+    }
+  }
+  {
+    Statement st(db, "SELECT * FROM scope_stats ORDER BY rank");
+    while (st.step()) {
+      ScopeStats s;
+      s.name = static_cast<StringId>(st.i64(1));
+      s.total_ns = st.u64(2);
+      s.self_ns = st.u64(3);
+      s.time = read_stats(st, 4);
+      s.thread_count = static_cast<std::uint32_t>(st.i64(13));
+      s.items = st.u64(14);
+      s.memory = read_memory(st, 15);
+      p.scopes.push_back(s);
+    }
+  }
+  {
+    Statement count(db, "SELECT count(*) FROM slice_data");
+    if (count.step()) p.spans.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, count.i64(0))));
+    Statement st(db, "SELECT ts, dur, utid, node_id FROM slice_data ORDER BY id");
+    while (st.step()) {
+      Span s;
+      s.start_ns = st.u64(0);
+      s.end_ns = s.start_ns + st.u64(1);
+      s.thread = static_cast<std::uint32_t>(st.i64(2));
+      s.node = static_cast<std::uint32_t>(st.i64(3));
+      if (s.node >= p.call_tree.size()) invalid(db.path(), "a slice refers to a missing call-tree node");
+      s.name = p.call_tree[s.node].name;
+      s.depth = p.call_tree[s.node].depth;
+      p.spans.push_back(s);
+    }
+  }
+  {
+    Statement st(db, "SELECT * FROM memory_counter ORDER BY id");
+    while (st.step())
+      p.memory_counters.push_back(MemoryCounter{static_cast<StringId>(st.i64(1)), st.i64(2), st.u64(3), st.u64(4),
+                                                st.u64(5), st.u64(6), st.u64(7)});
+    Statement ev(db, "SELECT ts, track_id, delta, utid FROM counter ORDER BY id");
+    while (ev.step())
+      p.memory_events.push_back(MemoryEvent{ev.u64(0), static_cast<std::uint32_t>(ev.i64(3)),
+                                            static_cast<std::uint32_t>(ev.i64(1)), ev.i64(2)});
+  }
+  {
+    Statement st(db, "SELECT kind, severity, utid, name_id, count, message FROM diagnostic ORDER BY id");
+    while (st.step()) {
+      const auto kind = parse_diagnostic_kind(st.text(0));
+      const auto severity = parse_severity(st.text(1));
+      if (!kind || !severity) invalid(db.path(), "a diagnostic has an unknown kind or severity");
+      p.diagnostics.push_back(Diagnostic{*kind, *severity, u32_or_none(st, 2), u32_or_none(st, 3), st.u64(4),
+                                         st.text(5)});
+    }
+  }
+}
+
+/// Every index in the profile points where it should, so no later stage can read out of bounds.
+void validate(const Profile& p, const std::string& path) {
+  const auto name_ok = [&](StringId id) { return id == kNone || id < p.strings.size(); };
+  if (p.call_tree.empty() || p.call_tree[0].parent != kNone) invalid(path, "the call tree has no root");
+  for (std::size_t i = 1; i < p.call_tree.size(); ++i) {
+    const CallTreeNode& n = p.call_tree[i];
+    if (n.parent >= i || !name_ok(n.name) || n.name == kNone) invalid(path, fmt::format("call-tree node {} is invalid", i));
+    if (n.depth != p.call_tree[n.parent].depth + 1 || n.depth > 1024)
+      invalid(path, fmt::format("call-tree node {} has a wrong depth", i));
+  }
+  for (const ScopeStats& s : p.scopes)
+    if (s.name >= p.strings.size()) invalid(path, "a scope statistic names a missing string");
+  for (const Span& s : p.spans)
+    if (s.thread >= p.threads.size() || s.node == 0 || s.end_ns < s.start_ns)
+      invalid(path, "a slice refers to a missing thread or the root");
+  for (const MemoryCounter& c : p.memory_counters)
+    if (c.name >= p.strings.size()) invalid(path, "a memory counter names a missing string");
+  for (const MemoryEvent& e : p.memory_events)
+    if (e.counter >= p.memory_counters.size() || e.thread >= p.threads.size())
+      invalid(path, "a counter event refers to a missing track or thread");
+  for (const Diagnostic& d : p.diagnostics)
+    if (!name_ok(d.name) || (d.thread != kNone && d.thread >= p.threads.size()))
+      invalid(path, "a diagnostic refers to a missing thread or string");
+  for (std::size_t i = 0; i < p.threads.size(); ++i)
+    if (p.threads[i].id != i) invalid(path, "thread ids are not dense");
+}
+
+void check_readable_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw Error(fmt::format("no such file: '{}' (check the path; profiles are written by `nnprof demo`, "
+                            "`nnprof record` or Profiler::save)",
+                            path));
+  if (S_ISDIR(st.st_mode)) throw Error(fmt::format("'{}' is a directory, not a profile", path));
+  if (st.st_size == 0)
+    throw Error(fmt::format("'{}' is empty (0 bytes): the program that wrote it probably stopped before "
+                            "saving; record the profile again",
+                            path));
+  if (::access(path.c_str(), R_OK) != 0) throw Error(fmt::format("cannot read '{}': permission denied", path));
+}
+
+void check_header(Database& db) {
+  Statement app(db, "PRAGMA application_id");
+  const std::int64_t id = app.step() ? app.i64(0) : 0;
+  Statement ver(db, "PRAGMA user_version");
+  const std::int64_t version = ver.step() ? ver.i64(0) : 0;
+  if (id != kApplicationId)
+    throw Error(fmt::format("'{}' is a SQLite database but not an nnprof profile", db.path()));
+  if (version > kSchemaVersion)
+    throw Error(fmt::format("'{}' was written by a newer nnprof (file format version {}; this nnprof reads up to "
+                            "version {}): upgrade nnprof to read it",
+                            db.path(), version, kSchemaVersion));
+  if (version < 1) invalid(db.path(), "its format version is missing");
+}
+
+/// SQLite's structural check: a damaged page is found here rather than read as plausible rows.
+void check_integrity(Database& db) {
+  Statement st(db, "PRAGMA quick_check(1)");
+  if (st.step()) {
+    const std::string verdict = st.text(0);
+    if (verdict != "ok") invalid(db.path(), "SQLite's integrity check failed (" + verdict + ")");
+  }
+}
+
+}  // namespace
+
+void Profile::save(const std::string& path) const {
+  check_consistent(*this);
+  if (path.empty()) throw Error("cannot save a profile: no file name given");
+  const std::filesystem::path target(path);
+  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw Error(fmt::format("cannot write '{}': the directory '{}' does not exist", path, dir.string()));
+  // SQLite writes the file itself, so the temporary-then-rename is done here rather than
+  // through io::write_file_atomically (which hands out a stream).
+  const std::string tmp = fmt::format("{}.tmp-{}", path, static_cast<long>(getpid()));
+  std::remove(tmp.c_str());
+  try {
+    {
+      Database db(tmp, Database::Mode::Create);
+      // A fresh file renamed into place at the end: no journal is needed for atomicity.
+      db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
+              "PRAGMA page_size=16384; PRAGMA cache_size=-65536;");
+      db.exec(fmt::format("PRAGMA application_id={}; PRAGMA user_version={};", kApplicationId, kSchemaVersion));
+      db.exec("BEGIN");
+      db.exec(kSchema);
+      write_tables(db, *this);
+      db.exec("COMMIT");
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+      throw Error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+}
+
+Profile Profile::load(const std::string& path) {
+  check_readable_file(path);
+  Database db(path, Database::Mode::ReadOnly);
+  check_header(db);
+  check_integrity(db);
+  Profile p;
+  read_tables(db, p);
+  validate(p, path);
+  return p;
+}
+
+QueryResult query_profile(const std::string& path, const std::string& sql) {
+  check_readable_file(path);
+  Database db(path, Database::Mode::ReadOnly);
+  check_header(db);
+  QueryResult r;
+  sqlite3_stmt* raw = nullptr;
+  const char* tail = nullptr;
+  if (sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()), &raw, &tail) != SQLITE_OK)
+    throw Error(fmt::format("invalid query: {} (tables: meta, strings, thread, slice, scope_tree, scope_stats, "
+                            "memory_counter, counter_track, counter, diagnostic; see docs/FORMAT.md)",
+                            sqlite3_errmsg(db.handle())));
+  sqlite3_finalize(raw);
+  Statement st(db, sql);
+  for (int i = 0; i < st.columns(); ++i) r.columns.push_back(st.column_name(i));
+  while (st.step()) {
+    std::vector<std::string> row;
+    for (int i = 0; i < st.columns(); ++i) row.push_back(st.is_null(i) ? "NULL" : st.text(i));
+    r.rows.push_back(std::move(row));
+  }
+  return r;
+}
+
+void write_query_result(const QueryResult& result, std::ostream& out) {
+  std::vector<io::TableColumn> columns;
+  for (const std::string& c : result.columns) columns.push_back({c, io::Align::Left});
+  io::TextTable table(columns);
+  for (const auto& row : result.rows) table.add_row(row);
+  table.write(out, "");
+  out << fmt::format("({} row{})\n", result.rows.size(), result.rows.size() == 1 ? "" : "s");
+}
+
+}  // namespace nnprof

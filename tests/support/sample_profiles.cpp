@@ -1,0 +1,190 @@
+#include "sample_profiles.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nnprof::testing {
+
+namespace {
+DurationStats stats(std::uint64_t count, std::uint64_t sum, std::uint64_t min, std::uint64_t max) {
+  DurationStats s;
+  s.count = count;
+  s.sum_ns = sum;
+  s.min_ns = min;
+  s.max_ns = max;
+  s.mean_ns = count ? static_cast<double>(sum) / static_cast<double>(count) : 0.0;
+  s.stddev_ns = count > 1 ? static_cast<double>(max - min) / 3.0 : 0.0;
+  s.p50_ns = (min + max) / 2;
+  s.p95_ns = max - (max - min) / 20;
+  s.p99_ns = max - (max - min) / 100;
+  return s;
+}
+}  // namespace
+
+Profile rich_profile() {
+  Profile p;
+  p.meta.nnprof_version = "0.1.0";
+  p.meta.hostname = "host-1";
+  p.meta.os = "Linux 6.1.0 x86_64";
+  p.meta.cpu_model = "AMD EPYC 7B13";
+  p.meta.logical_cpus = 2;
+  p.meta.compiler = "g++ 12.2.0";
+  p.meta.command_line = "./train --epochs 1 --name \"a,b\"";
+  p.meta.pid = 4242;
+  p.meta.duration_ns = 123'456'789;
+  p.meta.clock = ClockCalibration{"tsc", 0.3852123456789, 987654321012345ull, 5'000'000'000ull, 1'763'000'000'000'000'000,
+                                  1.25e-7};
+  p.strings = {"train_step", "forward", "matmul, \"fast\"", "<script>alert(1)</script>", "weights", "décodage | µ\n2"};
+  p.threads = {ThreadInfo{0, 1001, "main", false, 5, 100'000'000}, ThreadInfo{1, 1002, "loader-0", true, 1, 20'000'000}};
+
+  CallTreeNode root;
+  root.children = {1, 4};
+  CallTreeNode step{1, 0, 0, 1, {2}, stats(2, 100'000'000, 40'000'000, 60'000'000), 10'000'000, 1, {}};
+  step.memory = MemoryAttribution{4096, 2, 1024, 1};
+  CallTreeNode fwd{2, 1, 1, 2, {3}, stats(2, 90'000'000, 44'000'000, 46'000'000), 30'000'000, 1, {}};
+  CallTreeNode mm{3, 2, 2, 3, {}, stats(2, 60'000'000, 29'000'000, 31'000'000), 60'000'000, 1, {}};
+  CallTreeNode odd{4, 0, 3, 1, {}, stats(1, 20'000'000, 20'000'000, 20'000'000), 20'000'000, 1, {}};
+  p.call_tree = {root, step, fwd, mm, odd};
+
+  auto scope = [&](StringId name, const CallTreeNode& n, std::uint64_t items) {
+    ScopeStats s;
+    s.name = name;
+    s.total_ns = n.time.sum_ns;
+    s.self_ns = n.self_ns;
+    s.time = n.time;
+    s.thread_count = 1;
+    s.memory = n.memory;
+    s.items = items;
+    return s;
+  };
+  p.scopes = {scope(0, step, 64), scope(1, fwd, 0), scope(2, mm, 0), scope(3, odd, 7)};
+
+  p.spans = {Span{0, 0, 1, 1, 0, 40'000'000},          Span{0, 1, 2, 2, 1'000'000, 45'000'000},
+             Span{0, 2, 3, 3, 2'000'000, 31'000'000},  Span{0, 0, 1, 1, 50'000'000, 110'000'000},
+             Span{0, 1, 2, 2, 51'000'000, 96'000'000}, Span{0, 2, 3, 3, 52'000'000, 81'000'000},
+             Span{1, 3, 4, 1, 5'000'000, 25'000'000}};
+  p.memory_counters = {MemoryCounter{4, 3072, 4096, 4096, 1024, 2, 1}};
+  p.memory_events = {MemoryEvent{1'500'000, 0, 0, 2048}, MemoryEvent{51'500'000, 0, 0, 2048},
+                     MemoryEvent{100'000'000, 0, 0, -1024}};
+  p.memory = MemorySummary{3072, 4096, 51'500'000};
+  p.completeness.scopes_recorded = 7;
+  p.completeness.spans_kept = 7;
+  p.completeness.spans_dropped = 3;
+  p.completeness.spans_overwritten = 0;
+  p.completeness.events_dropped = 1;
+  p.completeness.spans_enabled = true;
+  p.completeness.buffer_policy = "keep-first";
+  p.completeness.memory_cap_bytes = 1 << 20;
+  p.completeness.hot_path_allocations = 2;
+  p.completeness.overhead_per_scope_ns = 26.375;
+  p.completeness.overhead_total_ns = 185;
+  p.diagnostics = {Diagnostic{DiagnosticKind::SpansDropped, Severity::Warning, kNone, kNone, 3, "3 spans were dropped."},
+                   Diagnostic{DiagnosticKind::StopWithoutStart, Severity::Warning, 1, 3, 2,
+                              "stop(\"<script>alert(1)</script>\") without start"}};
+  return p;
+}
+
+Profile synthetic_profile(std::uint64_t span_count, std::uint32_t threads) {
+  // Per thread, iterations of: step > {forward > 4 x (layer > {matmul, gelu}), backward}.
+  Profile p;
+  p.meta.nnprof_version = "0.1.0";
+  p.meta.hostname = "synthetic";
+  p.meta.pid = 1;
+  p.meta.clock.source = "tsc";
+  p.strings = {"train_step", "forward", "layer", "matmul", "gelu", "backward"};
+  for (std::uint32_t t = 0; t < threads; ++t)
+    p.threads.push_back(ThreadInfo{t, 100 + t, "worker-" + std::to_string(t), true, 0, 0});
+  // Tree: 0 root, 1 step, 2 forward, 3 layer, 4 matmul, 5 gelu, 6 backward.
+  const std::vector<std::pair<std::uint32_t, StringId>> shape = {{0, 0}, {1, 1}, {2, 2}, {3, 3}, {3, 4}, {1, 5}};
+  p.call_tree.push_back(CallTreeNode{});
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    CallTreeNode n;
+    n.id = static_cast<std::uint32_t>(i + 1);
+    n.parent = shape[i].first;
+    n.name = shape[i].second;
+    n.depth = p.call_tree[n.parent].depth + 1;
+    p.call_tree[n.parent].children.push_back(n.id);
+    p.call_tree.push_back(n);
+  }
+  constexpr std::uint64_t kSpansPerStep = 1 + 1 + 4 * 3 + 1;  // 15
+  const std::uint64_t steps_per_thread = std::max<std::uint64_t>(1, span_count / kSpansPerStep / threads);
+  std::vector<std::vector<std::uint64_t>> durations(p.call_tree.size());
+  std::uint64_t seed = 12345;
+  auto jitter = [&](std::uint64_t base) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return base + (seed >> 33) % (base / 4 + 1);
+  };
+  p.spans.reserve(steps_per_thread * threads * kSpansPerStep);
+  for (std::uint32_t t = 0; t < threads; ++t) {
+    std::uint64_t now = 1000 * t;
+    for (std::uint64_t s = 0; s < steps_per_thread; ++s) {
+      const std::uint64_t step_start = now;
+      const std::size_t step_index = p.spans.size();
+      p.spans.push_back(Span{t, 0, 1, 1, step_start, 0});
+      const std::uint64_t fwd_start = now + 100;
+      const std::size_t fwd_index = p.spans.size();
+      p.spans.push_back(Span{t, 1, 2, 2, fwd_start, 0});
+      now = fwd_start + 50;
+      for (int l = 0; l < 4; ++l) {
+        const std::uint64_t layer_start = now;
+        const std::uint64_t mm = jitter(20'000), ge = jitter(5'000);
+        p.spans.push_back(Span{t, 2, 3, 3, layer_start, layer_start + 20 + mm + ge + 30});
+        p.spans.push_back(Span{t, 3, 4, 4, layer_start + 10, layer_start + 10 + mm});
+        p.spans.push_back(Span{t, 4, 5, 4, layer_start + 20 + mm, layer_start + 20 + mm + ge});
+        now = layer_start + 20 + mm + ge + 40;
+      }
+      p.spans[fwd_index].end_ns = now;
+      const std::uint64_t bwd = jitter(150'000);
+      p.spans.push_back(Span{t, 5, 6, 2, now + 10, now + 10 + bwd});
+      now += 10 + bwd + 100;
+      p.spans[step_index].end_ns = now;
+      now += 200;
+    }
+  }
+  for (const Span& s : p.spans) durations[s.node].push_back(s.end_ns - s.start_ns);
+  for (std::size_t i = 1; i < p.call_tree.size(); ++i) {
+    auto& d = durations[i];
+    std::sort(d.begin(), d.end());
+    CallTreeNode& n = p.call_tree[i];
+    n.time.count = d.size();
+    for (auto v : d) n.time.sum_ns += v;
+    n.time.min_ns = d.front();
+    n.time.max_ns = d.back();
+    n.time.mean_ns = static_cast<double>(n.time.sum_ns) / static_cast<double>(d.size());
+    n.time.p50_ns = d[d.size() / 2];
+    n.time.p95_ns = d[d.size() * 95 / 100];
+    n.time.p99_ns = d[d.size() * 99 / 100];
+    n.thread_count = threads;
+  }
+  for (std::size_t i = 1; i < p.call_tree.size(); ++i) {
+    CallTreeNode& n = p.call_tree[i];
+    std::uint64_t children = 0;
+    for (auto c : n.children) children += p.call_tree[c].time.sum_ns;
+    n.self_ns = n.time.sum_ns - children;
+  }
+  std::map<StringId, ScopeStats> by_name;
+  for (std::size_t i = 1; i < p.call_tree.size(); ++i) {
+    const CallTreeNode& n = p.call_tree[i];
+    ScopeStats& s = by_name[n.name];
+    s.name = n.name;
+    s.total_ns += n.time.sum_ns;
+    s.self_ns += n.self_ns;
+    s.time = n.time;
+    s.thread_count = threads;
+  }
+  for (auto& [name, s] : by_name) p.scopes.push_back(s);
+  std::sort(p.scopes.begin(), p.scopes.end(), [](const ScopeStats& a, const ScopeStats& b) { return a.total_ns > b.total_ns; });
+  p.completeness.scopes_recorded = p.spans.size();
+  p.completeness.spans_kept = p.spans.size();
+  p.completeness.buffer_policy = "keep-first";
+  p.completeness.memory_cap_bytes = std::uint64_t{256} << 20;
+  p.meta.duration_ns = 0;
+  for (const Span& s : p.spans) p.meta.duration_ns = std::max(p.meta.duration_ns, s.end_ns);
+  for (auto& t : p.threads) t.scopes_recorded = p.spans.size() / threads;
+  return p;
+}
+
+}  // namespace nnprof::testing

@@ -1,0 +1,85 @@
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "io/chrome_trace.hpp"
+#include "io/exporter.hpp"
+#include "nnprof/nnprof.hpp"
+#include "sample_profiles.hpp"
+
+namespace {
+
+nlohmann::json trace_of(const nnprof::Profile& p) {
+  std::ostringstream out;
+  nnprof::io::write_chrome_trace(p, out);
+  return nlohmann::json::parse(out.str());  // throws, failing the test, if not valid JSON
+}
+
+TEST(ChromeTrace, ParsesAndCarriesEveryThreadSpanAndCounter) {
+  const auto p = nnprof::testing::rich_profile();
+  const auto j = trace_of(p);
+  ASSERT_TRUE(j.contains("traceEvents"));
+  EXPECT_EQ(j["displayTimeUnit"], "ns");
+  EXPECT_EQ(j["otherData"]["host"], "host-1");
+  std::map<std::string, int> phases;
+  std::map<std::int64_t, std::string> thread_names;
+  std::vector<nlohmann::json> complete;
+  for (const auto& e : j["traceEvents"]) {
+    phases[e["ph"].get<std::string>()]++;
+    EXPECT_EQ(e["pid"], 4242);
+    if (e["ph"] == "M" && e["name"] == "thread_name") thread_names[e["tid"]] = e["args"]["name"];
+    if (e["ph"] == "X") complete.push_back(e);
+  }
+  EXPECT_EQ(thread_names.at(1001), "main");
+  EXPECT_EQ(thread_names.at(1002), "loader-0");
+  ASSERT_EQ(complete.size(), p.spans.size());
+  // Microsecond timestamps carry the exact nanoseconds.
+  EXPECT_EQ(complete[1]["name"], "forward");
+  EXPECT_DOUBLE_EQ(complete[1]["ts"].get<double>(), 1000.0);
+  EXPECT_DOUBLE_EQ(complete[1]["dur"].get<double>(), 44000.0);
+  EXPECT_EQ(complete[1]["tid"], 1001);
+  EXPECT_EQ(complete[2]["name"], "matmul, \"fast\"");
+  EXPECT_EQ(complete[6]["name"], "<script>alert(1)</script>");
+  EXPECT_EQ(complete[6]["tid"], 1002);
+  // Memory: one counter track per counter plus the total; values are running sums.
+  EXPECT_EQ(phases["C"], 6);
+  std::vector<std::int64_t> weights;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "C" && e["name"] == "memory: weights") weights.push_back(e["args"]["bytes"]);
+  EXPECT_EQ(weights, (std::vector<std::int64_t>{2048, 4096, 3072}));
+}
+
+TEST(ChromeTrace, NestedSpansNestInTime) {
+  nnprof::Profiler profiler;
+  for (int i = 0; i < 3; ++i) {
+    NNPROF_SCOPE_IN(profiler, "outer");
+    NNPROF_SCOPE_IN(profiler, "inner");
+  }
+  const auto j = trace_of(profiler.snapshot());
+  std::vector<std::pair<double, double>> outer, inner;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    (e["name"] == "outer" ? outer : inner).emplace_back(e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>());
+  }
+  ASSERT_EQ(outer.size(), 3u);
+  ASSERT_EQ(inner.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_LE(outer[i].first, inner[i].first);
+    EXPECT_GE(outer[i].second, inner[i].second);
+  }
+}
+
+TEST(ChromeTrace, IsRegisteredAndInvalidUtf8IsReplaced) {
+  const auto* e = nnprof::io::find_exporter("chrome");
+  ASSERT_NE(e, nullptr);
+  auto p = nnprof::testing::rich_profile();
+  p.strings[1] = std::string("bad\xff\xfe utf8");
+  std::ostringstream out;
+  e->write(p, out);
+  EXPECT_TRUE(nlohmann::json::accept(out.str()));
+}
+
+}  // namespace

@@ -1,0 +1,402 @@
+// The HTML report: one self-contained page whose user strings are escaped, with its tables,
+// call tree, timeline and memory chart, on hand-built, recorded and million-span profiles.
+#include "io/html_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "html_test_profiles.hpp"
+#include "io/exporter.hpp"
+#include "io/html_charts.hpp"
+#include "io/html_escape.hpp"
+#include "nnprof/error.hpp"
+#include "nnprof/profile.hpp"
+#include "sample_profiles.hpp"
+
+namespace nnprof {
+namespace {
+
+std::string html_of(const Profile& profile) {
+  std::ostringstream out;
+  io::write_html_report(profile, out);
+  return out.str();
+}
+
+std::size_t count(std::string_view text, std::string_view needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string_view::npos; at = text.find(needle, at + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+bool has(std::string_view text, std::string_view needle) { return text.find(needle) != std::string_view::npos; }
+
+// The text between the first `open` and the `close` after it.
+std::string_view between(std::string_view text, std::string_view open, std::string_view close) {
+  const std::size_t begin = text.find(open);
+  if (begin == std::string_view::npos) return {};
+  const std::size_t end = text.find(close, begin);
+  return text.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin);
+}
+
+// Nothing that would make a browser fetch anything: no scripts or styles by URL, no links
+// to stylesheets or fonts, no CSS imports or url() references.
+void expect_self_contained(std::string_view html) {
+  EXPECT_FALSE(has(html, "http://"));
+  EXPECT_FALSE(has(html, "https://"));
+  EXPECT_FALSE(has(html, "src="));
+  EXPECT_FALSE(has(html, "<link"));
+  EXPECT_FALSE(has(html, "@import"));
+  EXPECT_FALSE(has(html, "url("));
+  EXPECT_FALSE(has(html, "@font-face"));
+  EXPECT_EQ(count(html, "<script"), 1u);
+  EXPECT_EQ(count(html, "<style"), 1u);
+}
+
+// ---- registry and document ----------------------------------------------------------
+
+TEST(HtmlReport, RegisteredAsHtml) {
+  const io::Exporter* html = io::find_exporter("html");
+  ASSERT_NE(html, nullptr);
+  EXPECT_EQ(html->name(), "html");
+  EXPECT_EQ(html->extension(), ".html");
+  EXPECT_EQ(io::find_exporter("HTML"), html);
+  EXPECT_EQ(io::find_exporter_for_path("out/run.html"), html);
+  EXPECT_EQ(io::find_exporter_for_path("RUN.HTML"), html);
+  bool listed = false;
+  for (const io::Exporter* e : io::all_exporters()) listed = listed || e == html;
+  EXPECT_TRUE(listed);
+}
+
+TEST(HtmlReport, ExporterWritesTheReport) {
+  const Profile p = testing::rich_profile();
+  std::ostringstream out;
+  io::find_exporter("html")->write(p, out);
+  EXPECT_EQ(out.str(), html_of(p));
+}
+
+TEST(HtmlReport, ExporterThrowsWhenTheStreamFails) {
+  std::ostringstream out;
+  out.setstate(std::ios::badbit);
+  EXPECT_THROW(io::HtmlExporter().write(testing::rich_profile(), out), Error);
+}
+
+TEST(HtmlReport, IsOneSelfContainedDocument) {
+  const std::string html = html_of(testing::rich_profile());
+  EXPECT_TRUE(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"));
+  EXPECT_TRUE(html.ends_with("</body>\n</html>\n"));
+  EXPECT_TRUE(has(html, "<meta charset=\"utf-8\">"));
+  EXPECT_TRUE(has(html, "Content-Security-Policy"));
+  EXPECT_TRUE(has(html, "default-src 'none'"));
+  expect_self_contained(html);
+  EXPECT_EQ(count(html, "<body"), 1u);
+  EXPECT_EQ(count(html, "</body>"), 1u);
+}
+
+TEST(HtmlReport, SectionsAppearInOrder) {
+  const std::string html = html_of(testing::rich_profile());
+  std::size_t previous = 0;
+  for (const char* id : {"summary", "hot", "tree", "timeline", "memory", "threads", "insights", "completeness",
+                         "diagnostics"}) {
+    const std::size_t at = html.find(std::string("<section id=\"") + id + "\">");
+    ASSERT_NE(at, std::string::npos) << id;
+    EXPECT_GT(at, previous) << id;
+    EXPECT_TRUE(has(html, std::string("<a href=\"#") + id + "\">")) << id;
+    previous = at;
+  }
+}
+
+// ---- escaping -----------------------------------------------------------------------
+
+TEST(HtmlReport, EscapeReplacesEverySpecialCharacter) {
+  EXPECT_EQ(io::html::escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+  EXPECT_EQ(io::html::escape("décodage | µ\n2"), "décodage | µ\n2");
+  EXPECT_EQ(io::html::escape(std::string_view("a\0b\x1b", 4)), "a\xEF\xBF\xBD" "b\xEF\xBF\xBD");
+}
+
+TEST(HtmlReport, ScriptNamedScopeRendersAsText) {
+  const std::string html = html_of(testing::rich_profile());
+  EXPECT_FALSE(has(html, "<script>alert"));
+  EXPECT_FALSE(has(html, "</script>\")"));
+  EXPECT_TRUE(has(html, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_EQ(count(html, "<script"), 1u);
+  EXPECT_EQ(count(html, "</script>"), 1u);
+}
+
+TEST(HtmlReport, EveryUserStringAppearsEscaped) {
+  const Profile p = testing::rich_profile();
+  const std::string html = html_of(p);
+  for (const ScopeStats& s : p.scopes) EXPECT_TRUE(has(html, io::html::escape(p.str(s.name)))) << p.str(s.name);
+  for (const MemoryCounter& c : p.memory_counters) EXPECT_TRUE(has(html, io::html::escape(p.str(c.name))));
+  for (const ThreadInfo& t : p.threads) EXPECT_TRUE(has(html, io::html::escape(t.name))) << t.name;
+  for (const Diagnostic& d : p.diagnostics) EXPECT_TRUE(has(html, io::html::escape(d.message))) << d.message;
+  EXPECT_TRUE(has(html, "./train --epochs 1 --name &quot;a,b&quot;"));
+  EXPECT_TRUE(has(html, "<title>nnprof — ./train --epochs 1 --name &quot;a,b&quot;</title>"));
+  EXPECT_FALSE(has(html, "\"a,b\""));
+  EXPECT_TRUE(has(html, "matmul, &quot;fast&quot;"));
+}
+
+// ---- summary, tables, tree ----------------------------------------------------------
+
+TEST(HtmlReport, SummaryCardsCarryUnits) {
+  const std::string html = html_of(testing::rich_profile());
+  const std::string_view cards = between(html, "<section id=\"summary\">", "</section>");
+  // Instrumented time: the root's children, train_step (100 ms) and the odd scope (20 ms).
+  for (const char* text : {"<div class=\"v\">123 ms</div>", "<div class=\"v\">120 ms</div>",
+                           "<div class=\"v\">7</div>", "4 distinct names", "<div class=\"v\">2</div>", "1 exited",
+                           "<div class=\"v\">4.00 KiB</div>", "at 51.5 ms, over 1 named counter",
+                           "<div class=\"v\">7</div>", "3 dropped · 0 overwritten", "26.4 ns / scope",
+                           "185 ns in total = &lt;0.1% of instrumented time"}) {
+    EXPECT_TRUE(has(cards, text)) << text;
+  }
+}
+
+TEST(HtmlReport, HotTableHasEveryScopeWithSortableNumbers) {
+  const Profile p = testing::rich_profile();
+  const std::string html = html_of(p);
+  const std::string_view table = between(html, "<table class=\"sortable\" id=\"hot-table\">", "</table>");
+  ASSERT_FALSE(table.empty());
+  EXPECT_TRUE(has(html, "<input type=\"search\" id=\"hot-filter\""));
+  EXPECT_EQ(count(table, "<tr>"), p.scopes.size() + 1);  // plus the header row
+  for (const char* key : {"scope", "calls", "total", "self", "pct", "mean", "p50", "p95", "p99", "min", "max",
+                          "items", "alloc"}) {
+    EXPECT_TRUE(has(table, std::string("data-key=\"") + key + "\"")) << key;
+  }
+  // train_step: 2 calls, 100 ms, 10 ms self, 83.3% of 120 ms, 64 items in 100 ms, 4 KiB.
+  const std::string_view row = between(table, "<td class=\"name\" title=\"train_step\">", "</tr>");
+  for (const char* cell : {"<td class=\"num\" data-v=\"2\">2</td>", "<td class=\"num\" data-v=\"100000000\">100 ms</td>",
+                           "<td class=\"num\" data-v=\"10000000\">10.0 ms</td>", "83.3%</td>",
+                           "<td class=\"num\" data-v=\"50000000\">50.0 ms</td>", "640 items/s</td>",
+                           "<td class=\"num\" data-v=\"4096\">4.00 KiB</td>"}) {
+    EXPECT_TRUE(has(row, cell)) << cell << "\nin " << row;
+  }
+  // No items and nothing allocated: a dash, sorted as zero.
+  const std::string_view forward = between(table, "<td class=\"name\" title=\"forward\">", "</tr>");
+  EXPECT_EQ(count(forward, "<td class=\"num\" data-v=\"0\">—</td>"), 2u);
+}
+
+TEST(HtmlReport, CallTreeIsCollapsibleWithTimesAndShares) {
+  const Profile p = testing::rich_profile();
+  const std::string html = html_of(p);
+  const std::string_view tree = between(html, "<section id=\"tree\">", "</section>");
+  EXPECT_EQ(count(tree, "<details"), 2u);  // train_step and forward have children
+  EXPECT_EQ(count(tree, "<div class=\"row leaf\">"), 2u);
+  EXPECT_TRUE(has(tree, "<details open><summary class=\"row\"><span class=\"nm\" title=\"train_step\">train_step</span>"
+                        "<span class=\"c\">2</span><span class=\"c\">100 ms</span><span class=\"c\">10.0 ms</span>"));
+  EXPECT_TRUE(has(tree, "title=\"train_step &gt; forward &gt; matmul, &quot;fast&quot;\""));
+  EXPECT_TRUE(has(tree, "83.3%</span>"));
+  // Children by total time: train_step (100 ms) before the 20 ms scope.
+  EXPECT_LT(tree.find("train_step</span>"), tree.find("&lt;script&gt;alert(1)&lt;/script&gt;</span>"));
+}
+
+TEST(HtmlReport, ThreadsAndCountersTables) {
+  const std::string html = html_of(testing::rich_profile());
+  const std::string_view threads = between(html, "<table class=\"sortable\" id=\"threads-table\">", "</table>");
+  EXPECT_TRUE(has(threads, "<td class=\"name\" title=\"loader-0\">loader-0</td><td class=\"num\" data-v=\"1002\">1002"));
+  EXPECT_TRUE(has(threads, "<td>exited</td>"));
+  const std::string_view counters = between(html, "<table class=\"sortable\" id=\"counters-table\">", "</table>");
+  EXPECT_TRUE(has(counters, "<td class=\"name\" title=\"weights\">weights</td><td class=\"num\" data-v=\"3072\">3.00 KiB"));
+}
+
+TEST(HtmlReport, InsightsCompletenessAndDiagnostics) {
+  const std::string html = html_of(testing::rich_profile());
+  EXPECT_TRUE(has(html, "The top 4 scopes by self time account for <b>100.0%</b> of instrumented time."));
+  EXPECT_TRUE(has(html, "Highest self time: <code>matmul, &quot;fast&quot;</code>, 60.0 ms (50.0% of instrumented time)."));
+  const std::string_view completeness = between(html, "<section id=\"completeness\">", "</section>");
+  EXPECT_TRUE(has(completeness, "<dd>7 kept, 3 dropped, 0 overwritten</dd>"));
+  EXPECT_TRUE(has(completeness, "<dd>keep-first</dd>"));
+  EXPECT_TRUE(has(completeness, "<dd>1.00 MiB</dd>"));
+  const std::string_view diagnostics = between(html, "<section id=\"diagnostics\">", "</section>");
+  EXPECT_TRUE(has(diagnostics, "<span class=\"sev warning\">warning</span>"));
+  EXPECT_TRUE(has(diagnostics, "<code>stop_without_start</code>"));
+}
+
+// ---- timeline -----------------------------------------------------------------------
+
+TEST(HtmlReport, TimelineDrawsEverySpanOfASmallProfile) {
+  const Profile p = testing::rich_profile();
+  const std::string html = html_of(p);
+  const std::string_view svg = between(html, "<svg class=\"tl\"", "</svg>");
+  ASSERT_FALSE(svg.empty());
+  EXPECT_TRUE(has(svg, "data-merged=\"0\""));
+  EXPECT_EQ(count(svg, "<rect class=\"b\""), p.spans.size());
+  EXPECT_EQ(count(svg, "<title>"), p.spans.size());
+  EXPECT_TRUE(has(svg, ">main (tid 1001)<tspan class=\"tc\"> · 6 spans</tspan>"));
+  EXPECT_TRUE(has(svg, ">loader-0 (tid 1002)<tspan class=\"tc\"> · 1 spans</tspan>"));
+  EXPECT_TRUE(has(svg, "<title>train_step\n40.0 ms at 0 ns (depth 1)</title>"));
+  EXPECT_TRUE(has(svg, "<title>&lt;script&gt;alert(1)&lt;/script&gt;\n20.0 ms at 5.00 ms (depth 1)</title>"));
+  // Dropped spans are announced above the timeline.
+  EXPECT_TRUE(has(between(html, "<section id=\"timeline\">", "<svg"), "3 spans were dropped"));
+}
+
+TEST(HtmlReport, TimelineNestsByDepthAndColoursByName) {
+  const Profile p = testing::rich_profile();
+  const io::html::TimelineLayout layout = io::html::layout_timeline(p);
+  ASSERT_EQ(layout.threads.size(), 2u);
+  EXPECT_EQ(layout.threads[0].depths, 3u);
+  EXPECT_EQ(layout.threads[1].depths, 1u);
+  EXPECT_EQ(layout.t0_ns, 0u);
+  EXPECT_EQ(layout.t1_ns, 110'000'000u);
+  EXPECT_FALSE(layout.merged);
+  EXPECT_EQ(layout.boxes.size(), 7u);
+  // The same name has the same colour wherever it is drawn.
+  const std::string html = html_of(p);
+  const std::string_view svg = between(html, "<svg class=\"tl\"", "</svg>");
+  std::string colour;
+  for (std::size_t at = svg.find("<title>matmul"); at != std::string_view::npos; at = svg.find("<title>matmul", at + 1)) {
+    const std::size_t fill = svg.rfind("fill=\"#", at);
+    const std::string this_colour(svg.substr(fill, 14));
+    if (colour.empty()) colour = this_colour;
+    EXPECT_EQ(this_colour, colour);
+  }
+  EXPECT_FALSE(colour.empty());
+}
+
+TEST(HtmlReport, StatisticsOnlySessionSaysThereIsNoTimeline) {
+  Profile p = testing::rich_profile();
+  p.spans.clear();
+  p.completeness.spans_enabled = false;
+  const std::string html = html_of(p);
+  EXPECT_TRUE(has(html, "statistics-only session: no spans were recorded"));
+  EXPECT_FALSE(has(html, "<svg class=\"tl\""));
+}
+
+// ---- memory -------------------------------------------------------------------------
+
+TEST(HtmlReport, MemoryChartIsAStepLineWithAxesAndPeak) {
+  const std::string html = html_of(testing::rich_profile());
+  const std::string_view svg = between(html, "<svg class=\"mem\"", "</svg>");
+  ASSERT_FALSE(svg.empty());
+  EXPECT_TRUE(has(svg, "<path class=\"line\" d=\"M"));
+  EXPECT_TRUE(has(svg, "<path class=\"area\""));
+  EXPECT_TRUE(has(svg, ">time since the session start</text>"));
+  EXPECT_TRUE(has(svg, ">memory in use (bytes)</text>"));
+  EXPECT_TRUE(has(svg, ">peak 4.00 KiB at 51.5 ms</text>"));
+  EXPECT_TRUE(has(svg, ">4.00 KiB</text>"));  // a y-axis tick
+  EXPECT_TRUE(has(svg, ">0 B</text>"));
+  EXPECT_TRUE(has(svg, ">0 ns</text>"));  // the first x-axis tick
+  // Three events: three vertical steps after the start.
+  const std::string_view line = between(svg, "<path class=\"line\" d=\"", "\"/>");
+  EXPECT_EQ(count(line, "V"), 3u);
+}
+
+TEST(HtmlReport, NoMemoryCountersSaysSo) {
+  Profile p = testing::rich_profile();
+  p.memory_counters.clear();
+  p.memory_events.clear();
+  p.memory = {};
+  const std::string html = html_of(p);
+  EXPECT_TRUE(has(html, "No memory counters were recorded"));
+  EXPECT_FALSE(has(html, "<svg class=\"mem\""));
+  EXPECT_FALSE(has(html, "id=\"counters-table\""));
+}
+
+// ---- odd profiles -------------------------------------------------------------------
+
+TEST(HtmlReport, EmptyProfileIsAValidPage) {
+  const std::string html = html_of(Profile{});
+  EXPECT_TRUE(html.ends_with("</html>\n"));
+  EXPECT_TRUE(has(html, "No scopes were recorded"));
+  EXPECT_TRUE(has(html, "No call tree was recorded."));
+  EXPECT_TRUE(has(html, "No spans were recorded."));
+  EXPECT_TRUE(has(html, "No memory counters were recorded"));
+  expect_self_contained(html);
+}
+
+TEST(HtmlReport, MalformedProfileDoesNotCrash) {
+  Profile p = testing::rich_profile();
+  p.call_tree[3].children = {1};                       // a cycle
+  p.call_tree[2].children.push_back(99);               // a child that does not exist
+  p.spans.push_back(Span{7, 99, 0, 0, 9'000, 8'000});  // unknown thread and name, depth 0, end < start
+  p.spans.push_back(Span{0, 0, 0, 40, 1'000, 2'000});  // deeper than the timeline draws
+  p.memory_events.push_back(MemoryEvent{10, 0, 0, -1'000'000});  // out of order, below zero
+  const std::string html = html_of(p);
+  EXPECT_TRUE(html.ends_with("</html>\n"));
+  EXPECT_TRUE(has(html, ">thread 7<tspan"));
+  EXPECT_TRUE(has(html, "1 span nested deeper than 32 levels is not drawn."));
+}
+
+// ---- recorded profile ---------------------------------------------------------------
+
+TEST(HtmlReport, RecordedProfile) {
+  const Profile p = test::recorded_profile();
+  ASSERT_GE(p.scopes.size(), 7u);
+  const std::string html = html_of(p);
+  expect_self_contained(html);
+  for (const ScopeStats& s : p.scopes) {
+    EXPECT_TRUE(has(html, fmt::format(">{}</td>", io::html::escape(p.str(s.name))))) << p.str(s.name);
+  }
+  EXPECT_TRUE(has(html, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_TRUE(has(html, "data &lt;loader&gt;"));
+  EXPECT_FALSE(has(html, "data <loader>"));
+  const std::string_view svg = between(html, "<svg class=\"tl\"", "</svg>");
+  EXPECT_EQ(count(svg, "<rect class=\"b\""), p.spans.size());
+  EXPECT_TRUE(has(html, "<svg class=\"mem\""));
+  EXPECT_TRUE(has(html, "items/s</td>"));  // train_step reported items
+  EXPECT_TRUE(has(html, ">12</td>"));      // 12 train steps
+}
+
+// ---- a million spans ----------------------------------------------------------------
+
+TEST(HtmlReport, MillionSpansAreMergedIntoABoundedPage) {
+  const Profile p = test::million_span_profile();
+  ASSERT_GE(p.spans.size(), 1'000'000u);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string html = html_of(p);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "[ html     ] " << p.spans.size() << " spans -> " << html.size() << " bytes of HTML in " << seconds
+            << " s\n";
+  EXPECT_LT(html.size(), 4u << 20);
+  expect_self_contained(html);
+  const std::string_view svg = between(html, "<svg class=\"tl\"", "</svg>");
+  EXPECT_TRUE(has(svg, "data-merged=\"1\""));
+  const std::size_t boxes = count(svg, "<rect class=\"b\"");
+  EXPECT_LE(boxes, io::html::kTimelineBoxBudget);
+  EXPECT_GT(boxes, 100u);
+  EXPECT_TRUE(has(svg, " spans merged"));
+  EXPECT_TRUE(has(html, "<p class=\"note info\" id=\"timeline-merged\">1,000,020 spans are drawn as "));
+  // A few tens of thousands of elements at most, whatever the number of spans.
+  EXPECT_LT(count(html, "<") - count(html, "</"), 40'000u);
+  // The memory chart folds ~83,000 events into at most a few strokes per pixel column.
+  const std::string_view line = between(html, "<path class=\"line\" d=\"", "\"/>");
+  EXPECT_LT(line.size(), 60'000u);
+}
+
+TEST(HtmlReport, MergingKeepsEverySpanAndWideSpansApart) {
+  const Profile p = test::million_span_profile();
+  const io::html::TimelineLayout layout = io::html::layout_timeline(p);
+  ASSERT_TRUE(layout.merged);
+  EXPECT_LE(layout.boxes.size(), io::html::kTimelineBoxBudget);
+  std::uint64_t spans = 0;
+  for (const io::html::TimelineBox& box : layout.boxes) {
+    spans += box.spans;
+    EXPECT_LE(box.x0, box.x1);
+    EXPECT_LE(box.x1, io::html::kTimelineWidthPx + 1e-6);
+    if (box.spans > 1) {
+      EXPECT_LE(box.busy_ns, box.end_ns - box.start_ns);
+    }
+  }
+  EXPECT_EQ(spans, p.spans.size());
+  EXPECT_EQ(layout.spans_drawn, p.spans.size());
+  // Boxes of one lane (thread and depth) follow each other without overlapping.
+  for (std::size_t i = 1; i < layout.boxes.size(); ++i) {
+    const auto& a = layout.boxes[i - 1];
+    const auto& b = layout.boxes[i];
+    if (a.row == b.row && a.depth == b.depth) {
+      EXPECT_LE(a.x1, b.x0 + 1e-6);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nnprof

@@ -1,0 +1,325 @@
+// The JSON report, parsed back with nlohmann-json and checked value by value.
+#include "io/json_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "export_sample_profile.hpp"
+#include "io/exporter.hpp"
+#include "nnprof/nnprof.hpp"
+
+namespace nnprof {
+namespace {
+
+using nlohmann::json;
+using test::kMiB;
+using test::kMs;
+using test::kUs;
+
+std::string text_of(const Profile& profile) {
+  std::ostringstream out;
+  io::write_json_report(profile, out);
+  return out.str();
+}
+
+json json_of(const Profile& profile) { return json::parse(text_of(profile)); }
+
+// Parsed keeping the order of keys in the file (json sorts them).
+nlohmann::ordered_json ordered_of(const Profile& profile) {
+  return nlohmann::ordered_json::parse(text_of(profile));
+}
+
+std::vector<std::string> keys(const nlohmann::ordered_json& object) {
+  std::vector<std::string> result;
+  for (const auto& [key, value] : object.items()) result.push_back(key);
+  return result;
+}
+
+TEST(JsonReport, TopLevelShape) {
+  const std::string text = text_of(test::export_sample_profile());
+  // Keys keep the documented order in the file, for a person reading it.
+  EXPECT_TRUE(text.starts_with("{\n  \"schema\": \"nnprof-report\",\n  \"schema_version\": 1,\n"));
+  EXPECT_TRUE(text.ends_with("}\n"));
+  const json j = json::parse(text);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j.size(), 10u);
+  EXPECT_EQ(j["schema"], "nnprof-report");
+  EXPECT_EQ(j["schema_version"], 1);
+  for (const char* key : {"metadata", "timing", "memory", "throughput", "completeness"}) {
+    EXPECT_TRUE(j[key].is_object()) << key;
+  }
+  for (const char* key : {"call_tree", "threads", "diagnostics"}) EXPECT_TRUE(j[key].is_array()) << key;
+}
+
+TEST(JsonReport, Metadata) {
+  const json m = json_of(test::export_sample_profile())["metadata"];
+  EXPECT_EQ(m["nnprof_version"], "0.1.0");
+  EXPECT_EQ(m["hostname"], "testhost");
+  EXPECT_EQ(m["os"], "Linux 6.1.0");
+  EXPECT_EQ(m["cpu_model"], "Test CPU @ 3.0GHz");
+  EXPECT_EQ(m["logical_cpus"], 8);
+  EXPECT_EQ(m["compiler"], "GCC 12.2.0");
+  EXPECT_EQ(m["command_line"], "./train --epochs 1 | tee log.txt");
+  EXPECT_EQ(m["pid"], 4242);
+  EXPECT_EQ(m["duration_ns"], 250 * kMs);
+  EXPECT_EQ(m["instrumented_ns"], 100 * kMs);
+  const json& c = m["clock"];
+  EXPECT_EQ(c["source"], "tsc");
+  EXPECT_EQ(c["ns_per_tick"].get<double>(), 0.25);
+  EXPECT_EQ(c["tick_origin"], 1000);
+  EXPECT_EQ(c["monotonic_origin_ns"], 2'000'000);
+  // Beyond 2^53: must survive as an exact integer, not pass through a double.
+  EXPECT_EQ(c["unix_origin_ns"].get<std::int64_t>(), 1'700'000'000'000'000'000);
+  EXPECT_EQ(c["relative_error"].get<double>(), 1e-6);
+}
+
+TEST(JsonReport, TimingPerScopeInProfileOrder) {
+  const auto ordered = ordered_of(test::export_sample_profile())["timing"];
+  EXPECT_EQ(keys(ordered), (std::vector<std::string>{"train_step", "forward", "matmul", "backward",
+                                                     test::kWeirdName}));
+  EXPECT_EQ(keys(ordered["matmul"]),
+            (std::vector<std::string>{"count", "total_ns", "self_ns", "mean_ns", "std_ns", "min_ns",
+                                      "max_ns", "p50_ns", "p95_ns", "p99_ns", "threads", "items",
+                                      "items_per_second", "memory"}));
+  const json t = json_of(test::export_sample_profile())["timing"];
+  const json& matmul = t["matmul"];
+  EXPECT_EQ(matmul["count"], 1000);
+  EXPECT_EQ(matmul["total_ns"], 40 * kMs);
+  EXPECT_EQ(matmul["self_ns"], 40 * kMs);
+  EXPECT_EQ(matmul["mean_ns"].get<double>(), 40e3);
+  EXPECT_EQ(matmul["std_ns"].get<double>(), 2500.0);
+  EXPECT_EQ(matmul["min_ns"], 35 * kUs);
+  EXPECT_EQ(matmul["max_ns"], 90 * kUs);
+  EXPECT_EQ(matmul["p50_ns"], 39 * kUs);
+  EXPECT_EQ(matmul["p95_ns"], 52 * kUs);
+  EXPECT_EQ(matmul["p99_ns"], 80 * kUs);
+  EXPECT_EQ(matmul["threads"], 2);
+  EXPECT_EQ(matmul["items"], 2000);
+  EXPECT_EQ(matmul["items_per_second"].get<double>(), 50'000.0);
+  EXPECT_EQ(matmul["memory"], (json{{"alloc_bytes", 12 * kMiB},
+                                    {"alloc_count", 300},
+                                    {"free_bytes", 6 * kMiB},
+                                    {"free_count", 150}}));
+
+  const json& weird = t[test::kWeirdName];
+  EXPECT_EQ(weird["count"], 10);
+  EXPECT_EQ(weird["total_ns"], 5 * kMs);
+  EXPECT_EQ(weird["std_ns"].get<double>(), 75'500.25);
+  EXPECT_EQ(weird["items"], 0);
+  EXPECT_EQ(weird["items_per_second"].get<double>(), 0.0);
+  EXPECT_EQ(weird["memory"]["alloc_bytes"], 4 * kMiB);
+  EXPECT_EQ(t["train_step"]["items_per_second"].get<double>(), 3200.0);
+}
+
+TEST(JsonReport, MemoryAndThroughput) {
+  const json j = json_of(test::export_sample_profile());
+  const json& m = j["memory"];
+  EXPECT_EQ(m["current_bytes"], 4 * kMiB + 1536);
+  EXPECT_EQ(m["peak_bytes"], 7 * kMiB);
+  EXPECT_EQ(m["peak_time_ns"], 42 * kMs);
+  const auto ordered = ordered_of(test::export_sample_profile());
+  EXPECT_EQ(keys(ordered["memory"]["counters"]), (std::vector<std::string>{"activations", "weights"}));
+  EXPECT_EQ(m["counters"]["activations"], (json{{"current_bytes", 1536},
+                                                 {"peak_bytes", 3 * kMiB},
+                                                 {"alloc_bytes", 12 * kMiB},
+                                                 {"freed_bytes", 12 * kMiB - 1536},
+                                                 {"alloc_count", 300},
+                                                 {"free_count", 299}}));
+  EXPECT_EQ(m["counters"]["weights"]["freed_bytes"], 0);
+
+  // Only scopes that reported items.
+  const json& t = j["throughput"];
+  EXPECT_EQ(keys(ordered["throughput"]), (std::vector<std::string>{"train_step", "matmul"}));
+  EXPECT_EQ(t["train_step"]["items"], 320);
+  EXPECT_EQ(t["train_step"]["total_ns"], 100 * kMs);
+  EXPECT_EQ(t["train_step"]["items_per_second"].get<double>(), 3200.0);
+  EXPECT_EQ(t["matmul"]["items_per_second"].get<double>(), 50'000.0);
+}
+
+TEST(JsonReport, CallTreeIsNested) {
+  const json tree = json_of(test::export_sample_profile())["call_tree"];
+  ASSERT_EQ(tree.size(), 1u);
+  const json& train = tree[0];
+  EXPECT_EQ(keys(ordered_of(test::export_sample_profile())["call_tree"][0]), (std::vector<std::string>{"name", "count", "total_ns", "self_ns", "mean_ns",
+                                                   "min_ns", "max_ns", "threads", "memory",
+                                                   "children"}));
+  EXPECT_EQ(train["name"], "train_step");
+  EXPECT_EQ(train["count"], 10);
+  EXPECT_EQ(train["total_ns"], 100 * kMs);
+  EXPECT_EQ(train["self_ns"], 5 * kMs);
+  EXPECT_EQ(train["mean_ns"].get<double>(), 10e6);
+  EXPECT_EQ(train["min_ns"], 9 * kMs);
+  EXPECT_EQ(train["max_ns"], 12 * kMs);
+  // Children in the profile's order (node ids 5, 4, 2).
+  const json& children = train["children"];
+  ASSERT_EQ(children.size(), 3u);
+  EXPECT_EQ(children[0]["name"], test::kWeirdName);
+  EXPECT_EQ(children[0]["memory"]["alloc_bytes"], 4 * kMiB);
+  EXPECT_EQ(children[1]["name"], "backward");
+  EXPECT_TRUE(children[1]["children"].empty());
+  EXPECT_EQ(children[2]["name"], "forward");
+  ASSERT_EQ(children[2]["children"].size(), 1u);
+  const json& matmul = children[2]["children"][0];
+  EXPECT_EQ(matmul["name"], "matmul");
+  EXPECT_EQ(matmul["count"], 1000);
+  EXPECT_EQ(matmul["self_ns"], 40 * kMs);
+  EXPECT_EQ(matmul["threads"], 2);
+  EXPECT_TRUE(matmul["children"].is_array());
+  EXPECT_TRUE(matmul["children"].empty());
+}
+
+TEST(JsonReport, ThreadsCompletenessDiagnostics) {
+  const json j = json_of(test::export_sample_profile());
+  EXPECT_EQ(j["threads"], (json::parse(R"([
+    {"id": 0, "os_tid": 1001, "name": "main", "exited": false, "scopes_recorded": 1040,
+     "top_level_ns": 100000000},
+    {"id": 1, "os_tid": 1002, "name": "worker", "exited": true, "scopes_recorded": 0,
+     "top_level_ns": 0}])")));
+  EXPECT_EQ(j["completeness"], json::parse(R"({
+    "scopes_recorded": 1040, "spans_enabled": true, "spans_kept": 1000, "spans_dropped": 40,
+    "spans_overwritten": 0, "events_dropped": 0, "buffer_policy": "keep-first",
+    "memory_cap_bytes": 67108864, "hot_path_allocations": 2, "overhead_per_scope_ns": 20.0,
+    "overhead_total_ns": 20800})"));
+  const json& d = j["diagnostics"];
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0]["kind"], "spans_dropped");
+  EXPECT_EQ(d[0]["severity"], "warning");
+  EXPECT_TRUE(d[0]["thread"].is_null());
+  EXPECT_TRUE(d[0]["name"].is_null());
+  EXPECT_EQ(d[0]["count"], 40);
+  EXPECT_EQ(d[0]["message"], "40 spans were dropped after the memory cap of 64.0 MiB was reached.");
+  EXPECT_EQ(d[1], (json{{"kind", "unclosed_scope"},
+                        {"severity", "info"},
+                        {"thread", 1},
+                        {"name", test::kWeirdName},
+                        {"count", 1},
+                        {"message", "A scope was still open when the profile was taken."}}));
+}
+
+TEST(JsonReport, EmptyProfileIsValidWithEmptyCollections) {
+  const json j = json_of(Profile{});
+  EXPECT_EQ(j["schema"], "nnprof-report");
+  EXPECT_TRUE(j["timing"].empty());
+  EXPECT_TRUE(j["throughput"].empty());
+  EXPECT_TRUE(j["memory"]["counters"].empty());
+  EXPECT_TRUE(j["call_tree"].empty());
+  EXPECT_TRUE(j["threads"].empty());
+  EXPECT_TRUE(j["diagnostics"].empty());
+  EXPECT_EQ(j["metadata"]["instrumented_ns"], 0);
+}
+
+TEST(JsonReport, InvalidUtf8IsReplacedNotThrown) {
+  Profile p = test::export_sample_profile();
+  p.strings[test::kBackward] = "back\xffward";
+  const json j = json_of(p);
+  EXPECT_TRUE(j["timing"].contains("back\xEF\xBF\xBDward"));
+}
+
+TEST(JsonReport, DeepTreeKeepsEveryLevel) {
+  // 255 levels, the deepest the recorder supports, and a cycle back to a node already
+  // written (a malformed file) that must not loop.
+  Profile p;
+  p.strings = {"level"};
+  std::vector<CallTreeNode> nodes(1);
+  constexpr std::uint32_t kDepth = 255;
+  for (std::uint32_t id = 1; id <= kDepth; ++id) {
+    nodes[id - 1].children = {id};
+    CallTreeNode n;
+    n.id = id;
+    n.parent = id - 1;
+    n.name = 0;
+    n.depth = id;
+    n.time.count = 1;
+    n.time.sum_ns = kDepth + 1 - id;
+    nodes.push_back(n);
+  }
+  nodes.back().children = {1};
+  p.call_tree = std::move(nodes);
+  const json j = json_of(p);
+  const json* node = &j["call_tree"];
+  std::uint32_t depth = 0;
+  while (!node->empty()) {
+    ASSERT_EQ(node->size(), 1u);
+    node = &(*node)[0];
+    ++depth;
+    EXPECT_EQ((*node)["total_ns"], kDepth + 1 - depth);
+    node = &(*node)["children"];
+  }
+  EXPECT_EQ(depth, kDepth);
+}
+
+TEST(JsonReport, RegisteredByNameAndExtension) {
+  const io::Exporter* e = io::find_exporter("json");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->name(), "json");
+  EXPECT_EQ(e->extension(), ".json");
+  EXPECT_EQ(io::find_exporter("JSON"), e);
+  EXPECT_EQ(io::find_exporter_for_path("out/run.json"), e);
+  std::ostringstream out;
+  e->write(test::export_sample_profile(), out);
+  EXPECT_EQ(out.str(), text_of(test::export_sample_profile()));
+}
+
+TEST(JsonReport, ReachableThroughReportFormat) {
+  std::ostringstream out;
+  Report(test::export_sample_profile()).write(out, ReportFormat::Json);
+  EXPECT_EQ(out.str(), text_of(test::export_sample_profile()));
+}
+
+TEST(JsonReport, RecordedProfile) {
+  using namespace std::chrono_literals;
+  Profiler profiler;
+  {
+    NNPROF_SCOPE_IN(profiler, "step");
+    {
+      NNPROF_SCOPE_IN(profiler, "forward");
+      for (int i = 0; i < 2; ++i) {
+        NNPROF_SCOPE_IN(profiler, "layer");
+        std::this_thread::sleep_for(1ms);
+      }
+    }
+    profiler.record_alloc("activations", 4096);
+    profiler.add_items("step", 64);
+  }
+  const Profile p = profiler.snapshot();
+  std::ostringstream out;
+  io::find_exporter("json")->write(p, out);
+  const json j = json::parse(out.str());
+
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["timing"].size(), p.scopes.size());
+  for (const ScopeStats& s : p.scopes) {
+    const json& t = j["timing"][p.str(s.name)];
+    EXPECT_EQ(t["count"], s.time.count);
+    EXPECT_EQ(t["total_ns"], s.total_ns);
+    EXPECT_EQ(t["self_ns"], s.self_ns);
+  }
+  EXPECT_EQ(j["timing"]["layer"]["count"], 2);
+  EXPECT_GE(j["timing"]["layer"]["total_ns"].get<std::uint64_t>(), 2'000'000u);
+  EXPECT_EQ(j["throughput"]["step"]["items"], 64);
+  EXPECT_EQ(j["memory"]["counters"]["activations"]["alloc_bytes"], 4096);
+  EXPECT_EQ(j["memory"]["peak_bytes"], 4096);
+
+  ASSERT_EQ(j["call_tree"].size(), 1u);
+  const json& step = j["call_tree"][0];
+  EXPECT_EQ(step["name"], "step");
+  ASSERT_EQ(step["children"].size(), 1u);
+  const json& forward = step["children"][0];
+  EXPECT_EQ(forward["name"], "forward");
+  ASSERT_EQ(forward["children"].size(), 1u);
+  EXPECT_EQ(forward["children"][0]["name"], "layer");
+  EXPECT_EQ(forward["children"][0]["count"], 2);
+  EXPECT_EQ(j["metadata"]["instrumented_ns"], p.instrumented_ns());
+  EXPECT_EQ(j["threads"].size(), p.threads.size());
+}
+
+}  // namespace
+}  // namespace nnprof

@@ -1,0 +1,461 @@
+// The Markdown report: sections, tables read back cell by cell, escaping of scope names.
+#include "io/markdown_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "export_sample_profile.hpp"
+#include "io/exporter.hpp"
+#include "nnprof/nnprof.hpp"
+
+namespace nnprof {
+namespace {
+
+using Row = std::vector<std::string>;
+
+// How the awkward name reads in Markdown source: the pipe escaped, the newline visible.
+const std::string kWeirdMd = "load, \"batch\" \\| 1\\\\nnext";
+
+std::string report_of(const Profile& profile) {
+  std::ostringstream out;
+  io::write_markdown_report(profile, out);
+  return out.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The lines after the "## title" heading, up to the next "## " heading.
+std::vector<std::string> section(const std::string& text, std::string_view title) {
+  std::vector<std::string> result;
+  bool inside = false;
+  for (const std::string& line : lines_of(text)) {
+    if (line.starts_with("## ")) {
+      if (inside) break;
+      inside = line == "## " + std::string(title);
+      continue;
+    }
+    if (inside) result.push_back(line);
+  }
+  return result;
+}
+
+// Cells of a table row, split at pipes that a backslash does not escape (as GFM does),
+// trimmed, still escaped.
+Row cells(const std::string& line) {
+  Row result;
+  std::string cell;
+  bool escaped = false;
+  for (std::size_t i = 1; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '|' && !escaped) {
+      const std::size_t first = cell.find_first_not_of(' ');
+      const std::size_t last = cell.find_last_not_of(' ');
+      result.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
+      cell.clear();
+      continue;
+    }
+    escaped = c == '\\' && !escaped;
+    cell += c;
+  }
+  return result;
+}
+
+struct Table {
+  Row header;
+  Row rule;
+  std::vector<Row> rows;
+};
+
+// The first table of `lines`, checked for GFM shape: a header row, a separator row of
+// dashes with optional colons, and every row with as many cells as the header.
+Table first_table(const std::vector<std::string>& lines) {
+  Table table;
+  std::size_t i = 0;
+  while (i < lines.size() && !lines[i].starts_with("|")) ++i;
+  if (i + 1 >= lines.size()) {
+    ADD_FAILURE() << "no table";
+    return table;
+  }
+  EXPECT_TRUE(lines[i].ends_with("|")) << lines[i];
+  table.header = cells(lines[i]);
+  table.rule = cells(lines[i + 1]);
+  EXPECT_EQ(table.rule.size(), table.header.size()) << lines[i + 1];
+  for (const std::string& r : table.rule) {
+    EXPECT_GE(r.size(), 3u) << r;
+    EXPECT_EQ(r.find_first_not_of("-:"), std::string::npos) << r;
+  }
+  for (i += 2; i < lines.size() && lines[i].starts_with("|"); ++i) {
+    EXPECT_TRUE(lines[i].ends_with("|")) << lines[i];
+    table.rows.push_back(cells(lines[i]));
+    EXPECT_EQ(table.rows.back().size(), table.header.size()) << lines[i];
+  }
+  return table;
+}
+
+bool contains(const std::vector<std::string>& lines, std::string_view text) {
+  for (const std::string& line : lines) {
+    if (line.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(MarkdownEscape, EscapesWhatMarkdownWouldInterpret) {
+  EXPECT_EQ(io::markdown_escape("matmul"), "matmul");
+  EXPECT_EQ(io::markdown_escape("a|b"), "a\\|b");
+  EXPECT_EQ(io::markdown_escape("*x* `y` [z](w) <t> ~s~ a&b $m$ \\"),
+            "\\*x\\* \\`y\\` \\[z\\](w) \\<t\\> \\~s\\~ a\\&b \\$m\\$ \\\\");
+  // An underscore inside a word cannot emphasise; at a word's edge it can.
+  EXPECT_EQ(io::markdown_escape("train_step"), "train_step");
+  EXPECT_EQ(io::markdown_escape("_private_"), "\\_private\\_");
+  EXPECT_EQ(io::markdown_escape("a_ b"), "a\\_ b");
+  EXPECT_EQ(io::markdown_escape("line\nbreak\r\ttab\x1b"), "line\\\\nbreak\\\\r\\\\ttab\\\\x1b");
+  EXPECT_EQ(io::markdown_escape(""), "");
+  EXPECT_EQ(io::markdown_escape("µs"), "µs");
+}
+
+TEST(MarkdownReport, SectionsAppearInOrder) {
+  const std::string text = report_of(test::export_sample_profile());
+  EXPECT_TRUE(text.starts_with("# nnprof report\n"));
+  std::size_t previous = 0;
+  for (const char* title :
+       {"System information", "Hot paths by time", "Hot paths by self time", "Top allocators",
+        "Throughput", "Most called", "Call hierarchy", "Threads", "Memory counters", "Insights",
+        "Completeness and cost", "Diagnostics"}) {
+    const std::size_t at = text.find("\n## " + std::string(title) + "\n");
+    ASSERT_NE(at, std::string::npos) << title;
+    EXPECT_GT(at, previous) << title;
+    previous = at;
+  }
+}
+
+TEST(MarkdownReport, SystemInformation) {
+  const Table t = first_table(section(report_of(test::export_sample_profile()), "System information"));
+  EXPECT_EQ(t.header, (Row{"Property", "Value"}));
+  EXPECT_EQ(t.rows, (std::vector<Row>{{"Host", "testhost"},
+                                      {"OS", "Linux 6.1.0"},
+                                      {"CPU", "Test CPU @ 3.0GHz"},
+                                      {"Logical CPUs", "8"},
+                                      {"Compiler", "GCC 12.2.0"},
+                                      {"Command line", "./train --epochs 1 \\| tee log.txt"},
+                                      {"Process ID", "4242"},
+                                      {"nnprof version", "0.1.0"},
+                                      {"Session duration", "250 ms"},
+                                      {"Clock source", "tsc, 0.25 ns per tick"},
+                                      {"Threads", "2"},
+                                      {"Instrumented time", "100 ms"}}));
+}
+
+TEST(MarkdownReport, HotPathsByTime) {
+  const auto lines = section(report_of(test::export_sample_profile()), "Hot paths by time");
+  const Table t = first_table(lines);
+  EXPECT_EQ(t.header, (Row{"#", "Scope", "Total", "% of instrumented time", "Calls", "Avg", "Min",
+                           "Max", "p95"}));
+  // Numbers right-aligned, names left-aligned.
+  EXPECT_EQ(t.rule[0], "--:");
+  EXPECT_EQ(t.rule[1].find(':'), std::string::npos);
+  ASSERT_EQ(t.rows.size(), 5u);
+  EXPECT_EQ(t.rows[0], (Row{"1", "train_step", "100 ms", "100.0%", "10", "10.0 ms", "9.00 ms",
+                            "12.0 ms", "12.0 ms"}));
+  EXPECT_EQ(t.rows[1], (Row{"2", "forward", "60.0 ms", "60.0%", "10", "6.00 ms", "5.50 ms",
+                            "7.00 ms", "6.90 ms"}));
+  EXPECT_EQ(t.rows[2], (Row{"3", "matmul", "40.0 ms", "40.0%", "1,000", "40.0 µs", "35.0 µs",
+                            "90.0 µs", "52.0 µs"}));
+  EXPECT_EQ(t.rows[3], (Row{"4", "backward", "30.0 ms", "30.0%", "10", "3.00 ms", "2.80 ms",
+                            "3.50 ms", "3.40 ms"}));
+  EXPECT_EQ(t.rows[4], (Row{"5", kWeirdMd, "5.00 ms", "5.0%", "10", "500 µs", "400 µs", "700 µs",
+                            "650 µs"}));
+  EXPECT_FALSE(contains(lines, "Top 5 of"));  // every scope shown: no "top N of M" note
+}
+
+TEST(MarkdownReport, HotPathsBySelfTime) {
+  const Table t = first_table(section(report_of(test::export_sample_profile()), "Hot paths by self time"));
+  EXPECT_EQ(t.header,
+            (Row{"#", "Scope", "Self", "% of instrumented time", "Calls", "Avg self", "Total"}));
+  ASSERT_EQ(t.rows.size(), 5u);
+  EXPECT_EQ(t.rows[0], (Row{"1", "matmul", "40.0 ms", "40.0%", "1,000", "40.0 µs", "40.0 ms"}));
+  EXPECT_EQ(t.rows[1], (Row{"2", "backward", "30.0 ms", "30.0%", "10", "3.00 ms", "30.0 ms"}));
+  EXPECT_EQ(t.rows[2], (Row{"3", "forward", "20.0 ms", "20.0%", "10", "2.00 ms", "60.0 ms"}));
+  // Equal self times are ordered by name.
+  EXPECT_EQ(t.rows[3], (Row{"4", kWeirdMd, "5.00 ms", "5.0%", "10", "500 µs", "5.00 ms"}));
+  EXPECT_EQ(t.rows[4], (Row{"5", "train_step", "5.00 ms", "5.0%", "10", "500 µs", "100 ms"}));
+}
+
+TEST(MarkdownReport, TopAllocators) {
+  const auto lines = section(report_of(test::export_sample_profile()), "Top allocators");
+  EXPECT_TRUE(contains(lines, "Percentages are of 16.0 MiB allocated in all"));
+  const Table t = first_table(lines);
+  EXPECT_EQ(t.header, (Row{"#", "Scope", "Allocated", "% of all allocations", "Allocations",
+                           "Avg per call"}));
+  // 12 MiB over 1000 calls; 4 MiB over 10 calls.
+  EXPECT_EQ(t.rows, (std::vector<Row>{{"1", "matmul", "12.0 MiB", "75.0%", "300", "12.3 KiB"},
+                                      {"2", kWeirdMd, "4.00 MiB", "25.0%", "100", "410 KiB"}}));
+}
+
+TEST(MarkdownReport, NoAllocatorsOrThroughputSectionsWithoutData) {
+  Profile p = test::export_sample_profile();
+  for (ScopeStats& s : p.scopes) {
+    s.memory = {};
+    s.items = 0;
+  }
+  const std::string text = report_of(p);
+  EXPECT_EQ(text.find("## Top allocators"), std::string::npos);
+  EXPECT_EQ(text.find("## Throughput"), std::string::npos);
+  EXPECT_EQ(text.find("Highest allocation"), std::string::npos);
+}
+
+TEST(MarkdownReport, Throughput) {
+  const Table t = first_table(section(report_of(test::export_sample_profile()), "Throughput"));
+  EXPECT_EQ(t.header, (Row{"Scope", "Items", "Total", "Throughput"}));
+  EXPECT_EQ(t.rows, (std::vector<Row>{{"train_step", "320", "100 ms", "3,200 items/s"},
+                                      {"matmul", "2,000", "40.0 ms", "50,000 items/s"}}));
+}
+
+TEST(MarkdownReport, MostCalled) {
+  const Table t = first_table(section(report_of(test::export_sample_profile()), "Most called"));
+  EXPECT_EQ(t.header, (Row{"#", "Scope", "Calls", "Total", "Avg", "Self"}));
+  EXPECT_EQ(t.rows, (std::vector<Row>{{"1", "matmul", "1,000", "40.0 ms", "40.0 µs", "40.0 ms"},
+                                      {"2", "backward", "10", "30.0 ms", "3.00 ms", "30.0 ms"},
+                                      {"3", "forward", "10", "60.0 ms", "6.00 ms", "20.0 ms"},
+                                      {"4", kWeirdMd, "10", "5.00 ms", "500 µs", "5.00 ms"},
+                                      {"5", "train_step", "10", "100 ms", "10.0 ms", "5.00 ms"}}));
+}
+
+TEST(MarkdownReport, CallHierarchyIsANestedListByTotalTime) {
+  const auto lines = section(report_of(test::export_sample_profile()), "Call hierarchy");
+  std::vector<std::string> items;
+  for (const std::string& line : lines) {
+    if (line.find("- ") != std::string::npos && line.find_first_not_of(' ') == line.find("- ")) {
+      items.push_back(line);
+    }
+  }
+  EXPECT_EQ(items,
+            (std::vector<std::string>{
+                "- **train_step**: 10 calls, total 100 ms (100.0%), self 5.00 ms, avg 10.0 ms",
+                "  - **forward**: 10 calls, total 60.0 ms (60.0%), self 20.0 ms, avg 6.00 ms",
+                "    - **matmul**: 1,000 calls, total 40.0 ms (40.0%), self 40.0 ms, avg 40.0 µs",
+                "  - **backward**: 10 calls, total 30.0 ms (30.0%), self 30.0 ms, avg 3.00 ms",
+                "  - **" + kWeirdMd + "**: 10 calls, total 5.00 ms (5.0%), self 5.00 ms, avg 500 µs"}));
+  EXPECT_FALSE(contains(lines, "not shown"));
+}
+
+// A profile with one scope and a chain or fan of tree nodes.
+Profile profile_with_tree(std::vector<CallTreeNode> nodes) {
+  Profile p;
+  p.strings = {"n"};
+  p.scopes = {test::scope_stats(0, test::kMs, {1, test::kMs, test::kMs, test::kMs, 1e6, 0, 0, 0, 0})};
+  p.call_tree = std::move(nodes);
+  return p;
+}
+
+TEST(MarkdownReport, CallHierarchyCountsWhatItLeavesOut) {
+  const ScopeStats s =
+      test::scope_stats(0, test::kMs, {1, test::kMs, test::kMs, test::kMs, 1e6, 0, 0, 0, 0});
+  std::vector<CallTreeNode> chain(1);
+  for (std::uint32_t id = 1; id <= 15; ++id) {
+    chain[id - 1].children = {id};
+    chain.push_back(test::tree_node(id, id - 1, id, {}, s));
+  }
+  auto lines = section(report_of(profile_with_tree(std::move(chain))), "Call hierarchy");
+  EXPECT_TRUE(contains(lines, std::string(22, ' ') + "- **n**"));  // level 12
+  EXPECT_FALSE(contains(lines, std::string(24, ' ') + "- **n**"));
+  EXPECT_TRUE(contains(lines, "3 nodes not shown: 3 deeper than 12 levels."));
+
+  std::vector<CallTreeNode> fan(1);
+  for (std::uint32_t id = 1; id <= 250; ++id) {
+    fan[0].children.push_back(id);
+    fan.push_back(test::tree_node(id, 0, 1, {}, s));
+  }
+  lines = section(report_of(profile_with_tree(std::move(fan))), "Call hierarchy");
+  std::size_t items = 0;
+  for (const std::string& line : lines) items += line.starts_with("- **n**") ? 1 : 0;
+  EXPECT_EQ(items, 200u);
+  EXPECT_TRUE(contains(lines, "50 nodes not shown: 50 beyond the first 200 lines."));
+}
+
+TEST(MarkdownReport, Threads) {
+  const Table t = first_table(section(report_of(test::export_sample_profile()), "Threads"));
+  EXPECT_EQ(t.header, (Row{"Thread", "TID", "Scopes", "Top-level time", "% of instrumented time",
+                           "State"}));
+  EXPECT_EQ(t.rows, (std::vector<Row>{{"main", "1001", "1,040", "100 ms", "100.0%", "running"},
+                                      {"worker", "1002", "0", "0 ns", "0.0%", "exited"}}));
+}
+
+TEST(MarkdownReport, MemoryCounters) {
+  const auto lines = section(report_of(test::export_sample_profile()), "Memory counters");
+  const Table t = first_table(lines);
+  EXPECT_EQ(t.header,
+            (Row{"Counter", "Current", "Peak", "Allocated", "Freed", "Allocations", "Frees"}));
+  EXPECT_EQ(t.rows,
+            (std::vector<Row>{
+                {"activations", "1.50 KiB", "3.00 MiB", "12.0 MiB", "12.0 MiB", "300", "299"},
+                {"weights", "4.00 MiB", "4.00 MiB", "4.00 MiB", "0 B", "100", "0"}}));
+  EXPECT_TRUE(contains(lines, "All counters together: current 4.00 MiB, peak 7.00 MiB at 42.0 ms "
+                              "after the session start."));
+
+  Profile p = test::export_sample_profile();
+  p.memory_counters.clear();
+  EXPECT_EQ(report_of(p).find("## Memory counters"), std::string::npos);
+}
+
+TEST(MarkdownReport, Insights) {
+  const auto lines = section(report_of(test::export_sample_profile()), "Insights");
+  const std::vector<std::string> expected{
+      "- Top 5 scopes by self time account for 100.0% of instrumented time.",
+      "- Highest self time: **matmul**, 40.0 ms (40.0% of instrumented time) in 1,000 calls.",
+      "- No scope is short enough for instrumentation cost (20.0 ns per scope) to dominate its "
+      "timing.",
+      "- Highest allocation: **matmul** 12.0 MiB (75.0% of all allocations, 12.3 KiB per call); **" +
+          kWeirdMd +
+          "** 4.00 MiB (25.0% of all allocations, 410 KiB per call). Allocating on every call "
+          "costs time and memory pressure: consider reusing buffers (a pool or a preallocated "
+          "workspace).",
+      "- High call frequency: **matmul** 1,000 calls, 4,000 calls/s over the session, 40.0 µs per "
+      "call. Per-call costs add up: consider batching the work into fewer calls or caching "
+      "results."};
+  std::vector<std::string> bullets;
+  for (const std::string& line : lines) {
+    if (line.starts_with("- ")) bullets.push_back(line);
+  }
+  EXPECT_EQ(bullets, expected);
+}
+
+TEST(MarkdownReport, InsightsFlagInflatedAndLowFrequency) {
+  Profile p = test::export_sample_profile();
+  p.completeness.overhead_per_scope_ns = 5000.0;  // 10 x 5 µs = 50 µs: matmul's 40 µs mean is below
+  p.scopes[2].time.count = 999;
+  const auto lines = section(report_of(p), "Insights");
+  EXPECT_TRUE(contains(lines, "- Timings dominated by instrumentation cost (mean below 10 × 5.00 µs "
+                              "= 50.0 µs per call): **matmul**."));
+  EXPECT_TRUE(contains(lines, "- No scope was called 1,000 times or more."));
+}
+
+TEST(MarkdownReport, CompletenessAndCost) {
+  const auto lines = section(report_of(test::export_sample_profile()), "Completeness and cost");
+  const Table t = first_table(lines);
+  EXPECT_EQ(t.header, (Row{"Measure", "Value"}));
+  EXPECT_EQ(t.rows,
+            (std::vector<Row>{
+                {"Scopes recorded", "1,040"},
+                {"Spans", "1,000 kept, 40 dropped, 0 overwritten (policy keep-first, memory cap "
+                          "64.0 MiB)"},
+                {"Events dropped", "0 memory events"},
+                {"Hot-path buffer allocations", "2 buffers of 64 KiB"},
+                {"Instrumentation",
+                 "20.0 ns per scope × 1,040 scopes = 20.8 µs (\\<0.1% of instrumented time)"}}));
+  EXPECT_TRUE(contains(lines, "Statistics and the call tree are complete"));
+}
+
+TEST(MarkdownReport, Diagnostics) {
+  const auto lines = section(report_of(test::export_sample_profile()), "Diagnostics");
+  const Table t = first_table(lines);
+  EXPECT_EQ(t.header, (Row{"Severity", "Kind", "Thread", "Scope or counter", "Count", "Message"}));
+  EXPECT_EQ(t.rows,
+            (std::vector<Row>{
+                {"warning", "spans_dropped", "n/a", "n/a", "40",
+                 "40 spans were dropped after the memory cap of 64.0 MiB was reached."},
+                {"info", "unclosed_scope", "worker (TID 1002)", kWeirdMd, "1",
+                 "A scope was still open when the profile was taken."}}));
+
+  Profile clean = test::export_sample_profile();
+  clean.diagnostics.clear();
+  EXPECT_TRUE(contains(section(report_of(clean), "Diagnostics"), "None."));
+}
+
+TEST(MarkdownReport, LongRankingsSayHowManyAreShown) {
+  Profile p;
+  for (std::uint32_t i = 0; i < 40; ++i) {
+    p.strings.push_back("scope" + std::to_string(i));
+    p.scopes.push_back(
+        test::scope_stats(i, test::kMs, {1, test::kMs, test::kMs, test::kMs, 1e6, 0, 0, 0, 0}));
+  }
+  const std::string text = report_of(p);
+  const auto hot = section(text, "Hot paths by time");
+  EXPECT_TRUE(contains(hot, "Top 30 of 40 scopes."));
+  EXPECT_EQ(first_table(hot).rows.size(), 30u);
+  const auto called = section(text, "Most called");
+  EXPECT_TRUE(contains(called, "Top 15 of 40 scopes."));
+  EXPECT_EQ(first_table(called).rows.size(), 15u);
+}
+
+TEST(MarkdownReport, EmptyProfilePrintsSystemInformationAndAHint) {
+  const std::string text = report_of(Profile{});
+  EXPECT_TRUE(text.starts_with("# nnprof report\n"));
+  EXPECT_NE(text.find("## System information"), std::string::npos);
+  EXPECT_NE(text.find("No scopes were recorded"), std::string::npos);
+  for (const char* absent : {"## Hot paths", "## Most called", "## Call hierarchy", "## Insights",
+                             "## Completeness", "## Diagnostics"}) {
+    EXPECT_EQ(text.find(absent), std::string::npos) << absent;
+  }
+}
+
+TEST(MarkdownReport, EveryTableInTheReportIsWellFormed) {
+  const std::vector<std::string> lines = lines_of(report_of(test::export_sample_profile()));
+  std::size_t tables = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (!lines[i].starts_with("|") || (i > 0 && lines[i - 1].starts_with("|"))) continue;
+    ++tables;
+    EXPECT_TRUE(i == 0 || lines[i - 1].empty()) << "a table must follow a blank line: " << lines[i];
+    first_table({lines.begin() + static_cast<std::ptrdiff_t>(i), lines.end()});
+  }
+  EXPECT_EQ(tables, 10u);
+}
+
+TEST(MarkdownReport, RegisteredByNameAndExtension) {
+  const io::Exporter* e = io::find_exporter("markdown");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->name(), "markdown");
+  EXPECT_EQ(e->extension(), ".md");
+  EXPECT_EQ(io::find_exporter_for_path("docs/profile.MD"), e);
+  std::ostringstream out;
+  e->write(test::export_sample_profile(), out);
+  EXPECT_EQ(out.str(), report_of(test::export_sample_profile()));
+}
+
+TEST(MarkdownReport, ReachableThroughReportFormat) {
+  std::ostringstream out;
+  Report(test::export_sample_profile()).write(out, ReportFormat::Markdown);
+  EXPECT_EQ(out.str(), report_of(test::export_sample_profile()));
+}
+
+TEST(MarkdownReport, RecordedProfile) {
+  using namespace std::chrono_literals;
+  Profiler profiler;
+  {
+    NNPROF_SCOPE_IN(profiler, "step");
+    for (int i = 0; i < 2; ++i) {
+      NNPROF_SCOPE_IN(profiler, "attention|qkv");
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+  const Profile p = profiler.snapshot();
+  std::ostringstream out;
+  io::find_exporter("markdown")->write(p, out);
+  const std::string text = out.str();
+  const Table hot = first_table(section(text, "Hot paths by time"));
+  ASSERT_EQ(hot.rows.size(), 2u);
+  EXPECT_EQ(hot.rows[0][1], "step");
+  EXPECT_EQ(hot.rows[0][3], "100.0%");
+  EXPECT_EQ(hot.rows[0][4], "1");
+  EXPECT_EQ(hot.rows[1][1], "attention\\|qkv");
+  EXPECT_EQ(hot.rows[1][4], "2");
+  const auto tree = section(text, "Call hierarchy");
+  EXPECT_TRUE(contains(tree, "- **step**: 1 call, total "));
+  EXPECT_TRUE(contains(tree, "  - **attention\\|qkv**: 2 calls, total "));
+  const Table threads = first_table(section(text, "Threads"));
+  EXPECT_EQ(threads.rows.size(), p.threads.size());
+}
+
+}  // namespace
+}  // namespace nnprof

@@ -1,0 +1,224 @@
+#include <gtest/gtest.h>
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "nnprof/nnprof.hpp"
+#include "sample_profiles.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class ProfileStore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("nnprof_store_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  static std::string load_error(const std::string& p) {
+    try {
+      (void)nnprof::Profile::load(p);
+    } catch (const nnprof::Error& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+  fs::path dir_;
+};
+
+TEST_F(ProfileStore, RichProfileRoundTripsExactly) {
+  const nnprof::Profile original = nnprof::testing::rich_profile();
+  original.save(path("rich.nnprof"));
+  const nnprof::Profile loaded = nnprof::Profile::load(path("rich.nnprof"));
+  EXPECT_EQ(loaded.meta, original.meta);
+  EXPECT_EQ(loaded.strings, original.strings);
+  EXPECT_EQ(loaded.threads, original.threads);
+  EXPECT_EQ(loaded.call_tree, original.call_tree);
+  EXPECT_EQ(loaded.scopes, original.scopes);
+  EXPECT_EQ(loaded.spans, original.spans);
+  EXPECT_EQ(loaded.memory_counters, original.memory_counters);
+  EXPECT_EQ(loaded.memory_events, original.memory_events);
+  EXPECT_EQ(loaded.memory, original.memory);
+  EXPECT_EQ(loaded.completeness, original.completeness);
+  EXPECT_EQ(loaded.diagnostics, original.diagnostics);
+  EXPECT_TRUE(loaded == original);
+  EXPECT_FALSE(fs::exists(path("rich.nnprof.tmp-" + std::to_string(getpid())))) << "no temporary file left";
+}
+
+TEST_F(ProfileStore, RecordedProfileRoundTripsExactly) {
+  nnprof::Profiler profiler;
+  std::thread([&] {
+    nnprof::set_thread_name("helper");
+    NNPROF_SCOPE_IN(profiler, "on_helper");
+  }).join();
+  for (int i = 0; i < 50; ++i) {
+    NNPROF_SCOPE_IN(profiler, "outer");
+    { NNPROF_SCOPE_IN(profiler, "inner"); }
+    profiler.record_alloc("buffer", 128);
+  }
+  profiler.add_items("outer", 50);
+  profiler.stop("not_started");
+  const nnprof::Profile original = profiler.snapshot();
+  profiler.save(path("recorded.nnprof"));  // a second snapshot: same data, later duration
+  original.save(path("snapshot.nnprof"));
+  EXPECT_TRUE(nnprof::Profile::load(path("snapshot.nnprof")) == original);
+  const nnprof::Profile via_profiler = nnprof::Profile::load(path("recorded.nnprof"));
+  EXPECT_EQ(via_profiler.spans.size(), original.spans.size());
+  EXPECT_EQ(via_profiler.find_scope("outer")->items, 50u);
+}
+
+TEST_F(ProfileStore, TablesAreQueryableWithSql) {
+  nnprof::testing::rich_profile().save(path("q.nnprof"));
+  const auto r = nnprof::query_profile(path("q.nnprof"), "SELECT name, count(*), sum(dur) FROM slice GROUP BY name ORDER BY name");
+  ASSERT_EQ(r.columns.size(), 3u);
+  EXPECT_EQ(r.columns[0], "name");
+  ASSERT_EQ(r.rows.size(), 4u);
+  EXPECT_EQ(r.rows[0][0], "<script>alert(1)</script>");
+  EXPECT_EQ(r.rows[0][1], "1");
+  EXPECT_EQ(r.rows[0][2], "20000000");
+  EXPECT_EQ(r.rows[3][0], "train_step");
+  EXPECT_EQ(r.rows[3][2], std::to_string(40'000'000 + 60'000'000));
+  const auto t = nnprof::query_profile(path("q.nnprof"), "SELECT name FROM thread ORDER BY utid");
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[1][0], "loader-0");
+  const auto m = nnprof::query_profile(path("q.nnprof"), "SELECT value FROM meta WHERE key = 'schema_version'");
+  EXPECT_EQ(m.rows.at(0).at(0), "1");
+  const auto c = nnprof::query_profile(path("q.nnprof"), "SELECT ts, value FROM counter ORDER BY id");
+  ASSERT_EQ(c.rows.size(), 3u);
+  EXPECT_EQ(c.rows[2][1], "3072.0") << "counter values are running totals";
+  std::ostringstream out;
+  nnprof::write_query_result(t, out);
+  EXPECT_NE(out.str().find("loader-0"), std::string::npos);
+  EXPECT_NE(out.str().find("(2 rows)"), std::string::npos);
+  try {
+    (void)nnprof::query_profile(path("q.nnprof"), "SELECT nope FROM nowhere");
+    FAIL();
+  } catch (const nnprof::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("invalid query"), std::string::npos) << e.what();
+  }
+  try {
+    (void)nnprof::query_profile(path("q.nnprof"), "DELETE FROM slice_data");
+    FAIL() << "queries are read-only";
+  } catch (const nnprof::Error&) {
+  }
+}
+
+TEST_F(ProfileStore, MissingFileSaysSo) {
+  const std::string e = load_error(path("absent.nnprof"));
+  EXPECT_NE(e.find("no such file"), std::string::npos) << e;
+  EXPECT_NE(e.find("absent.nnprof"), std::string::npos) << e;
+}
+
+TEST_F(ProfileStore, EmptyFileSaysSo) {
+  std::ofstream(path("empty.nnprof")).close();
+  const std::string e = load_error(path("empty.nnprof"));
+  EXPECT_NE(e.find("is empty"), std::string::npos) << e;
+}
+
+TEST_F(ProfileStore, TextFileIsNotAProfile) {
+  std::ofstream(path("notes.nnprof")) << "these are not the bytes you are looking for\n" << std::string(5000, 'x');
+  const std::string e = load_error(path("notes.nnprof"));
+  EXPECT_NE(e.find("not an nnprof profile"), std::string::npos) << e;
+}
+
+TEST_F(ProfileStore, OtherSqliteDatabaseIsNotAProfile) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path("other.db").c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1);", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  const std::string e = load_error(path("other.db"));
+  EXPECT_NE(e.find("not an nnprof profile"), std::string::npos) << e;
+}
+
+TEST_F(ProfileStore, TruncatedFileIsReportedAsDamaged) {
+  nnprof::testing::synthetic_profile(20000, 2).save(path("big.nnprof"));
+  const auto size = fs::file_size(path("big.nnprof"));
+  fs::resize_file(path("big.nnprof"), size / 2);
+  const std::string e = load_error(path("big.nnprof"));
+  EXPECT_TRUE(e.find("corrupted or truncated") != std::string::npos || e.find("damaged") != std::string::npos) << e;
+}
+
+TEST_F(ProfileStore, CorruptedPagesAreReportedAsDamaged) {
+  nnprof::testing::synthetic_profile(20000, 2).save(path("c.nnprof"));
+  {
+    // Two whole pages in the middle of the file: span rows and their page headers.
+    const auto middle = fs::file_size(path("c.nnprof")) / 2 / 16384 * 16384;
+    std::fstream f(path("c.nnprof"), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(middle));
+    const std::string garbage(2 * 16384, '\xA5');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  const std::string e = load_error(path("c.nnprof"));
+  EXPECT_TRUE(e.find("corrupted") != std::string::npos || e.find("damaged") != std::string::npos) << e;
+}
+
+TEST_F(ProfileStore, NewerSchemaAsksForAnUpgrade) {
+  nnprof::testing::rich_profile().save(path("new.nnprof"));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path("new.nnprof").c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  const std::string e = load_error(path("new.nnprof"));
+  EXPECT_NE(e.find("newer nnprof"), std::string::npos) << e;
+  EXPECT_NE(e.find("upgrade"), std::string::npos) << e;
+}
+
+TEST_F(ProfileStore, InconsistentReferencesAreRejectedOnLoad) {
+  nnprof::testing::rich_profile().save(path("bad.nnprof"));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path("bad.nnprof").c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "UPDATE slice_data SET utid = 77 WHERE id = 0", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  const std::string e = load_error(path("bad.nnprof"));
+  EXPECT_NE(e.find("damaged"), std::string::npos) << e;
+}
+
+TEST_F(ProfileStore, UnwritablePathFailsCleanlyAndLeavesNothing) {
+  const auto p = nnprof::testing::rich_profile();
+  try {
+    p.save(path("no/such/dir/x.nnprof"));
+    FAIL();
+  } catch (const nnprof::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+  }
+  // An existing file stays intact when a save over it fails half-way.
+  p.save(path("keep.nnprof"));
+  const auto before = fs::file_size(path("keep.nnprof"));
+  nnprof::Profile broken = p;
+  broken.spans[0].node = 3;  // inconsistent with its name: save refuses before touching the file
+  EXPECT_THROW(broken.save(path("keep.nnprof")), nnprof::Error);
+  EXPECT_EQ(fs::file_size(path("keep.nnprof")), before);
+  EXPECT_TRUE(nnprof::Profile::load(path("keep.nnprof")) == p);
+}
+
+TEST_F(ProfileStore, EmptyProfileRoundTrips) {
+  nnprof::Profiler profiler;
+  const auto p = profiler.snapshot();
+  p.save(path("empty_profile.nnprof"));
+  const auto q = nnprof::Profile::load(path("empty_profile.nnprof"));
+  EXPECT_TRUE(q.empty());
+  EXPECT_TRUE(q == p);
+}
+
+TEST_F(ProfileStore, FileIsAThirdOfTheChromeTraceOrLess) {
+  const auto p = nnprof::testing::synthetic_profile(100000, 4);
+  p.save(path("s.nnprof"));
+  nnprof::Report(p).export_to(path("s.trace.json"), nnprof::ReportFormat::Chrome);
+  const double ratio = static_cast<double>(fs::file_size(path("s.nnprof"))) /
+                       static_cast<double>(fs::file_size(path("s.trace.json")));
+  EXPECT_LT(ratio, 1.0 / 3.0) << "nnprof " << fs::file_size(path("s.nnprof")) << " B vs chrome "
+                              << fs::file_size(path("s.trace.json")) << " B";
+}
+
+}  // namespace

@@ -1,0 +1,98 @@
+// `nnprof report`, `nnprof export` and `nnprof query`: reading .nnprof files.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "commands.hpp"
+#include "nnprof/nnprof.hpp"
+
+namespace nnprof::cli {
+
+namespace {
+
+const std::map<std::string, ReportFormat> kReportFormats = {
+    {"text", ReportFormat::Text}, {"md", ReportFormat::Markdown}, {"markdown", ReportFormat::Markdown},
+    {"json", ReportFormat::Json}, {"html", ReportFormat::Html},     {"csv", ReportFormat::Csv},
+    {"chrome", ReportFormat::Chrome}};
+
+Profile load_nonempty(const std::string& path) {
+  Profile p = Profile::load(path);
+  if (p.empty())
+    throw Error("'" + path +
+                "' holds an empty profile: no scopes, spans or memory counters were recorded. Check that the "
+                "program ran instrumented code (NNPROF_SCOPE, start/stop) before the profile was saved.");
+  return p;
+}
+
+/// Writes `report` in `format` to `out_path`, or to stdout when it is empty or "-".
+void emit(const Report& report, ReportFormat format, const std::string& out_path) {
+  if (out_path.empty() || out_path == "-") {
+    report.write(std::cout, format);
+    std::cout.flush();
+    if (!std::cout) throw Error("could not write to standard output");
+    return;
+  }
+  report.export_to(out_path, format);
+  std::cerr << "nnprof: wrote " << out_path << '\n';
+}
+
+}  // namespace
+
+Action add_report_command(CLI::App& app) {
+  struct Options {
+    std::string file, out;
+    ReportFormat format = ReportFormat::Auto;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("report", "Print or write a report of a .nnprof profile");
+  cmd->add_option("file", o->file, "Profile (.nnprof)")->required();
+  cmd->add_option("--format,-f", o->format, "text, md, json, html or csv (default: from -o's extension, else text)")
+      ->transform(CLI::CheckedTransformer(kReportFormats, CLI::ignore_case));
+  cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
+  return [cmd, o]() -> int {
+    if (!cmd->parsed()) return -1;
+    const Report report(load_nonempty(o->file));
+    ReportFormat format = o->format;
+    if (format == ReportFormat::Auto && (o->out.empty() || o->out == "-")) format = ReportFormat::Text;
+    emit(report, format, o->out);
+    return 0;
+  };
+}
+
+Action add_export_command(CLI::App& app) {
+  struct Options {
+    std::string file, out;
+    ReportFormat format = ReportFormat::Chrome;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("export", "Convert a .nnprof profile to another tool's format");
+  cmd->add_option("file", o->file, "Profile (.nnprof)")->required();
+  cmd->add_option("--to", o->format, "chrome (Chrome/Perfetto trace JSON), json, csv, md, html or text")
+      ->required()
+      ->transform(CLI::CheckedTransformer(kReportFormats, CLI::ignore_case));
+  cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
+  return [cmd, o]() -> int {
+    if (!cmd->parsed()) return -1;
+    emit(Report(load_nonempty(o->file)), o->format, o->out);
+    return 0;
+  };
+}
+
+Action add_query_command(CLI::App& app) {
+  struct Options {
+    std::string file, sql;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "query", "Run SQL over a .nnprof profile (tables: thread, slice, scope_stats, scope_tree, counter, ...)");
+  cmd->add_option("file", o->file, "Profile (.nnprof)")->required();
+  cmd->add_option("sql", o->sql, "A read-only SQL query, e.g. \"select name, sum(dur) from slice group by name\"")
+      ->required();
+  return [cmd, o]() -> int {
+    if (!cmd->parsed()) return -1;
+    write_query_result(query_profile(o->file, o->sql), std::cout);
+    return 0;
+  };
+}
+
+}  // namespace nnprof::cli
