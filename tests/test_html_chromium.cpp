@@ -85,8 +85,9 @@ BrowserRun run_chromium(const fs::path& dir, std::string_view mode, const std::s
       std::string("timeout 120 ") + kChromium +
       " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
       " --disable-component-update --disable-sync --enable-logging=stderr --v=0 --window-size=1400,2000"
-      " --user-data-dir=" + shell_quote(profile_dir.string()) + " " + std::string(mode) + " " + shell_quote(url) +
-      " >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string());
+      " --user-data-dir=" +
+      shell_quote(profile_dir.string()) + " " + std::string(mode) + " " + shell_quote(url) + " >" +
+      shell_quote(out.string()) + " 2>" + shell_quote(err.string());
   BrowserRun run;
   const auto start = std::chrono::steady_clock::now();
   const int status = std::system(command.c_str());
@@ -103,7 +104,9 @@ BrowserRun screenshot(const fs::path& dir, const fs::path& html, const fs::path&
   return run_chromium(dir, "--screenshot=" + shell_quote(png.string()), file_url(html));
 }
 
-BrowserRun dump_dom(const fs::path& dir, const std::string& url) { return run_chromium(dir, "--dump-dom", url); }
+BrowserRun dump_dom(const fs::path& dir, const std::string& url) {
+  return run_chromium(dir, "--dump-dom", url);
+}
 
 // Lines of Chromium's log that report JavaScript: uncaught exceptions and console output.
 std::vector<std::string> script_messages(const std::string& log) {
@@ -130,7 +133,8 @@ PngInfo png_info(const fs::path& path) {
   const std::string data = read_file(path);
   info.bytes = data.size();
   constexpr std::string_view kSignature = "\x89PNG\r\n\x1a\n";
-  if (data.size() < 24 || data.compare(0, 8, kSignature) != 0 || data.compare(12, 4, "IHDR") != 0) return info;
+  if (data.size() < 24 || data.compare(0, 8, kSignature) != 0 || data.compare(12, 4, "IHDR") != 0)
+    return info;
   const auto be32 = [&](std::size_t at) {
     std::uint32_t v = 0;
     for (std::size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(data[at + i]);
@@ -144,7 +148,8 @@ PngInfo png_info(const fs::path& path) {
 
 std::size_t count(std::string_view text, std::string_view needle) {
   std::size_t n = 0;
-  for (std::size_t at = text.find(needle); at != std::string_view::npos; at = text.find(needle, at + needle.size())) {
+  for (std::size_t at = text.find(needle); at != std::string_view::npos;
+       at = text.find(needle, at + needle.size())) {
     ++n;
   }
   return n;
@@ -156,7 +161,8 @@ std::vector<double> calls_column(std::string_view dom) {
   const std::size_t table = dom.find("id=\"hot-table\"");
   if (table == std::string_view::npos) return calls;
   const std::size_t end = dom.find("</tbody>", table);
-  for (std::size_t row = dom.find("<tr", dom.find("<tbody>", table)); row < end; row = dom.find("<tr", row + 1)) {
+  for (std::size_t row = dom.find("<tr", dom.find("<tbody>", table)); row < end;
+       row = dom.find("<tr", row + 1)) {
     const std::size_t cell = dom.find("<td class=\"num\" data-v=\"", row);
     if (cell > end) break;
     calls.push_back(std::stod(std::string(dom.substr(cell + 24, 32))));
@@ -171,7 +177,8 @@ std::string tail(const std::string& text, std::size_t n = 3000) {
 class HtmlInChromium : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(kChromium)) GTEST_SKIP() << "chromium not installed: apt-get install chromium (scripts/install-deps.sh does)";
+    if (!fs::exists(kChromium))
+      GTEST_SKIP() << "chromium not installed: apt-get install chromium (scripts/install-deps.sh does)";
   }
 
   fs::path write_report(const Profile& profile, const std::string& name) {
@@ -200,8 +207,8 @@ class HtmlInChromium : public ::testing::Test {
     EXPECT_EQ(info.width, 1400u);
     EXPECT_EQ(info.height, 2000u);
     const std::uintmax_t blank = blank_png_bytes();
-    std::cout << "[ chromium ] " << png.filename().string() << ": " << info.bytes << " bytes (a blank page: " << blank
-              << " bytes)\n";
+    std::cout << "[ chromium ] " << png.filename().string() << ": " << info.bytes
+              << " bytes (a blank page: " << blank << " bytes)\n";
     EXPECT_GT(info.bytes, 40'000u);
     EXPECT_GT(info.bytes, 3 * blank) << "the screenshot looks blank";
     keep(html);

@@ -55,12 +55,25 @@ std::string name_colour(std::string_view name) {
   double r = 0.0;
   double g = 0.0;
   double b = 0.0;
-  if (h < 1.0) { r = chroma; g = x; }
-  else if (h < 2.0) { r = x; g = chroma; }
-  else if (h < 3.0) { g = chroma; b = x; }
-  else if (h < 4.0) { g = x; b = chroma; }
-  else if (h < 5.0) { r = x; b = chroma; }
-  else { r = chroma; b = x; }
+  if (h < 1.0) {
+    r = chroma;
+    g = x;
+  } else if (h < 2.0) {
+    r = x;
+    g = chroma;
+  } else if (h < 3.0) {
+    g = chroma;
+    b = x;
+  } else if (h < 4.0) {
+    g = x;
+    b = chroma;
+  } else if (h < 5.0) {
+    r = x;
+    b = chroma;
+  } else {
+    r = chroma;
+    b = x;
+  }
   const double m = lightness - chroma / 2.0;
   const auto channel = [m](double v) { return static_cast<int>(std::lround((v + m) * 255.0)); };
   return fmt::format("#{:02x}{:02x}{:02x}", channel(r), channel(g), channel(b));
@@ -137,8 +150,8 @@ std::vector<Lane> bucket_spans(const Profile& profile, TimelineLayout& layout) {
       ++layout.spans_too_deep;
       continue;
     }
-    const auto row = static_cast<std::size_t>(
-        std::lower_bound(ids.begin(), ids.end(), span.thread) - ids.begin());
+    const auto row =
+        static_cast<std::size_t>(std::lower_bound(ids.begin(), ids.end(), span.thread) - ids.begin());
     TimelineThread& thread = layout.threads[row];
     thread.depths = std::max(thread.depths, depth);
     ++thread.spans;
@@ -277,6 +290,8 @@ constexpr double kThreadHeaderPx = 20.0;
 constexpr double kLanePx = 16.0;
 constexpr double kLaneBoxPx = 14.0;
 constexpr double kThreadGapPx = 10.0;
+constexpr double kGapMinWidthPx = 3.0;
+constexpr double kGapPx = 0.6;
 constexpr double kLabelMinWidthPx = 30.0;
 constexpr double kLabelCharPx = 6.0;
 
@@ -307,9 +322,11 @@ void write_time_axis(const TimelineLayout& layout, double height, std::string& o
   for (double t = std::ceil(static_cast<double>(layout.t0_ns) / step) * step;
        t <= static_cast<double>(layout.t1_ns); t += step) {
     const double x = kPadPx + scale.x(static_cast<std::uint64_t>(t));
-    append(out, "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>", x, kAxisPx - 6,
-           height);
-    append(out, "<text x=\"{:.1f}\" y=\"14\" text-anchor=\"middle\">{}</text>", x,
+    append(out, "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>", x, kAxisPx - 6, height);
+    // Labels at the ends are anchored inwards so that they are not cut off.
+    const double offset = x - kPadPx;
+    const char* anchor = offset < 24.0 ? "start" : offset > kTimelineWidthPx - 24.0 ? "end" : "middle";
+    append(out, "<text x=\"{:.1f}\" y=\"14\" text-anchor=\"{}\">{}</text>", x, anchor,
            format_duration(static_cast<std::uint64_t>(t)));
   }
   out += "</g>";
@@ -330,8 +347,8 @@ void write_box_title(const Profile& profile, const TimelineBox& box, std::string
   out += "</title>";
 }
 
-void write_box_label(const Profile& profile, const TimelineBox& box, double x, double width,
-                     double y, std::string& out) {
+void write_box_label(const Profile& profile, const TimelineBox& box, double x, double width, double y,
+                     std::string& out) {
   if (width < kLabelMinWidthPx) return;
   const auto chars = static_cast<std::size_t>((width - 6.0) / kLabelCharPx);
   std::string label = profile.str(box.name);
@@ -346,14 +363,16 @@ void write_box_label(const Profile& profile, const TimelineBox& box, double x, d
   out += "</text>";
 }
 
-void write_box(const Profile& profile, const TimelineLayout& layout, const TimelineBox& box,
-               double row_top, std::string& out) {
+void write_box(const Profile& profile, const TimelineLayout& layout, const TimelineBox& box, double row_top,
+               std::string& out) {
   const double x = kPadPx + box.x0;
   const double min_width = layout.merged ? kMergedMinWidthPx : kSpanMinWidthPx;
-  const double width = std::max(box.x1 - box.x0, min_width);
+  // Wide boxes leave a hairline gap, so that back-to-back spans of one name read as several.
+  const double span_px = box.x1 - box.x0;
+  const double width = span_px >= kGapMinWidthPx ? span_px - kGapPx : std::max(span_px, min_width);
   const double y = row_top + kThreadHeaderPx + kLanePx * (box.depth - 1);
-  append(out, "<rect class=\"b\" x=\"{:.1f}\" y=\"{:.0f}\" width=\"{:.1f}\" height=\"{:.0f}\" fill=\"{}\"",
-         x, y, width, kLaneBoxPx, name_colour(profile.str(box.name)));
+  append(out, "<rect class=\"{}\" x=\"{:.1f}\" y=\"{:.0f}\" width=\"{:.1f}\" height=\"{:.0f}\" fill=\"{}\"",
+         box.spans > 1 ? "b m" : "b", x, y, width, kLaneBoxPx, name_colour(profile.str(box.name)));
   // Merged spans that leave gaps between them are drawn paler, in proportion.
   const double busy = static_cast<double>(box.busy_ns) /
                       static_cast<double>(std::max<std::uint64_t>(box.end_ns - box.start_ns, 1));
@@ -364,8 +383,7 @@ void write_box(const Profile& profile, const TimelineLayout& layout, const Timel
   write_box_label(profile, box, x, width, y, out);
 }
 
-void write_thread_frame(const Profile& profile, const TimelineThread& thread, double top,
-                        std::string& out) {
+void write_thread_frame(const Profile& profile, const TimelineThread& thread, double top, std::string& out) {
   append(out, "<text class=\"th\" x=\"{}\" y=\"{:.0f}\">", kPadPx, top + 14.0);
   append_escaped(out, thread_label(profile, thread.thread));
   append(out, "<tspan class=\"tc\"> · {} spans</tspan></text>", format_count(thread.spans));
@@ -527,13 +545,15 @@ void write_memory_axes(const MemoryRange& range, double low, double high, double
            format_duration(static_cast<std::uint64_t>(t)));
   }
   out += "</g>";
-  append(out, "<line class=\"base\" x1=\"{0:.0f}\" y1=\"{1:.1f}\" x2=\"{2:.0f}\" y2=\"{1:.1f}\"/>", kChartLeftPx,
-         scale.y(0.0), kChartLeftPx + kChartWidthPx);
-  append(out, "<text class=\"at\" x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\">time since the session "
-              "start</text>",
+  append(out, "<line class=\"base\" x1=\"{0:.0f}\" y1=\"{1:.1f}\" x2=\"{2:.0f}\" y2=\"{1:.1f}\"/>",
+         kChartLeftPx, scale.y(0.0), kChartLeftPx + kChartWidthPx);
+  append(out,
+         "<text class=\"at\" x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\">time since the session "
+         "start</text>",
          kChartLeftPx + kChartWidthPx / 2, bottom + 38);
-  append(out, "<text class=\"at\" transform=\"translate(14 {:.0f}) rotate(-90)\" text-anchor=\"middle\">"
-              "memory in use (bytes)</text>",
+  append(out,
+         "<text class=\"at\" transform=\"translate(14 {:.0f}) rotate(-90)\" text-anchor=\"middle\">"
+         "memory in use (bytes)</text>",
          kChartTopPx + kChartHeightPx / 2);
 }
 
@@ -543,7 +563,8 @@ void write_peak_marker(const MemoryRange& range, const ChartScale& scale, std::s
   const bool right_half = x > kChartLeftPx + kChartWidthPx * 0.7;
   append(out, "<line class=\"pk\" x1=\"{:.0f}\" y1=\"{:.1f}\" x2=\"{:.0f}\" y2=\"{:.1f}\"/>", kChartLeftPx, y,
          kChartLeftPx + kChartWidthPx, y);
-  append(out, "<circle class=\"pk\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\"><title>peak {} at {}</title></circle>", x,
+  append(out,
+         "<circle class=\"pk\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\"><title>peak {} at {}</title></circle>", x,
          y, format_bytes(static_cast<std::int64_t>(range.high)), format_duration(range.peak_time_ns));
   append(out, "<text class=\"pkl\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">peak {} at {}</text>",
          right_half ? x - 8 : x + 8, std::max(y - 8, kChartTopPx - 6), right_half ? "end" : "start",
@@ -569,10 +590,11 @@ void write_memory_chart(const Profile& profile, std::string& out) {
   const double high = std::max(std::ceil(static_cast<double>(range.high) / step) * step, step);
   const ChartScale scale(low, high, range.end_ns);
   const std::string line = step_path(events, scale, range.end_ns);
-  append(out,
-         "<svg class=\"mem\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" role=\"img\" "
-         "aria-label=\"Memory in use over time\">",
-         kChartLeftPx + kChartWidthPx + kChartRightPx, kChartTopPx + kChartHeightPx + kChartBottomPx);
+  append(
+      out,
+      "<svg class=\"mem\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" role=\"img\" "
+      "aria-label=\"Memory in use over time\">",
+      kChartLeftPx + kChartWidthPx + kChartRightPx, kChartTopPx + kChartHeightPx + kChartBottomPx);
   write_memory_axes(range, low, high, step, scale, out);
   append(out, "<path class=\"area\" d=\"{}V{:.1f}H{:.1f}Z\"/>", line, scale.y(0.0), scale.x(0));
   append(out, "<path class=\"line\" d=\"{}\"/>", line);

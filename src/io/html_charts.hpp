@@ -47,8 +47,8 @@ struct TimelineLayout {
   std::uint64_t t1_ns = 0;  ///< time at the right edge: the last span's end
   std::vector<TimelineThread> threads;
   std::vector<TimelineBox> boxes;
-  bool merged = false;         ///< more than kTimelineSpanLimit spans: narrow ones merged
-  double merge_px = 0.0;       ///< when merged: spans narrower than this many pixels were merged
+  bool merged = false;    ///< more than kTimelineSpanLimit spans: narrow ones merged
+  double merge_px = 0.0;  ///< when merged: spans narrower than this many pixels were merged
   std::uint64_t spans_drawn = 0;
   std::uint64_t spans_too_deep = 0;
 };

@@ -80,7 +80,8 @@ constexpr std::string_view kStyle = R"CSS(
 html{scroll-behavior:smooth}
 body{margin:0;background:var(--bg);color:var(--text);
 font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-code,.mono,td.name,.tree .nm{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:12.5px}
+code,.mono,td.name,.tree .nm{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;
+font-size:12.5px}
 .wrap{max-width:1320px;margin:0 auto;padding:0 24px}
 header.top{background:var(--card);border-bottom:1px solid var(--line);padding:18px 0 14px}
 h1{font-size:22px;margin:0;font-weight:650;letter-spacing:-.01em}
@@ -97,7 +98,7 @@ section{background:var(--card);border:1px solid var(--line);border-radius:10px;p
 scroll-margin-top:48px}
 h2{font-size:16px;margin:0 0 4px;font-weight:650}
 .lead{margin:0 0 14px;color:var(--muted);font-size:13px}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(230px,1fr));gap:12px}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(270px,1fr));gap:12px}
 .card{border:1px solid var(--line);border-radius:8px;padding:12px 14px;background:#fbfcfe}
 .card .k{font-size:11.5px;color:var(--muted);text-transform:uppercase;letter-spacing:.05em;font-weight:600}
 .card .v{font-size:22px;font-weight:650;margin:3px 0 2px;font-variant-numeric:tabular-nums}
@@ -121,16 +122,20 @@ border-radius:3px;overflow:hidden}
 .tools{display:flex;gap:14px;align-items:center;margin:0 0 10px}
 input[type=search]{font:inherit;padding:6px 10px;border:1px solid #cbd2db;border-radius:6px;width:300px}
 input[type=search]:focus{outline:2px solid var(--accent-soft);border-color:var(--accent)}
-button{font:inherit;font-size:12.5px;padding:4px 10px;border:1px solid #cbd2db;border-radius:6px;background:#fff;cursor:pointer}
+button{font:inherit;font-size:12.5px;padding:4px 10px;border:1px solid #cbd2db;border-radius:6px;background:#fff;
+cursor:pointer}
 button:hover{border-color:var(--accent);color:var(--accent)}
-.note{background:var(--warn-bg);border:1px solid var(--warn-line);color:var(--warn);border-radius:6px;padding:8px 12px;margin:0 0 10px;font-size:13px}
+.note{background:var(--warn-bg);border:1px solid var(--warn-line);color:var(--warn);border-radius:6px;
+padding:8px 12px;margin:0 0 10px;font-size:13px}
 .note.info{background:var(--info-bg);border-color:var(--info-line);color:var(--info)}
 .muted{color:var(--muted)}
 .empty{color:var(--muted);font-style:italic;margin:6px 0}
 .tree{border:1px solid var(--line);border-radius:8px;overflow:hidden}
-.tree .row{display:flex;align-items:center;padding:3px 10px 3px 6px;border-bottom:1px solid var(--soft);font-variant-numeric:tabular-nums}
+.tree .row{display:flex;align-items:center;padding:3px 10px 3px 6px;border-bottom:1px solid var(--soft);
+font-variant-numeric:tabular-nums}
 .tree .row:hover{background:#f5f8fd}
-.tree .hd{background:#f7f8fa;font-weight:600;font-size:12.5px;color:#374151;border-bottom:1px solid var(--line)}
+.tree .hd{background:#f7f8fa;font-weight:600;font-size:12.5px;color:#374151;
+border-bottom:1px solid var(--line)}
 .tree .nm{flex:1;min-width:0;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .tree .c{width:104px;flex:none;text-align:right}
 .tree .c.p{width:150px}
@@ -146,7 +151,6 @@ button:hover{border-color:var(--accent);color:var(--accent)}
 .tl .th{font-size:12px;font-weight:600;fill:#1c2330}
 .tl .tc{font-weight:400;fill:#6b7280}
 .tl .lane{fill:#f7f8fa}
-.tl rect.b{stroke:#fff;stroke-width:.4}
 .tl rect.b:hover{stroke:#1c2330;stroke-width:1}
 .tl .bl{font-size:10px;fill:#1c2330;pointer-events:none}
 .mem .line{fill:none;stroke:var(--accent);stroke-width:1.6}
@@ -202,7 +206,8 @@ constexpr std::string_view kScript = R"JS(
     body.appendChild(frag);
     Array.prototype.forEach.call(head.cells, function (cell) { cell.removeAttribute('aria-sort'); });
     th.setAttribute('aria-sort', dir > 0 ? 'ascending' : 'descending');
-    table.setAttribute('data-sort', (th.getAttribute('data-key') || String(col)) + ':' + (dir > 0 ? 'asc' : 'desc'));
+    var key = th.getAttribute('data-key') || String(col);
+    table.setAttribute('data-sort', key + ':' + (dir > 0 ? 'asc' : 'desc'));
   }
   function columnOf(table, key) {
     var head = headRow(table);
@@ -241,7 +246,9 @@ constexpr std::string_view kScript = R"JS(
       if (hit) shown++;
     });
     table.setAttribute('data-shown', String(shown));
-    if (counter) counter.textContent = needle === '' ? '' : shown + ' of ' + body.rows.length + ' scopes match';
+    if (counter) {
+      counter.textContent = needle === '' ? '' : shown + ' of ' + body.rows.length + ' scopes match';
+    }
   }
   function hashParams() {
     var params = {};
@@ -289,12 +296,13 @@ std::string page_title(const Profile& profile) {
 }
 
 void write_head(const Profile& profile, std::string& out) {
-  out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-         // Nothing may be fetched: the page must open the same offline, in CI artefacts, anywhere.
-         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-         "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
-         "<meta name=\"generator\" content=\"nnprof\">\n<title>";
+  out +=
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      // Nothing may be fetched: the page must open the same offline, in CI artefacts, anywhere.
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+      "<meta name=\"generator\" content=\"nnprof\">\n<title>";
   append_escaped(out, page_title(profile));
   out += "</title>\n<style>";
   out += kStyle;
@@ -321,12 +329,16 @@ void write_page_header(const Profile& profile, std::string& out) {
   if (!meta.os.empty()) host += host.empty() ? meta.os : fmt::format(" ({})", meta.os);
   write_meta_item(out, "Host", host);
   std::string cpu = meta.cpu_model;
-  if (meta.logical_cpus > 0) cpu += fmt::format("{}{}", cpu.empty() ? "" : ", ", plural(meta.logical_cpus, "logical CPU", "logical CPUs"));
+  if (meta.logical_cpus > 0) {
+    cpu += fmt::format("{}{}", cpu.empty() ? "" : ", ",
+                       plural(meta.logical_cpus, "logical CPU", "logical CPUs"));
+  }
   write_meta_item(out, "CPU", cpu);
   write_meta_item(out, "Compiler", meta.compiler);
   write_meta_item(out, "PID", meta.pid == 0 ? std::string() : std::to_string(meta.pid));
   if (!meta.clock.source.empty()) {
-    write_meta_item(out, "Clock", fmt::format("{}, {:.4g} ns per tick", meta.clock.source, meta.clock.ns_per_tick));
+    write_meta_item(out, "Clock",
+                    fmt::format("{}, {:.4g} ns per tick", meta.clock.source, meta.clock.ns_per_tick));
   }
   write_meta_item(out, "nnprof", meta.nnprof_version);
   out += "</dl></div></header>\n";
@@ -335,9 +347,11 @@ void write_page_header(const Profile& profile, std::string& out) {
 void write_nav(std::string& out) {
   out += "<nav><div class=\"wrap\">";
   constexpr std::pair<std::string_view, std::string_view> kLinks[] = {
-      {"summary", "Summary"},   {"hot", "Hot paths"},     {"tree", "Call tree"},
-      {"timeline", "Timeline"}, {"memory", "Memory"},     {"threads", "Threads"},
-      {"insights", "Insights"}, {"completeness", "Completeness"}, {"diagnostics", "Diagnostics"}};
+      {"summary", "Summary"},        {"hot", "Hot paths"},
+      {"tree", "Call tree"},         {"timeline", "Timeline"},
+      {"memory", "Memory"},          {"threads", "Threads"},
+      {"insights", "Insights"},      {"completeness", "Completeness"},
+      {"diagnostics", "Diagnostics"}};
   for (const auto& [id, label] : kLinks) append(out, "<a href=\"#{}\">{}</a>", id, label);
   out += "</div></nav>\n<main class=\"wrap\">\n";
 }
@@ -350,13 +364,16 @@ void open_section(std::string& out, std::string_view id, std::string_view title,
 // ---- summary cards ------------------------------------------------------------------
 
 void write_card(std::string& out, std::string_view key, std::string_view value, std::string_view sub) {
-  append(out, "<div class=\"card\"><div class=\"k\">{}</div><div class=\"v\">{}</div><div class=\"s\">{}</div></div>",
-         key, value, sub);
+  append(
+      out,
+      "<div class=\"card\"><div class=\"k\">{}</div><div class=\"v\">{}</div><div class=\"s\">{}</div></div>",
+      key, value, sub);
 }
 
 std::string spans_card_sub(const Completeness& c) {
   if (!c.spans_enabled) return "statistics-only session: no timeline";
-  return fmt::format("{} dropped · {} overwritten", format_count(c.spans_dropped), format_count(c.spans_overwritten));
+  return fmt::format("{} dropped · {} overwritten", format_count(c.spans_dropped),
+                     format_count(c.spans_overwritten));
 }
 
 void write_overhead_card(const Profile& profile, const PercentOf& percent, std::string& out) {
@@ -375,12 +392,16 @@ void write_cards(const Profile& profile, std::uint64_t instrumented_ns, const Pe
   const Completeness& c = profile.completeness;
   open_section(out, "summary", "Summary", "");
   out += "<div class=\"cards\">";
-  write_card(out, "Session duration", format_duration(profile.meta.duration_ns), "from the session start to the snapshot");
+  write_card(out, "Session duration", format_duration(profile.meta.duration_ns),
+             "from the session start to the snapshot");
   write_card(out, "Instrumented time", format_duration(instrumented_ns),
              "top-level scopes summed over threads; the 100% of every percentage");
-  write_card(out, "Scopes recorded", format_count(c.scopes_recorded), plural(profile.scopes.size(), "distinct name", "distinct names"));
-  const auto exited = std::count_if(profile.threads.begin(), profile.threads.end(), [](const ThreadInfo& t) { return t.exited; });
-  write_card(out, "Threads", format_count(profile.threads.size()), fmt::format("{} exited", format_count(static_cast<std::uint64_t>(exited))));
+  write_card(out, "Scopes recorded", format_count(c.scopes_recorded),
+             plural(profile.scopes.size(), "distinct name", "distinct names"));
+  const auto exited = std::count_if(profile.threads.begin(), profile.threads.end(),
+                                    [](const ThreadInfo& t) { return t.exited; });
+  write_card(out, "Threads", format_count(profile.threads.size()),
+             fmt::format("{} exited", format_count(static_cast<std::uint64_t>(exited))));
   if (profile.memory_counters.empty()) {
     write_card(out, "Peak memory", "n/a", "no named memory counters");
   } else {
@@ -421,8 +442,10 @@ void write_td_num(std::string& out, std::string_view shown, Number value) {
 
 void write_td_percent(std::string& out, const PercentOf& percent, std::uint64_t ns) {
   const double fraction = percent.fraction(ns);
-  append(out, "<td class=\"num\" data-v=\"{:.6f}\"><span class=\"bar\"><i style=\"width:{:.1f}%\"></i></span>{}</td>",
-         fraction, std::clamp(fraction * 100.0, 0.0, 100.0), percent.html(ns));
+  append(
+      out,
+      "<td class=\"num\" data-v=\"{:.6f}\"><span class=\"bar\"><i style=\"width:{:.1f}%\"></i></span>{}</td>",
+      fraction, std::clamp(fraction * 100.0, 0.0, 100.0), percent.html(ns));
 }
 
 // ---- hot paths ----------------------------------------------------------------------
@@ -431,9 +454,9 @@ void write_hot_head(std::string& out) {
   out += "<thead><tr>";
   write_th(out, "Scope", "scope", false);
   constexpr std::pair<std::string_view, std::string_view> kColumns[] = {
-      {"Calls", "calls"}, {"Total", "total"}, {"Self", "self"}, {"% instr", "pct"}, {"Mean", "mean"},
-      {"p50", "p50"},     {"p95", "p95"},     {"p99", "p99"},   {"Min", "min"},     {"Max", "max"},
-      {"Items/s", "items"}, {"Allocated", "alloc"}};
+      {"Calls", "calls"}, {"Total", "total"}, {"Self", "self"},     {"% instr", "pct"},
+      {"Mean", "mean"},   {"p50", "p50"},     {"p95", "p95"},       {"p99", "p99"},
+      {"Min", "min"},     {"Max", "max"},     {"Items/s", "items"}, {"Allocated", "alloc"}};
   for (const auto& [label, key] : kColumns) write_th(out, label, key, true);
   out += "</tr></thead>";
 }
@@ -459,16 +482,19 @@ void write_hot_row(const Profile& profile, const ScopeStats& s, const PercentOf&
 }
 
 void write_hot_table(const Profile& profile, const PercentOf& percent, std::string& out) {
-  open_section(out, "hot", "Hot paths",
-               "Every scope name, longest total first. Click a column to sort; total is inclusive (nested calls "
-               "of the same name counted once), self excludes child scopes, % is of instrumented time.");
+  open_section(
+      out, "hot", "Hot paths",
+      "Every scope name, longest total first. Click a column to sort; total is inclusive (nested calls "
+      "of the same name counted once), self excludes child scopes, % is of instrumented time.");
   if (profile.scopes.empty()) {
-    out += "<p class=\"empty\">No scopes were recorded: wrap code in <code>NNPROF_SCOPE(\"name\")</code> or "
-           "<code>profiler.start/stop</code>.</p></section>\n";
+    out +=
+        "<p class=\"empty\">No scopes were recorded: wrap code in <code>NNPROF_SCOPE(\"name\")</code> or "
+        "<code>profiler.start/stop</code>.</p></section>\n";
     return;
   }
-  out += "<div class=\"tools\"><input type=\"search\" id=\"hot-filter\" placeholder=\"Filter scopes by name\" "
-         "aria-label=\"Filter scopes by name\"><span class=\"muted\" id=\"hot-count\"></span></div>";
+  out +=
+      "<div class=\"tools\"><input type=\"search\" id=\"hot-filter\" placeholder=\"Filter scopes by name\" "
+      "aria-label=\"Filter scopes by name\"><span class=\"muted\" id=\"hot-count\"></span></div>";
   const auto rows = analysis::top_by_total(profile, kMaxTableRows);
   out += "<div class=\"scroll\"><table class=\"sortable\" id=\"hot-table\">";
   write_hot_head(out);
@@ -518,12 +544,14 @@ class TreeWriter {
     append_escaped(out_, profile_.node_path(id));
     out_ += "\">";
     append_escaped(out_, profile_.str(node.name));
-    append(out_, "</span><span class=\"c\">{}</span><span class=\"c\">{}</span><span class=\"c\">{}</span>"
-                 "<span class=\"c\">{}</span>",
+    append(out_,
+           "</span><span class=\"c\">{}</span><span class=\"c\">{}</span><span class=\"c\">{}</span>"
+           "<span class=\"c\">{}</span>",
            format_count(node.time.count), format_duration(node.time.sum_ns), format_duration(node.self_ns),
            format_duration(node.time.mean_ns));
     append(out_, "<span class=\"c p\"><span class=\"bar\"><i style=\"width:{:.1f}%\"></i></span>{}</span>",
-           std::clamp(percent_.fraction(node.time.sum_ns) * 100.0, 0.0, 100.0), percent_.html(node.time.sum_ns));
+           std::clamp(percent_.fraction(node.time.sum_ns) * 100.0, 0.0, 100.0),
+           percent_.html(node.time.sum_ns));
   }
 
   // `visited` guards against a malformed tree (from a file) whose child links form a cycle.
@@ -560,17 +588,20 @@ void write_call_tree(const Profile& profile, const PercentOf& percent, std::stri
     out += "<p class=\"empty\">No call tree was recorded.</p></section>\n";
     return;
   }
-  out += "<div class=\"tools\"><button type=\"button\" data-tree=\"open\">Expand all</button>"
-         "<button type=\"button\" data-tree=\"close\">Collapse all</button></div>";
-  out += "<div class=\"tree\"><div class=\"row hd\"><span class=\"nm\">Scope</span><span class=\"c\">Calls</span>"
-         "<span class=\"c\">Total</span><span class=\"c\">Self</span><span class=\"c\">Mean</span>"
-         "<span class=\"c p\">% instr</span></div>\n";
+  out +=
+      "<div class=\"tools\"><button type=\"button\" data-tree=\"open\">Expand all</button>"
+      "<button type=\"button\" data-tree=\"close\">Collapse all</button></div>";
+  out +=
+      "<div class=\"tree\"><div class=\"row hd\"><span class=\"nm\">Scope</span><span "
+      "class=\"c\">Calls</span>"
+      "<span class=\"c\">Total</span><span class=\"c\">Self</span><span class=\"c\">Mean</span>"
+      "<span class=\"c p\">% instr</span></div>\n";
   const std::size_t shown = TreeWriter(profile, percent, out).write();
   out += "</div>";
   const std::size_t nodes = profile.call_tree.size() - 1;
   if (shown < nodes) {
-    append(out, "<p class=\"muted\">{} of {} nodes shown (at most {} nodes and {} levels).</p>", format_count(shown),
-           format_count(nodes), format_count(kTreeMaxNodes), kTreeMaxDepth);
+    append(out, "<p class=\"muted\">{} of {} nodes shown (at most {} nodes and {} levels).</p>",
+           format_count(shown), format_count(nodes), format_count(kTreeMaxNodes), kTreeMaxDepth);
   }
   out += "</section>\n";
 }
@@ -580,24 +611,30 @@ void write_call_tree(const Profile& profile, const PercentOf& percent, std::stri
 void write_timeline_notes(const Profile& profile, const html::TimelineLayout& layout, std::string& out) {
   const Completeness& c = profile.completeness;
   if (c.spans_dropped > 0) {
-    append(out, "<p class=\"note\">{} {} dropped when the memory cap ({}) was reached (policy {}): the timeline "
-                "shows the spans that were kept. Statistics and the call tree still count every scope.</p>",
-           plural(c.spans_dropped, "span", "spans"), c.spans_dropped == 1 ? "was" : "were", c.memory_cap_bytes == 0 ? "none" : format_bytes(c.memory_cap_bytes),
+    append(out,
+           "<p class=\"note\">{} {} dropped when the memory cap ({}) was reached (policy {}): the timeline "
+           "shows the spans that were kept. Statistics and the call tree still count every scope.</p>",
+           plural(c.spans_dropped, "span", "spans"), c.spans_dropped == 1 ? "was" : "were",
+           c.memory_cap_bytes == 0 ? "none" : format_bytes(c.memory_cap_bytes),
            c.buffer_policy.empty() ? "unknown" : c.buffer_policy);
   }
   if (c.spans_overwritten > 0) {
-    append(out, "<p class=\"note\">{} {} overwritten by newer ones (flight recorder): the timeline shows the "
-                "most recent spans only.</p>",
-           plural(c.spans_overwritten, "older span", "older spans"), c.spans_overwritten == 1 ? "was" : "were");
+    append(out,
+           "<p class=\"note\">{} {} overwritten by newer ones (flight recorder): the timeline shows the "
+           "most recent spans only.</p>",
+           plural(c.spans_overwritten, "older span", "older spans"),
+           c.spans_overwritten == 1 ? "was" : "were");
   }
   if (layout.merged) {
     const double ns_per_px = static_cast<double>(layout.t1_ns - layout.t0_ns) / html::kTimelineWidthPx;
-    append(out, "<p class=\"note info\" id=\"timeline-merged\">{} spans are drawn as {} boxes: per thread and depth, "
-                "spans narrower than {:g} px ({}) at this scale are merged per column of that width into one box, "
-                "coloured after the name with the most time in it and paler where the spans leave gaps. Hover a "
-                "box for its span count and busy time.</p>",
-           format_count(layout.spans_drawn), format_count(layout.boxes.size()), layout.merge_px,
-           format_duration(layout.merge_px * ns_per_px));
+    append(
+        out,
+        "<p class=\"note info\" id=\"timeline-merged\">{} spans are drawn as {} boxes: per thread and depth, "
+        "spans narrower than {:g} px ({}) at this scale are merged per column of that width into one box, "
+        "coloured after the name with the most time in it and paler where the spans leave gaps. Hover a "
+        "box for its span count and busy time.</p>",
+        format_count(layout.spans_drawn), format_count(layout.boxes.size()), layout.merge_px,
+        format_duration(layout.merge_px * ns_per_px));
   }
   if (layout.spans_too_deep > 0) {
     append(out, "<p class=\"note\">{} nested deeper than {} levels {} not drawn.</p>",
@@ -611,8 +648,9 @@ void write_timeline(const Profile& profile, std::ostream& stream, std::string& o
                "Spans per thread, nested scopes stacked by depth, colour by name. Hover a box for its name, "
                "duration and start (times since the session start).");
   if (!profile.completeness.spans_enabled && profile.spans.empty()) {
-    out += "<p class=\"note info\">This was a statistics-only session: no spans were recorded, so there is no "
-           "timeline. The tables above are complete.</p></section>\n";
+    out +=
+        "<p class=\"note info\">This was a statistics-only session: no spans were recorded, so there is no "
+        "timeline. The tables above are complete.</p></section>\n";
     return;
   }
   const html::TimelineLayout layout = html::layout_timeline(profile);
@@ -657,9 +695,11 @@ void write_memory(const Profile& profile, std::string& out) {
                "Bytes in use over time: the sum of every named counter (record_alloc minus record_free).");
   html::write_memory_chart(profile, out);
   if (!profile.memory_counters.empty()) {
-    append(out, "<p class=\"muted\">All counters: {} in use at the end, peak {} at {} after the session start.</p>",
-           format_bytes(profile.memory.current_bytes), format_bytes(profile.memory.peak_bytes),
-           format_duration(profile.memory.peak_time_ns));
+    append(
+        out,
+        "<p class=\"muted\">All counters: {} in use at the end, peak {} at {} after the session start.</p>",
+        format_bytes(profile.memory.current_bytes), format_bytes(profile.memory.peak_bytes),
+        format_duration(profile.memory.peak_time_ns));
     write_counters_table(profile, out);
   }
   out += "</section>\n";
@@ -668,7 +708,8 @@ void write_memory(const Profile& profile, std::string& out) {
 // ---- threads ------------------------------------------------------------------------
 
 void write_threads(const Profile& profile, const PercentOf& percent, std::string& out) {
-  open_section(out, "threads", "Threads", "Which threads did the work: time in each thread's top-level scopes.");
+  open_section(out, "threads", "Threads",
+               "Which threads did the work: time in each thread's top-level scopes.");
   if (profile.threads.empty()) {
     out += "<p class=\"empty\">No threads recorded a scope.</p></section>\n";
     return;
@@ -706,8 +747,8 @@ void write_scope_insights(const Profile& profile, const PercentOf& percent, std:
     append(out, "<li>The only scope accounts for <b>{}</b> of instrumented time by self time.</li>",
            html::escape(format_percent(c.share)));
   } else {
-    append(out, "<li>The top {} scopes by self time account for <b>{}</b> of instrumented time.</li>", c.top_n,
-           html::escape(format_percent(c.share)));
+    append(out, "<li>The top {} scopes by self time account for <b>{}</b> of instrumented time.</li>",
+           c.top_n, html::escape(format_percent(c.share)));
   }
   const ScopeStats& hottest = *analysis::top_by_self(profile, 1).front();
   append(out, "<li>Highest self time: {}, {} ({} of instrumented time).</li>", code(profile, hottest.name),
@@ -717,8 +758,8 @@ void write_scope_insights(const Profile& profile, const PercentOf& percent, std:
          plural(called.time.count, "call", "calls"), format_duration(called.time.mean_ns));
   const auto allocating = analysis::top_by_alloc_bytes(profile, 1);
   if (!allocating.empty()) {
-    append(out, "<li>Most bytes allocated while innermost: {}, {} in {}.</li>", code(profile, allocating.front()->name),
-           format_bytes(allocating.front()->memory.alloc_bytes),
+    append(out, "<li>Most bytes allocated while innermost: {}, {} in {}.</li>",
+           code(profile, allocating.front()->name), format_bytes(allocating.front()->memory.alloc_bytes),
            plural(allocating.front()->memory.alloc_count, "allocation", "allocations"));
   }
 }
@@ -731,8 +772,10 @@ void write_inflation_insight(const Profile& profile, std::string& out) {
   }
   const auto inflated = analysis::inflated_by_instrumentation(profile, kInflationFactor);
   if (inflated.empty()) {
-    append(out, "<li>No scope is short enough for instrumentation cost ({} per scope) to dominate its timing.</li>",
-           format_duration(overhead));
+    append(
+        out,
+        "<li>No scope is short enough for instrumentation cost ({} per scope) to dominate its timing.</li>",
+        format_duration(overhead));
     return;
   }
   std::vector<std::string> names;
@@ -770,8 +813,9 @@ void write_completeness(const Profile& profile, const PercentOf& percent, std::s
   out += "<dl class=\"kv\">";
   write_kv(out, "Scopes recorded", format_count(c.scopes_recorded));
   if (c.spans_enabled) {
-    write_kv(out, "Spans", fmt::format("{} kept, {} dropped, {} overwritten", format_count(c.spans_kept),
-                                       format_count(c.spans_dropped), format_count(c.spans_overwritten)));
+    write_kv(out, "Spans",
+             fmt::format("{} kept, {} dropped, {} overwritten", format_count(c.spans_kept),
+                         format_count(c.spans_dropped), format_count(c.spans_overwritten)));
   } else {
     write_kv(out, "Spans", "statistics only: no timeline recorded");
   }
@@ -780,10 +824,11 @@ void write_completeness(const Profile& profile, const PercentOf& percent, std::s
   write_kv(out, "Memory events dropped", format_count(c.events_dropped));
   write_kv(out, "Hot-path buffer allocations", format_count(c.hot_path_allocations));
   if (c.overhead_per_scope_ns > 0.0) {
-    write_kv(out, "Instrumentation", fmt::format("{} per scope × {} = {} ({} of instrumented time)",
-                                                 format_duration(c.overhead_per_scope_ns),
-                                                 plural(c.scopes_recorded, "scope", "scopes"),
-                                                 format_duration(c.overhead_total_ns), percent.text(c.overhead_total_ns)));
+    write_kv(
+        out, "Instrumentation",
+        fmt::format("{} per scope × {} = {} ({} of instrumented time)",
+                    format_duration(c.overhead_per_scope_ns), plural(c.scopes_recorded, "scope", "scopes"),
+                    format_duration(c.overhead_total_ns), percent.text(c.overhead_total_ns)));
   } else {
     write_kv(out, "Instrumentation", "not measured");
   }
@@ -796,12 +841,15 @@ void write_diagnostics(const Profile& profile, std::string& out) {
     out += "<p class=\"empty\">None: every scope opened and closed as expected.</p></section>\n";
     return;
   }
-  out += "<div class=\"scroll\"><table id=\"diagnostics-table\"><thead><tr><th>Severity</th><th>Kind</th>"
-         "<th class=\"num\">Count</th><th>Message</th></tr></thead><tbody>\n";
+  out +=
+      "<div class=\"scroll\"><table id=\"diagnostics-table\"><thead><tr><th>Severity</th><th>Kind</th>"
+      "<th class=\"num\">Count</th><th>Message</th></tr></thead><tbody>\n";
   for (const Diagnostic& d : profile.diagnostics) {
-    append(out, "<tr><td><span class=\"sev {0}\">{0}</span></td><td><code>{1}</code></td><td class=\"num\">{2}</td>"
-                "<td class=\"msg\">",
-           to_string(d.severity), to_string(d.kind), format_count(d.count));
+    append(
+        out,
+        "<tr><td><span class=\"sev {0}\">{0}</span></td><td><code>{1}</code></td><td class=\"num\">{2}</td>"
+        "<td class=\"msg\">",
+        to_string(d.severity), to_string(d.kind), format_count(d.count));
     append_escaped(out, d.message);
     out += "</td></tr>\n";
   }
