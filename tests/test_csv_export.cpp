@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "export_sample_profile.hpp"
+#include "sample_profiles.hpp"
 #include "io/exporter.hpp"
 #include "nnprof/nnprof.hpp"
 
@@ -107,7 +107,7 @@ TEST(CsvExport, HeaderIsTheDocumentedColumnList) {
 }
 
 TEST(CsvExport, OneRecordPerScopeInProfileOrderFieldByField) {
-  const auto records = parse_csv(csv_of(test::export_sample_profile()));
+  const auto records = parse_csv(csv_of(testing::export_profile()));
   ASSERT_EQ(records.size(), 6u);
   EXPECT_EQ(records[0], kHeader);
   for (const Record& r : records) EXPECT_EQ(r.size(), kHeader.size());
@@ -130,13 +130,13 @@ TEST(CsvExport, OneRecordPerScopeInProfileOrderFieldByField) {
   // The name with a comma, quotes, a pipe and a newline reads back unchanged; a fractional
   // standard deviation keeps its decimals.
   EXPECT_EQ(records[5],
-            (Record{test::kWeirdName, "10", "5000000", "5000000", "500000", "75500.25", "400000",
+            (Record{testing::kWeirdName, "10", "5000000", "5000000", "500000", "75500.25", "400000",
                     "700000", "480000", "650000", "700000", "1", "0", "0", "4194304", "100", "0",
                     "0"}));
 }
 
 TEST(CsvExport, RawTextUsesCrlfAndDoublesQuotes) {
-  const std::string text = csv_of(test::export_sample_profile());
+  const std::string text = csv_of(testing::export_profile());
   EXPECT_NE(text.find("\r\n\"load, \"\"batch\"\" | 1\nnext\",10,5000000,"), std::string::npos);
   // Every LF ends a record (CRLF) except the one inside the quoted name.
   std::size_t bare_lf = 0;
@@ -172,20 +172,20 @@ TEST(CsvExport, RegisteredByNameAndExtension) {
   EXPECT_EQ(csv->extension(), ".csv");
   EXPECT_EQ(io::find_exporter_for_path("out/RUN.CSV"), csv);
   std::ostringstream out;
-  csv->write(test::export_sample_profile(), out);
-  EXPECT_EQ(out.str(), csv_of(test::export_sample_profile()));
+  csv->write(testing::export_profile(), out);
+  EXPECT_EQ(out.str(), csv_of(testing::export_profile()));
 }
 
 TEST(CsvExport, ReachableThroughReportFormat) {
   std::ostringstream out;
-  Report(test::export_sample_profile()).write(out, ReportFormat::Csv);
-  EXPECT_EQ(out.str(), csv_of(test::export_sample_profile()));
+  Report(testing::export_profile()).write(out, ReportFormat::Csv);
+  EXPECT_EQ(out.str(), csv_of(testing::export_profile()));
 }
 
 TEST(CsvExport, FailedStreamThrows) {
   std::ostringstream out;
   out.setstate(std::ios::badbit);
-  EXPECT_THROW(io::find_exporter("csv")->write(test::export_sample_profile(), out), Error);
+  EXPECT_THROW(io::find_exporter("csv")->write(testing::export_profile(), out), Error);
 }
 
 TEST(CsvExport, RecordedProfile) {

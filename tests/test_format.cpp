@@ -109,6 +109,29 @@ TEST(FormatPercent, OneDecimalAndTinyShares) {
   EXPECT_EQ(format_percent(std::nan("")), "n/a");
 }
 
+TEST(PercentOf, SharesOfOneWholeAndNoneOfNothing) {
+  const PercentOf of_200(200);
+  EXPECT_EQ(of_200(50), "25.0%");
+  EXPECT_DOUBLE_EQ(of_200.fraction(50), 0.25);
+  const PercentOf of_nothing(0);
+  EXPECT_EQ(of_nothing(50), "n/a");
+  EXPECT_DOUBLE_EQ(of_nothing.fraction(50), 0.0);
+}
+
+TEST(FormatCount, WithItsNounSingularForExactlyOne) {
+  EXPECT_EQ(format_count(1, "call", "calls"), "1 call");
+  EXPECT_EQ(format_count(0, "call", "calls"), "0 calls");
+  EXPECT_EQ(format_count(1'000, "call", "calls"), "1,000 calls");
+}
+
+TEST(FormatRate, SeparatorsFromAThousandSignificantDigitsBelow) {
+  EXPECT_EQ(format_rate(3'200.0, "items/s"), "3,200 items/s");
+  EXPECT_EQ(format_rate(1'234'567.4, "items/s"), "1,234,567 items/s");
+  EXPECT_EQ(format_rate(640.0, "items/s"), "640 items/s");
+  EXPECT_EQ(format_rate(4.5, "calls/s"), "4.5 calls/s");
+  EXPECT_EQ(format_rate(std::numeric_limits<double>::infinity(), "calls/s"), "n/a");
+}
+
 TEST(DisplayWidth, CountsCodePointsNotBytes) {
   EXPECT_EQ(display_width(""), 0u);
   EXPECT_EQ(display_width("abc"), 3u);

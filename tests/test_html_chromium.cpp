@@ -20,10 +20,11 @@
 #include <string_view>
 #include <vector>
 
-#include "html_test_profiles.hpp"
 #include "io/html_escape.hpp"
 #include "io/html_report.hpp"
 #include "nnprof/profile.hpp"
+#include "sample_profiles.hpp"
+#include "text_search.hpp"
 
 namespace nnprof {
 namespace {
@@ -146,14 +147,7 @@ PngInfo png_info(const fs::path& path) {
   return info;
 }
 
-std::size_t count(std::string_view text, std::string_view needle) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(needle); at != std::string_view::npos;
-       at = text.find(needle, at + needle.size())) {
-    ++n;
-  }
-  return n;
-}
+using testing::count;
 
 // The "data-v" of the second cell (calls) of each row of the hot-path table, in DOM order.
 std::vector<double> calls_column(std::string_view dom) {
@@ -226,12 +220,12 @@ class HtmlInChromium : public ::testing::Test {
 };
 
 TEST_F(HtmlInChromium, RecordedReportRendersWithoutScriptErrors) {
-  const fs::path html = write_report(test::recorded_profile(), "recorded.html");
+  const fs::path html = write_report(testing::recorded_profile(), "recorded.html");
   expect_rendered(html, dir_.path() / "recorded.png");
 }
 
 TEST_F(HtmlInChromium, ScriptSortsAndFiltersAsTheLinkAsks) {
-  const Profile profile = test::recorded_profile();
+  const Profile profile = testing::recorded_profile();
   const fs::path html = write_report(profile, "recorded.html");
   const BrowserRun run = dump_dom(dir_.path(), file_url(html) + "#sort=calls:desc&filter=att");
   ASSERT_EQ(run.exit_code, 0) << tail(run.err);
@@ -252,7 +246,7 @@ TEST_F(HtmlInChromium, ScriptSortsAndFiltersAsTheLinkAsks) {
 }
 
 TEST_F(HtmlInChromium, MillionSpanReportLoadsQuickly) {
-  const Profile profile = test::million_span_profile();
+  const Profile profile = testing::million_span_profile();
   const fs::path html = write_report(profile, "million.html");
   const fs::path blank = dir_.path() / "blank.html";
   write_file(blank, "<!DOCTYPE html><html><body></body></html>\n");

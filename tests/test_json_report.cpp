@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "export_sample_profile.hpp"
+#include "sample_profiles.hpp"
 #include "io/exporter.hpp"
 #include "nnprof/nnprof.hpp"
 
@@ -20,9 +20,9 @@ namespace nnprof {
 namespace {
 
 using nlohmann::json;
-using test::kMiB;
-using test::kMs;
-using test::kUs;
+using testing::kMiB;
+using testing::kMs;
+using testing::kUs;
 
 std::string text_of(const Profile& profile) {
   std::ostringstream out;
@@ -44,7 +44,7 @@ std::vector<std::string> keys(const nlohmann::ordered_json& object) {
 }
 
 TEST(JsonReport, TopLevelShape) {
-  const std::string text = text_of(test::export_sample_profile());
+  const std::string text = text_of(testing::export_profile());
   // Keys keep the documented order in the file, for a person reading it.
   EXPECT_TRUE(text.starts_with("{\n  \"schema\": \"nnprof-report\",\n  \"schema_version\": 1,\n"));
   EXPECT_TRUE(text.ends_with("}\n"));
@@ -60,7 +60,7 @@ TEST(JsonReport, TopLevelShape) {
 }
 
 TEST(JsonReport, Metadata) {
-  const json m = json_of(test::export_sample_profile())["metadata"];
+  const json m = json_of(testing::export_profile())["metadata"];
   EXPECT_EQ(m["nnprof_version"], "0.1.0");
   EXPECT_EQ(m["hostname"], "testhost");
   EXPECT_EQ(m["os"], "Linux 6.1.0");
@@ -82,14 +82,14 @@ TEST(JsonReport, Metadata) {
 }
 
 TEST(JsonReport, TimingPerScopeInProfileOrder) {
-  const auto ordered = ordered_of(test::export_sample_profile())["timing"];
+  const auto ordered = ordered_of(testing::export_profile())["timing"];
   EXPECT_EQ(keys(ordered), (std::vector<std::string>{"train_step", "forward", "matmul", "backward",
-                                                     test::kWeirdName}));
+                                                     testing::kWeirdName}));
   EXPECT_EQ(keys(ordered["matmul"]),
             (std::vector<std::string>{"count", "total_ns", "self_ns", "mean_ns", "std_ns", "min_ns",
                                       "max_ns", "p50_ns", "p95_ns", "p99_ns", "threads", "items",
                                       "items_per_second", "memory"}));
-  const json t = json_of(test::export_sample_profile())["timing"];
+  const json t = json_of(testing::export_profile())["timing"];
   const json& matmul = t["matmul"];
   EXPECT_EQ(matmul["count"], 1000);
   EXPECT_EQ(matmul["total_ns"], 40 * kMs);
@@ -109,7 +109,7 @@ TEST(JsonReport, TimingPerScopeInProfileOrder) {
                                     {"free_bytes", 6 * kMiB},
                                     {"free_count", 150}}));
 
-  const json& weird = t[test::kWeirdName];
+  const json& weird = t[testing::kWeirdName];
   EXPECT_EQ(weird["count"], 10);
   EXPECT_EQ(weird["total_ns"], 5 * kMs);
   EXPECT_EQ(weird["std_ns"].get<double>(), 75'500.25);
@@ -120,12 +120,12 @@ TEST(JsonReport, TimingPerScopeInProfileOrder) {
 }
 
 TEST(JsonReport, MemoryAndThroughput) {
-  const json j = json_of(test::export_sample_profile());
+  const json j = json_of(testing::export_profile());
   const json& m = j["memory"];
   EXPECT_EQ(m["current_bytes"], 4 * kMiB + 1536);
   EXPECT_EQ(m["peak_bytes"], 7 * kMiB);
   EXPECT_EQ(m["peak_time_ns"], 42 * kMs);
-  const auto ordered = ordered_of(test::export_sample_profile());
+  const auto ordered = ordered_of(testing::export_profile());
   EXPECT_EQ(keys(ordered["memory"]["counters"]), (std::vector<std::string>{"activations", "weights"}));
   EXPECT_EQ(m["counters"]["activations"], (json{{"current_bytes", 1536},
                                                  {"peak_bytes", 3 * kMiB},
@@ -145,10 +145,10 @@ TEST(JsonReport, MemoryAndThroughput) {
 }
 
 TEST(JsonReport, CallTreeIsNested) {
-  const json tree = json_of(test::export_sample_profile())["call_tree"];
+  const json tree = json_of(testing::export_profile())["call_tree"];
   ASSERT_EQ(tree.size(), 1u);
   const json& train = tree[0];
-  EXPECT_EQ(keys(ordered_of(test::export_sample_profile())["call_tree"][0]), (std::vector<std::string>{"name", "count", "total_ns", "self_ns", "mean_ns",
+  EXPECT_EQ(keys(ordered_of(testing::export_profile())["call_tree"][0]), (std::vector<std::string>{"name", "count", "total_ns", "self_ns", "mean_ns",
                                                    "min_ns", "max_ns", "threads", "memory",
                                                    "children"}));
   EXPECT_EQ(train["name"], "train_step");
@@ -161,7 +161,7 @@ TEST(JsonReport, CallTreeIsNested) {
   // Children in the profile's order (node ids 5, 4, 2).
   const json& children = train["children"];
   ASSERT_EQ(children.size(), 3u);
-  EXPECT_EQ(children[0]["name"], test::kWeirdName);
+  EXPECT_EQ(children[0]["name"], testing::kWeirdName);
   EXPECT_EQ(children[0]["memory"]["alloc_bytes"], 4 * kMiB);
   EXPECT_EQ(children[1]["name"], "backward");
   EXPECT_TRUE(children[1]["children"].empty());
@@ -177,7 +177,7 @@ TEST(JsonReport, CallTreeIsNested) {
 }
 
 TEST(JsonReport, ThreadsCompletenessDiagnostics) {
-  const json j = json_of(test::export_sample_profile());
+  const json j = json_of(testing::export_profile());
   EXPECT_EQ(j["threads"], (json::parse(R"([
     {"id": 0, "os_tid": 1001, "name": "main", "exited": false, "scopes_recorded": 1040,
      "top_level_ns": 100000000},
@@ -199,7 +199,7 @@ TEST(JsonReport, ThreadsCompletenessDiagnostics) {
   EXPECT_EQ(d[1], (json{{"kind", "unclosed_scope"},
                         {"severity", "info"},
                         {"thread", 1},
-                        {"name", test::kWeirdName},
+                        {"name", testing::kWeirdName},
                         {"count", 1},
                         {"message", "A scope was still open when the profile was taken."}}));
 }
@@ -217,8 +217,8 @@ TEST(JsonReport, EmptyProfileIsValidWithEmptyCollections) {
 }
 
 TEST(JsonReport, InvalidUtf8IsReplacedNotThrown) {
-  Profile p = test::export_sample_profile();
-  p.strings[test::kBackward] = "back\xffward";
+  Profile p = testing::export_profile();
+  p.strings[testing::kBackward] = "back\xffward";
   const json j = json_of(p);
   EXPECT_TRUE(j["timing"].contains("back\xEF\xBF\xBDward"));
 }
@@ -264,14 +264,14 @@ TEST(JsonReport, RegisteredByNameAndExtension) {
   EXPECT_EQ(io::find_exporter("JSON"), e);
   EXPECT_EQ(io::find_exporter_for_path("out/run.json"), e);
   std::ostringstream out;
-  e->write(test::export_sample_profile(), out);
-  EXPECT_EQ(out.str(), text_of(test::export_sample_profile()));
+  e->write(testing::export_profile(), out);
+  EXPECT_EQ(out.str(), text_of(testing::export_profile()));
 }
 
 TEST(JsonReport, ReachableThroughReportFormat) {
   std::ostringstream out;
-  Report(test::export_sample_profile()).write(out, ReportFormat::Json);
-  EXPECT_EQ(out.str(), text_of(test::export_sample_profile()));
+  Report(testing::export_profile()).write(out, ReportFormat::Json);
+  EXPECT_EQ(out.str(), text_of(testing::export_profile()));
 }
 
 TEST(JsonReport, RecordedProfile) {

@@ -11,13 +11,17 @@
 #include <thread>
 #include <vector>
 
-#include "export_sample_profile.hpp"
+#include "sample_profiles.hpp"
+#include "text_search.hpp"
 #include "io/exporter.hpp"
 #include "nnprof/nnprof.hpp"
 
 namespace nnprof {
 namespace {
 
+using testing::contains;
+using testing::kMs;
+using testing::lines_of;
 using Row = std::vector<std::string>;
 
 // How the awkward name reads in Markdown source: the pipe escaped, the newline visible.
@@ -27,13 +31,6 @@ std::string report_of(const Profile& profile) {
   std::ostringstream out;
   io::write_markdown_report(profile, out);
   return out.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 // The lines after the "## title" heading, up to the next "## " heading.
@@ -104,13 +101,6 @@ Table first_table(const std::vector<std::string>& lines) {
   return table;
 }
 
-bool contains(const std::vector<std::string>& lines, std::string_view text) {
-  for (const std::string& line : lines) {
-    if (line.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
-
 TEST(MarkdownEscape, EscapesWhatMarkdownWouldInterpret) {
   EXPECT_EQ(io::markdown_escape("matmul"), "matmul");
   EXPECT_EQ(io::markdown_escape("a|b"), "a\\|b");
@@ -126,7 +116,7 @@ TEST(MarkdownEscape, EscapesWhatMarkdownWouldInterpret) {
 }
 
 TEST(MarkdownReport, SectionsAppearInOrder) {
-  const std::string text = report_of(test::export_sample_profile());
+  const std::string text = report_of(testing::export_profile());
   EXPECT_TRUE(text.starts_with("# nnprof report\n"));
   std::size_t previous = 0;
   for (const char* title :
@@ -141,7 +131,7 @@ TEST(MarkdownReport, SectionsAppearInOrder) {
 }
 
 TEST(MarkdownReport, SystemInformation) {
-  const Table t = first_table(section(report_of(test::export_sample_profile()), "System information"));
+  const Table t = first_table(section(report_of(testing::export_profile()), "System information"));
   EXPECT_EQ(t.header, (Row{"Property", "Value"}));
   EXPECT_EQ(t.rows, (std::vector<Row>{{"Host", "testhost"},
                                       {"OS", "Linux 6.1.0"},
@@ -158,7 +148,7 @@ TEST(MarkdownReport, SystemInformation) {
 }
 
 TEST(MarkdownReport, HotPathsByTime) {
-  const auto lines = section(report_of(test::export_sample_profile()), "Hot paths by time");
+  const auto lines = section(report_of(testing::export_profile()), "Hot paths by time");
   const Table t = first_table(lines);
   EXPECT_EQ(t.header, (Row{"#", "Scope", "Total", "% of instrumented time", "Calls", "Avg", "Min",
                            "Max", "p95"}));
@@ -180,7 +170,7 @@ TEST(MarkdownReport, HotPathsByTime) {
 }
 
 TEST(MarkdownReport, HotPathsBySelfTime) {
-  const Table t = first_table(section(report_of(test::export_sample_profile()), "Hot paths by self time"));
+  const Table t = first_table(section(report_of(testing::export_profile()), "Hot paths by self time"));
   EXPECT_EQ(t.header,
             (Row{"#", "Scope", "Self", "% of instrumented time", "Calls", "Avg self", "Total"}));
   ASSERT_EQ(t.rows.size(), 5u);
@@ -193,7 +183,7 @@ TEST(MarkdownReport, HotPathsBySelfTime) {
 }
 
 TEST(MarkdownReport, TopAllocators) {
-  const auto lines = section(report_of(test::export_sample_profile()), "Top allocators");
+  const auto lines = section(report_of(testing::export_profile()), "Top allocators");
   EXPECT_TRUE(contains(lines, "Percentages are of 16.0 MiB allocated in all"));
   const Table t = first_table(lines);
   EXPECT_EQ(t.header, (Row{"#", "Scope", "Allocated", "% of all allocations", "Allocations",
@@ -204,7 +194,7 @@ TEST(MarkdownReport, TopAllocators) {
 }
 
 TEST(MarkdownReport, NoAllocatorsOrThroughputSectionsWithoutData) {
-  Profile p = test::export_sample_profile();
+  Profile p = testing::export_profile();
   for (ScopeStats& s : p.scopes) {
     s.memory = {};
     s.items = 0;
@@ -216,14 +206,14 @@ TEST(MarkdownReport, NoAllocatorsOrThroughputSectionsWithoutData) {
 }
 
 TEST(MarkdownReport, Throughput) {
-  const Table t = first_table(section(report_of(test::export_sample_profile()), "Throughput"));
+  const Table t = first_table(section(report_of(testing::export_profile()), "Throughput"));
   EXPECT_EQ(t.header, (Row{"Scope", "Items", "Total", "Throughput"}));
   EXPECT_EQ(t.rows, (std::vector<Row>{{"train_step", "320", "100 ms", "3,200 items/s"},
                                       {"matmul", "2,000", "40.0 ms", "50,000 items/s"}}));
 }
 
 TEST(MarkdownReport, MostCalled) {
-  const Table t = first_table(section(report_of(test::export_sample_profile()), "Most called"));
+  const Table t = first_table(section(report_of(testing::export_profile()), "Most called"));
   EXPECT_EQ(t.header, (Row{"#", "Scope", "Calls", "Total", "Avg", "Self"}));
   EXPECT_EQ(t.rows, (std::vector<Row>{{"1", "matmul", "1,000", "40.0 ms", "40.0 µs", "40.0 ms"},
                                       {"2", "backward", "10", "30.0 ms", "3.00 ms", "30.0 ms"},
@@ -233,7 +223,7 @@ TEST(MarkdownReport, MostCalled) {
 }
 
 TEST(MarkdownReport, CallHierarchyIsANestedListByTotalTime) {
-  const auto lines = section(report_of(test::export_sample_profile()), "Call hierarchy");
+  const auto lines = section(report_of(testing::export_profile()), "Call hierarchy");
   std::vector<std::string> items;
   for (const std::string& line : lines) {
     if (line.find("- ") != std::string::npos && line.find_first_not_of(' ') == line.find("- ")) {
@@ -254,18 +244,18 @@ TEST(MarkdownReport, CallHierarchyIsANestedListByTotalTime) {
 Profile profile_with_tree(std::vector<CallTreeNode> nodes) {
   Profile p;
   p.strings = {"n"};
-  p.scopes = {test::scope_stats(0, test::kMs, {1, test::kMs, test::kMs, test::kMs, 1e6, 0, 0, 0, 0})};
+  p.scopes = {testing::scope_stats(0, kMs, {1, kMs, kMs, kMs, 1e6, 0, 0, 0, 0})};
   p.call_tree = std::move(nodes);
   return p;
 }
 
 TEST(MarkdownReport, CallHierarchyCountsWhatItLeavesOut) {
   const ScopeStats s =
-      test::scope_stats(0, test::kMs, {1, test::kMs, test::kMs, test::kMs, 1e6, 0, 0, 0, 0});
+      testing::scope_stats(0, kMs, {1, kMs, kMs, kMs, 1e6, 0, 0, 0, 0});
   std::vector<CallTreeNode> chain(1);
   for (std::uint32_t id = 1; id <= 15; ++id) {
     chain[id - 1].children = {id};
-    chain.push_back(test::tree_node(id, id - 1, id, {}, s));
+    chain.push_back(testing::tree_node(id, id - 1, id, {}, s));
   }
   auto lines = section(report_of(profile_with_tree(std::move(chain))), "Call hierarchy");
   EXPECT_TRUE(contains(lines, std::string(22, ' ') + "- **n**"));  // level 12
@@ -275,7 +265,7 @@ TEST(MarkdownReport, CallHierarchyCountsWhatItLeavesOut) {
   std::vector<CallTreeNode> fan(1);
   for (std::uint32_t id = 1; id <= 250; ++id) {
     fan[0].children.push_back(id);
-    fan.push_back(test::tree_node(id, 0, 1, {}, s));
+    fan.push_back(testing::tree_node(id, 0, 1, {}, s));
   }
   lines = section(report_of(profile_with_tree(std::move(fan))), "Call hierarchy");
   std::size_t items = 0;
@@ -285,7 +275,7 @@ TEST(MarkdownReport, CallHierarchyCountsWhatItLeavesOut) {
 }
 
 TEST(MarkdownReport, Threads) {
-  const Table t = first_table(section(report_of(test::export_sample_profile()), "Threads"));
+  const Table t = first_table(section(report_of(testing::export_profile()), "Threads"));
   EXPECT_EQ(t.header, (Row{"Thread", "TID", "Scopes", "Top-level time", "% of instrumented time",
                            "State"}));
   EXPECT_EQ(t.rows, (std::vector<Row>{{"main", "1001", "1,040", "100 ms", "100.0%", "running"},
@@ -293,7 +283,7 @@ TEST(MarkdownReport, Threads) {
 }
 
 TEST(MarkdownReport, MemoryCounters) {
-  const auto lines = section(report_of(test::export_sample_profile()), "Memory counters");
+  const auto lines = section(report_of(testing::export_profile()), "Memory counters");
   const Table t = first_table(lines);
   EXPECT_EQ(t.header,
             (Row{"Counter", "Current", "Peak", "Allocated", "Freed", "Allocations", "Frees"}));
@@ -301,18 +291,18 @@ TEST(MarkdownReport, MemoryCounters) {
             (std::vector<Row>{
                 {"activations", "1.50 KiB", "3.00 MiB", "12.0 MiB", "12.0 MiB", "300", "299"},
                 {"weights", "4.00 MiB", "4.00 MiB", "4.00 MiB", "0 B", "100", "0"}}));
-  EXPECT_TRUE(contains(lines, "All counters together: current 4.00 MiB, peak 7.00 MiB at 42.0 ms "
-                              "after the session start."));
+  EXPECT_TRUE(contains(lines, "All counters: current 4.00 MiB, peak 7.00 MiB at 42.0 ms after the "
+                              "session start."));
 
-  Profile p = test::export_sample_profile();
+  Profile p = testing::export_profile();
   p.memory_counters.clear();
   EXPECT_EQ(report_of(p).find("## Memory counters"), std::string::npos);
 }
 
 TEST(MarkdownReport, Insights) {
-  const auto lines = section(report_of(test::export_sample_profile()), "Insights");
+  const auto lines = section(report_of(testing::export_profile()), "Insights");
   const std::vector<std::string> expected{
-      "- Top 5 scopes by self time account for 100.0% of instrumented time.",
+      "- The top 5 scopes by self time account for 100.0% of instrumented time.",
       "- Highest self time: **matmul**, 40.0 ms (40.0% of instrumented time) in 1,000 calls.",
       "- No scope is short enough for instrumentation cost (20.0 ns per scope) to dominate its "
       "timing.",
@@ -332,7 +322,7 @@ TEST(MarkdownReport, Insights) {
 }
 
 TEST(MarkdownReport, InsightsFlagInflatedAndLowFrequency) {
-  Profile p = test::export_sample_profile();
+  Profile p = testing::export_profile();
   p.completeness.overhead_per_scope_ns = 5000.0;  // 10 x 5 µs = 50 µs: matmul's 40 µs mean is below
   p.scopes[2].time.count = 999;
   const auto lines = section(report_of(p), "Insights");
@@ -342,7 +332,7 @@ TEST(MarkdownReport, InsightsFlagInflatedAndLowFrequency) {
 }
 
 TEST(MarkdownReport, CompletenessAndCost) {
-  const auto lines = section(report_of(test::export_sample_profile()), "Completeness and cost");
+  const auto lines = section(report_of(testing::export_profile()), "Completeness and cost");
   const Table t = first_table(lines);
   EXPECT_EQ(t.header, (Row{"Measure", "Value"}));
   EXPECT_EQ(t.rows,
@@ -358,7 +348,7 @@ TEST(MarkdownReport, CompletenessAndCost) {
 }
 
 TEST(MarkdownReport, Diagnostics) {
-  const auto lines = section(report_of(test::export_sample_profile()), "Diagnostics");
+  const auto lines = section(report_of(testing::export_profile()), "Diagnostics");
   const Table t = first_table(lines);
   EXPECT_EQ(t.header, (Row{"Severity", "Kind", "Thread", "Scope or counter", "Count", "Message"}));
   EXPECT_EQ(t.rows,
@@ -368,7 +358,7 @@ TEST(MarkdownReport, Diagnostics) {
                 {"info", "unclosed_scope", "worker (TID 1002)", kWeirdMd, "1",
                  "A scope was still open when the profile was taken."}}));
 
-  Profile clean = test::export_sample_profile();
+  Profile clean = testing::export_profile();
   clean.diagnostics.clear();
   EXPECT_TRUE(contains(section(report_of(clean), "Diagnostics"), "None."));
 }
@@ -378,7 +368,7 @@ TEST(MarkdownReport, LongRankingsSayHowManyAreShown) {
   for (std::uint32_t i = 0; i < 40; ++i) {
     p.strings.push_back("scope" + std::to_string(i));
     p.scopes.push_back(
-        test::scope_stats(i, test::kMs, {1, test::kMs, test::kMs, test::kMs, 1e6, 0, 0, 0, 0}));
+        testing::scope_stats(i, kMs, {1, kMs, kMs, kMs, 1e6, 0, 0, 0, 0}));
   }
   const std::string text = report_of(p);
   const auto hot = section(text, "Hot paths by time");
@@ -401,7 +391,7 @@ TEST(MarkdownReport, EmptyProfilePrintsSystemInformationAndAHint) {
 }
 
 TEST(MarkdownReport, EveryTableInTheReportIsWellFormed) {
-  const std::vector<std::string> lines = lines_of(report_of(test::export_sample_profile()));
+  const std::vector<std::string> lines = lines_of(report_of(testing::export_profile()));
   std::size_t tables = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (!lines[i].starts_with("|") || (i > 0 && lines[i - 1].starts_with("|"))) continue;
@@ -419,14 +409,14 @@ TEST(MarkdownReport, RegisteredByNameAndExtension) {
   EXPECT_EQ(e->extension(), ".md");
   EXPECT_EQ(io::find_exporter_for_path("docs/profile.MD"), e);
   std::ostringstream out;
-  e->write(test::export_sample_profile(), out);
-  EXPECT_EQ(out.str(), report_of(test::export_sample_profile()));
+  e->write(testing::export_profile(), out);
+  EXPECT_EQ(out.str(), report_of(testing::export_profile()));
 }
 
 TEST(MarkdownReport, ReachableThroughReportFormat) {
   std::ostringstream out;
-  Report(test::export_sample_profile()).write(out, ReportFormat::Markdown);
-  EXPECT_EQ(out.str(), report_of(test::export_sample_profile()));
+  Report(testing::export_profile()).write(out, ReportFormat::Markdown);
+  EXPECT_EQ(out.str(), report_of(testing::export_profile()));
 }
 
 TEST(MarkdownReport, RecordedProfile) {

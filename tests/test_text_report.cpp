@@ -15,117 +15,54 @@
 #include "io/exporter.hpp"
 #include "io/format.hpp"
 #include "nnprof/profile.hpp"
+#include "sample_profiles.hpp"
+#include "text_search.hpp"
 
 namespace nnprof {
 namespace {
 
-constexpr std::uint64_t kMs = 1'000'000;
-constexpr std::uint64_t kUs = 1'000;
+using testing::contains;
+using testing::kMs;
+using testing::kUs;
+using testing::lines_of;
+using testing::scope_stats;
+using testing::tree_node;
 
+// Per-call statistics with the mean (and median) of `sum` over `count` and p99 at `max`.
 DurationStats stats(std::uint64_t count, std::uint64_t sum, std::uint64_t min, std::uint64_t max,
                     std::uint64_t p95) {
-  DurationStats s;
-  s.count = count;
-  s.sum_ns = sum;
-  s.min_ns = min;
-  s.max_ns = max;
-  s.mean_ns = static_cast<double>(sum) / static_cast<double>(count);
-  s.p50_ns = s.mean_ns > 0 ? static_cast<std::uint64_t>(s.mean_ns) : 0;
-  s.p95_ns = p95;
-  s.p99_ns = max;
-  return s;
+  const double mean = static_cast<double>(sum) / static_cast<double>(count);
+  return {count, sum, min, max, mean, 0.0, mean > 0 ? static_cast<std::uint64_t>(mean) : 0, p95, max};
 }
 
-ScopeStats scope(StringId name, std::uint64_t self, const DurationStats& time) {
-  ScopeStats s;
-  s.name = name;
-  s.total_ns = time.sum_ns;
-  s.self_ns = self;
-  s.time = time;
-  s.thread_count = 1;
-  return s;
-}
-
-CallTreeNode node(std::uint32_t id, std::uint32_t parent, StringId name, std::uint32_t depth,
-                  std::vector<std::uint32_t> children, const ScopeStats& stats) {
-  CallTreeNode n;
-  n.id = id;
-  n.parent = parent;
-  n.name = name;
-  n.depth = depth;
-  n.children = std::move(children);
-  n.time = stats.time;
-  n.self_ns = stats.self_ns;
-  n.thread_count = 1;
-  return n;
-}
-
-// train_step (100 ms, 10 calls)
-//   forward (60 ms)  > matmul (40 ms, 1000 calls)
-//   backward (30 ms)
-//   tiny (0.5 ms, 5000 calls of 100 ns: below 10 x 20 ns of overhead)
+// The exporters' profile (testing::export_profile) with the awkward scope replaced by one
+// that instrumentation dominates, one memory counter and one diagnostic:
+//
+//   train_step (100 ms, 10 calls)
+//     forward (60 ms)  > matmul (40 ms, 1000 calls)
+//     backward (30 ms)
+//     tiny (0.5 ms, 5000 calls of 100 ns: below 10 x 20 ns of overhead)
+//
 // Self times: 9.5 + 20 + 40 + 30 + 0.5 = 100 ms = the instrumented time.
 Profile sample_profile() {
-  enum : StringId { kTrain, kForward, kMatmul, kBackward, kTiny, kActivations };
-  Profile p;
-  p.meta.hostname = "testhost";
-  p.meta.os = "Linux 6.1.0";
-  p.meta.cpu_model = "Test CPU @ 3.0GHz";
-  p.meta.logical_cpus = 8;
-  p.meta.duration_ns = 250 * kMs;
-  p.meta.clock.source = "tsc";
-  p.meta.clock.ns_per_tick = 0.25;
-  p.strings = {"train_step", "forward", "matmul", "backward", "tiny", "activations"};
-  p.threads = {{0, 1001, "main", false}, {1, 1002, "worker", true}};
+  Profile p = testing::export_profile();
+  p.strings[testing::kWeird] = "tiny";
+  p.scopes[0].self_ns = 9'500 * kUs;  // train_step takes the time the awkward scope gives up
+  p.call_tree[1].self_ns = p.scopes[0].self_ns;
+  p.scopes[4] = scope_stats(testing::kWeird, 500 * kUs, stats(5000, 500 * kUs, 80, 2 * kUs, 150));
+  p.call_tree[5] = tree_node(5, 1, 2, {}, p.scopes[4]);
 
-  const ScopeStats train =
-      scope(kTrain, 9'500 * kUs, stats(10, 100 * kMs, 9 * kMs, 12 * kMs, 12 * kMs));
-  const ScopeStats forward =
-      scope(kForward, 20 * kMs, stats(10, 60 * kMs, 5'500 * kUs, 7 * kMs, 6'900 * kUs));
-  ScopeStats matmul = scope(kMatmul, 40 * kMs, stats(1000, 40 * kMs, 35 * kUs, 90 * kUs, 52 * kUs));
-  matmul.memory.alloc_bytes = 12ULL << 20;
-  matmul.memory.alloc_count = 300;
-  const ScopeStats backward =
-      scope(kBackward, 30 * kMs, stats(10, 30 * kMs, 2'800 * kUs, 3'500 * kUs, 3'400 * kUs));
-  const ScopeStats tiny = scope(kTiny, 500 * kUs, stats(5000, 500 * kUs, 80, 2 * kUs, 150));
-  p.scopes = {train, forward, matmul, backward, tiny};  // by total time, as the model sorts them
-
-  CallTreeNode root;
-  root.children = {1};
-  p.call_tree = {root,
-                 // Children deliberately not in time order: the report must sort them.
-                 node(1, 0, kTrain, 1, {5, 4, 2}, train),
-                 node(2, 1, kForward, 2, {3}, forward),
-                 node(3, 2, kMatmul, 3, {}, matmul),
-                 node(4, 1, kBackward, 2, {}, backward),
-                 node(5, 1, kTiny, 2, {}, tiny)};
-
-  MemoryCounter activations;
-  activations.name = kActivations;
-  activations.current_bytes = 1536;
-  activations.peak_bytes = 3ULL << 20;
-  activations.alloc_bytes = 12ULL << 20;
-  activations.freed_bytes = (12ULL << 20) - 1536;
-  activations.alloc_count = 300;
-  activations.free_count = 299;
-  p.memory_counters = {activations};
-  p.memory = {1536, 3ULL << 20, 42 * kMs};
+  p.memory_counters.resize(1);  // activations: 1.50 KiB now, peak 3 MiB, 12 MiB allocated
+  p.memory = {1536, 3 * testing::kMiB, 42 * kMs};
 
   Completeness& c = p.completeness;
   c.scopes_recorded = 6030;
   c.spans_kept = 4096;
   c.spans_dropped = 1934;
-  c.buffer_policy = "keep-first";
-  c.memory_cap_bytes = 64ULL << 20;
-  c.overhead_per_scope_ns = 20.0;
   c.overhead_total_ns = 120'600;
-
-  Diagnostic dropped;
-  dropped.kind = DiagnosticKind::SpansDropped;
-  dropped.severity = Severity::Warning;
-  dropped.count = 1934;
-  dropped.message = "1,934 spans were dropped after the memory cap of 64.0 MiB was reached.";
-  p.diagnostics = {dropped};
+  p.diagnostics.resize(1);  // spans dropped
+  p.diagnostics[0].count = 1934;
+  p.diagnostics[0].message = "1,934 spans were dropped after the memory cap of 64.0 MiB was reached.";
   return p;
 }
 
@@ -133,13 +70,6 @@ std::string report_of(const Profile& profile) {
   std::ostringstream out;
   io::write_text_report(profile, out);
   return out.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 // Headings are underlined with '=' (the title) or '-' (a section), from the first column.
@@ -194,13 +124,6 @@ std::vector<std::vector<std::string>> table_rows(const std::vector<std::string>&
 }
 
 using Row = std::vector<std::string>;
-
-bool contains(const std::vector<std::string>& lines, std::string_view text) {
-  for (const std::string& line : lines) {
-    if (line.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
 
 TEST(TextReport, SampleProfileIsConsistent) {
   // Precondition of every expected percentage below.
@@ -330,7 +253,7 @@ TEST(TextReport, Insights) {
   EXPECT_TRUE(
       contains(lines, "- The top 5 scopes by self time account for 100.0% of instrumented time."));
   EXPECT_TRUE(
-      contains(lines, "- Highest self time: matmul, 40.0 ms (40.0% of instrumented time)."));
+      contains(lines, "- Highest self time: matmul, 40.0 ms (40.0% of instrumented time) in 1,000 calls."));
   EXPECT_TRUE(contains(lines,
                        "- Timings dominated by instrumentation cost (mean below 10 × 20.0 ns = "
                        "200 ns per call): tiny."));
@@ -396,17 +319,17 @@ TEST(TextReport, CountersWithoutScopesStillShowMemory) {
 Profile profile_with_tree(std::vector<CallTreeNode> nodes) {
   Profile p;
   p.strings = {"n"};
-  p.scopes = {scope(0, kMs, stats(1, kMs, kMs, kMs, kMs))};
+  p.scopes = {scope_stats(0, kMs, stats(1, kMs, kMs, kMs, kMs))};
   p.call_tree = std::move(nodes);
   return p;
 }
 
 TEST(TextReport, CallHierarchyStopsAtDepth12) {
-  const ScopeStats s = scope(0, kMs, stats(1, kMs, kMs, kMs, kMs));
+  const ScopeStats s = scope_stats(0, kMs, stats(1, kMs, kMs, kMs, kMs));
   std::vector<CallTreeNode> nodes(1);
   for (std::uint32_t id = 1; id <= 15; ++id) {
     nodes[id - 1].children = {id};
-    nodes.push_back(node(id, id - 1, 0, id, {}, s));
+    nodes.push_back(tree_node(id, id - 1, id, {}, s));
   }
   const auto lines = section(report_of(profile_with_tree(std::move(nodes))), "Call hierarchy");
   EXPECT_EQ(table_rows(lines).size(), 12u);
@@ -414,11 +337,11 @@ TEST(TextReport, CallHierarchyStopsAtDepth12) {
 }
 
 TEST(TextReport, CallHierarchyStopsAt200Lines) {
-  const ScopeStats s = scope(0, kMs, stats(1, kMs, kMs, kMs, kMs));
+  const ScopeStats s = scope_stats(0, kMs, stats(1, kMs, kMs, kMs, kMs));
   std::vector<CallTreeNode> nodes(1);
   for (std::uint32_t id = 1; id <= 250; ++id) {
     nodes[0].children.push_back(id);
-    nodes.push_back(node(id, 0, 0, 1, {}, s));
+    nodes.push_back(tree_node(id, 0, 1, {}, s));
   }
   const auto lines = section(report_of(profile_with_tree(std::move(nodes))), "Call hierarchy");
   EXPECT_EQ(table_rows(lines).size(), 200u);
@@ -448,7 +371,7 @@ TEST(Rankings, TiesAreBrokenByName) {
   Profile p;
   p.strings = {"charlie", "alpha", "bravo"};
   const DurationStats same = stats(4, 8 * kMs, kMs, 3 * kMs, 3 * kMs);
-  p.scopes = {scope(0, kMs, same), scope(1, kMs, same), scope(2, kMs, same)};
+  p.scopes = {scope_stats(0, kMs, same), scope_stats(1, kMs, same), scope_stats(2, kMs, same)};
   using Names = std::vector<std::string>;
   const Names alphabetical{"alpha", "bravo", "charlie"};
   EXPECT_EQ(names(p, analysis::top_by_total(p, 3)), alphabetical);

@@ -46,6 +46,30 @@ std::vector<const ScopeStats*> top_by_alloc_bytes(const Profile& profile, std::s
   return result;
 }
 
+std::size_t allocating_scope_count(const Profile& profile) {
+  return static_cast<std::size_t>(std::count_if(profile.scopes.begin(), profile.scopes.end(),
+                                                [](const ScopeStats& s) { return s.memory.alloc_bytes > 0; }));
+}
+
+AllocationTotal allocation_total(const Profile& profile) {
+  std::uint64_t counters = 0;
+  for (const MemoryCounter& counter : profile.memory_counters) counters += counter.alloc_bytes;
+  std::uint64_t scopes = 0;
+  for (const ScopeStats& scope : profile.scopes) scopes += scope.memory.alloc_bytes;
+  if (counters >= scopes) return {counters, true};
+  return {scopes, false};
+}
+
+std::optional<double> self_per_call(const ScopeStats& scope) {
+  if (scope.time.count == 0) return std::nullopt;
+  return static_cast<double>(scope.self_ns) / static_cast<double>(scope.time.count);
+}
+
+std::optional<std::uint64_t> alloc_bytes_per_call(const ScopeStats& scope) {
+  if (scope.time.count == 0) return std::nullopt;
+  return scope.memory.alloc_bytes / scope.time.count;
+}
+
 double share_of_instrumented(const Profile& profile, std::uint64_t ns) {
   const std::uint64_t instrumented = profile.instrumented_ns();
   if (instrumented == 0) return 0.0;

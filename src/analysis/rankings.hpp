@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "nnprof/profile.hpp"
@@ -22,6 +23,26 @@ std::vector<const ScopeStats*> most_called(const Profile& profile, std::size_t n
 /// The `n` scopes that allocated the most bytes while innermost, most first; equal amounts
 /// by name. Scopes that allocated nothing are left out, so the result may be shorter.
 std::vector<const ScopeStats*> top_by_alloc_bytes(const Profile& profile, std::size_t n);
+
+/// How many scopes allocated anything while innermost: the whole of which
+/// top_by_alloc_bytes shows the top.
+std::size_t allocating_scope_count(const Profile& profile);
+
+/// Every byte allocated: by the named counters, or attributed to scopes if that is more (a
+/// collector may attribute allocations to scopes without feeding a named counter).
+struct AllocationTotal {
+  std::uint64_t bytes = 0;
+  bool from_counters = true;  ///< the named counters' sum (allocations inside scopes or not)
+};
+
+/// The denominator of "% of all allocations".
+AllocationTotal allocation_total(const Profile& profile);
+
+/// Self time per call; nothing for a scope with no calls.
+std::optional<double> self_per_call(const ScopeStats& scope);
+
+/// Bytes allocated per call (while innermost); nothing for a scope with no calls.
+std::optional<std::uint64_t> alloc_bytes_per_call(const ScopeStats& scope);
 
 /// `ns` as a fraction of the profile's instrumented time (0 when nothing was instrumented).
 double share_of_instrumented(const Profile& profile, std::uint64_t ns);

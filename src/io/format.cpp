@@ -105,6 +105,19 @@ std::string format_count(std::uint64_t count) {
   return out;
 }
 
+std::string format_count(std::uint64_t count, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", format_count(count), count == 1 ? one : many);
+}
+
+std::string format_rate(double per_second, std::string_view unit) {
+  if (!std::isfinite(per_second)) return "n/a";
+  if (per_second >= 1000.0) {
+    return fmt::format("{} {}", format_count(static_cast<std::uint64_t>(std::llround(per_second))),
+                       unit);
+  }
+  return fmt::format("{:.3g} {}", per_second, unit);
+}
+
 std::string format_percent(double fraction) {
   if (!std::isfinite(fraction)) return "n/a";
   const double percent = fraction * 100.0;

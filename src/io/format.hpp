@@ -47,10 +47,34 @@ std::string format_bytes(T bytes) {
 
 /// A count with thousands separators: "1,234,567".
 std::string format_count(std::uint64_t count);
+/// A count and the noun it counts, singular for exactly one: "1 call", "1,000 calls".
+std::string format_count(std::uint64_t count, std::string_view one, std::string_view many);
+
+/// A rate with its unit: thousands separators from 1,000 up ("3,200 items/s"), 3
+/// significant digits below ("4.5 calls/s"); "n/a" when not finite.
+std::string format_rate(double per_second, std::string_view unit);
 
 /// A fraction as a percentage with one decimal: 0.123 -> "12.3%"; a tiny non-zero
 /// fraction that would round to zero is "<0.1%", so it is not mistaken for nothing.
 std::string format_percent(double fraction);
+
+/// Percentages of one whole (the instrumented time, all bytes allocated), computed once per
+/// report: rows are many.
+class PercentOf {
+ public:
+  explicit PercentOf(std::uint64_t whole) : whole_(whole) {}
+  /// `part` as a fraction of the whole; 0 when the whole is 0.
+  [[nodiscard]] double fraction(std::uint64_t part) const {
+    return whole_ == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole_);
+  }
+  /// `format_percent` of the fraction; "n/a" when the whole is 0.
+  [[nodiscard]] std::string operator()(std::uint64_t part) const {
+    return whole_ == 0 ? std::string("n/a") : format_percent(fraction(part));
+  }
+
+ private:
+  std::uint64_t whole_;
+};
 
 /// Columns a UTF-8 string occupies on a terminal, counted as code points ("µs" is 2).
 /// East Asian wide characters and combining marks are not special-cased: scope names and

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -92,11 +91,6 @@ std::string truncate_utf8(std::string_view text, std::size_t max_chars) {
     }
   }
   return std::string(text.substr(0, i)) + "…";
-}
-
-template <typename... Args>
-void append(std::string& out, fmt::format_string<Args...> format, Args&&... args) {
-  fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
 }
 
 // ---- timeline layout ----------------------------------------------------------------

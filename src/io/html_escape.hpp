@@ -1,9 +1,14 @@
-// Escaping of user strings (scope, thread and counter names, the command line) for HTML text
-// and attribute values, shared by the HTML report and its SVG charts.
+// Writing HTML into a string, shared by the HTML report and its SVG charts: escaping of user
+// strings (scope, thread and counter names, the command line) for HTML text and attribute
+// values, and formatted appends of markup.
 #pragma once
 
+#include <iterator>
 #include <string>
 #include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
 
 namespace nnprof::io::html {
 
@@ -44,6 +49,13 @@ inline std::string escape(std::string_view text) {
   out.reserve(text.size() + text.size() / 8);
   append_escaped(out, text);
   return out;
+}
+
+/// Appends `format` formatted with `args` to `out`. Arguments go in as they are: escape
+/// user strings first.
+template <typename... Args>
+void append(std::string& out, fmt::format_string<Args...> format, Args&&... args) {
+  fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
 }
 
 }  // namespace nnprof::io::html

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -12,63 +11,38 @@
 
 #include <fmt/format.h>
 
+#include "analysis/call_tree.hpp"
+#include "analysis/facts.hpp"
+#include "analysis/insights.hpp"
 #include "analysis/rankings.hpp"
 #include "io/format.hpp"
 #include "io/html_charts.hpp"
 #include "io/html_escape.hpp"
+#include "io/sentence_markup.hpp"
 #include "nnprof/error.hpp"
 
 namespace nnprof::io {
 namespace {
 
+using html::append;
 using html::append_escaped;
 
 // The hot-path table and the call tree stay readable and quick to sort within these; what
 // is left out is counted on the page.
 constexpr std::size_t kMaxTableRows = 2'000;
-constexpr std::size_t kTreeMaxNodes = 1'500;
-constexpr std::uint32_t kTreeMaxDepth = 48;
+constexpr analysis::TreeLimits kTreeLimits{48, 1'500};
 constexpr std::uint32_t kTreeOpenDepth = 2;  // levels shown expanded when the page opens
-constexpr std::size_t kConcentrationScopes = 5;
-constexpr double kInflationFactor = 10.0;
 
-template <typename... Args>
-void append(std::string& out, fmt::format_string<Args...> format, Args&&... args) {
-  fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
+// A percentage as page text: a tiny share reads "<0.1%".
+std::string percent_html(const PercentOf& percent, std::uint64_t part) {
+  return html::escape(percent(part));
 }
 
-// Shares of the instrumented time, the denominator of every percentage on the page.
-class PercentOf {
- public:
-  explicit PercentOf(std::uint64_t instrumented_ns) : instrumented_ns_(instrumented_ns) {}
-  [[nodiscard]] double fraction(std::uint64_t ns) const {
-    return instrumented_ns_ == 0 ? 0.0 : static_cast<double>(ns) / static_cast<double>(instrumented_ns_);
-  }
-  [[nodiscard]] std::string text(std::uint64_t ns) const {
-    return instrumented_ns_ == 0 ? "n/a" : format_percent(fraction(ns));
-  }
-  /// `text`, escaped: a tiny share reads "<0.1%".
-  [[nodiscard]] std::string html(std::uint64_t ns) const { return html::escape(text(ns)); }
+std::string code(std::string_view text) { return fmt::format("<code>{}</code>", html::escape(text)); }
+std::string bold(std::string_view marked_up) { return fmt::format("<b>{}</b>", marked_up); }
 
- private:
-  std::uint64_t instrumented_ns_;
-};
-
-std::string plural(std::uint64_t count, std::string_view singular, std::string_view many) {
-  return fmt::format("{} {}", format_count(count), count == 1 ? singular : many);
-}
-
-// Items per second with an SI prefix and 3 significant digits: "1.23 M items/s".
-std::string format_rate(double per_second) {
-  constexpr std::string_view kPrefixes[] = {"", " k", " M", " G", " T"};
-  std::size_t prefix = 0;
-  while (per_second >= 999.5 && prefix + 1 < std::size(kPrefixes)) {
-    per_second /= 1000.0;
-    ++prefix;
-  }
-  const int decimals = per_second < 10.0 ? 2 : per_second < 100.0 ? 1 : 0;
-  return fmt::format("{:.{}f}{} items/s", per_second, decimals, kPrefixes[prefix]);
-}
+// Sentences on the page: scope names and code as <code>, the key figure bold.
+const Markup kHtml{html::escape, code, code, bold};
 
 // ---- page frame ---------------------------------------------------------------------
 
@@ -331,7 +305,7 @@ void write_page_header(const Profile& profile, std::string& out) {
   std::string cpu = meta.cpu_model;
   if (meta.logical_cpus > 0) {
     cpu += fmt::format("{}{}", cpu.empty() ? "" : ", ",
-                       plural(meta.logical_cpus, "logical CPU", "logical CPUs"));
+                       format_count(meta.logical_cpus, "logical CPU", "logical CPUs"));
   }
   write_meta_item(out, "CPU", cpu);
   write_meta_item(out, "Compiler", meta.compiler);
@@ -384,7 +358,7 @@ void write_overhead_card(const Profile& profile, const PercentOf& percent, std::
   }
   write_card(out, "Instrumentation overhead", format_duration(c.overhead_per_scope_ns) + " / scope",
              fmt::format("{} in total = {} of instrumented time", format_duration(c.overhead_total_ns),
-                         percent.html(c.overhead_total_ns)));
+                         percent_html(percent, c.overhead_total_ns)));
 }
 
 void write_cards(const Profile& profile, std::uint64_t instrumented_ns, const PercentOf& percent,
@@ -397,7 +371,7 @@ void write_cards(const Profile& profile, std::uint64_t instrumented_ns, const Pe
   write_card(out, "Instrumented time", format_duration(instrumented_ns),
              "top-level scopes summed over threads; the 100% of every percentage");
   write_card(out, "Scopes recorded", format_count(c.scopes_recorded),
-             plural(profile.scopes.size(), "distinct name", "distinct names"));
+             format_count(profile.scopes.size(), "distinct name", "distinct names"));
   const auto exited = std::count_if(profile.threads.begin(), profile.threads.end(),
                                     [](const ThreadInfo& t) { return t.exited; });
   write_card(out, "Threads", format_count(profile.threads.size()),
@@ -407,7 +381,7 @@ void write_cards(const Profile& profile, std::uint64_t instrumented_ns, const Pe
   } else {
     write_card(out, "Peak memory", format_bytes(profile.memory.peak_bytes),
                fmt::format("at {}, over {}", format_duration(profile.memory.peak_time_ns),
-                           plural(profile.memory_counters.size(), "named counter", "named counters")));
+                           format_count(profile.memory_counters.size(), "named counter", "named counters")));
   }
   write_card(out, "Spans kept", c.spans_enabled ? format_count(c.spans_kept) : "none", spans_card_sub(c));
   write_overhead_card(profile, percent, out);
@@ -445,7 +419,7 @@ void write_td_percent(std::string& out, const PercentOf& percent, std::uint64_t 
   append(
       out,
       "<td class=\"num\" data-v=\"{:.6f}\"><span class=\"bar\"><i style=\"width:{:.1f}%\"></i></span>{}</td>",
-      fraction, std::clamp(fraction * 100.0, 0.0, 100.0), percent.html(ns));
+      fraction, std::clamp(fraction * 100.0, 0.0, 100.0), percent_html(percent, ns));
 }
 
 // ---- hot paths ----------------------------------------------------------------------
@@ -475,7 +449,7 @@ void write_hot_row(const Profile& profile, const ScopeStats& s, const PercentOf&
   write_td_num(out, format_duration(s.time.min_ns), s.time.min_ns);
   write_td_num(out, format_duration(s.time.max_ns), s.time.max_ns);
   const double rate = s.items_per_second();
-  write_td_num(out, s.items > 0 ? format_rate(rate) : std::string("—"), s.items > 0 ? rate : 0.0);
+  write_td_num(out, s.items > 0 ? format_rate(rate, "items/s") : std::string("—"), s.items > 0 ? rate : 0.0);
   write_td_num(out, s.memory.alloc_bytes > 0 ? format_bytes(s.memory.alloc_bytes) : std::string("—"),
                s.memory.alloc_bytes);
   out += "</tr>\n";
@@ -487,9 +461,7 @@ void write_hot_table(const Profile& profile, const PercentOf& percent, std::stri
       "Every scope name, longest total first. Click a column to sort; total is inclusive (nested calls "
       "of the same name counted once), self excludes child scopes, % is of instrumented time.");
   if (profile.scopes.empty()) {
-    out +=
-        "<p class=\"empty\">No scopes were recorded: wrap code in <code>NNPROF_SCOPE(\"name\")</code> or "
-        "<code>profiler.start/stop</code>.</p></section>\n";
+    append(out, "<p class=\"empty\">{}</p></section>\n", render(profile, analysis::no_scopes_hint(), kHtml));
     return;
   }
   out +=
@@ -510,76 +482,46 @@ void write_hot_table(const Profile& profile, const PercentOf& percent, std::stri
 
 // ---- call tree ----------------------------------------------------------------------
 
-// Children of `node` that exist, longest total time first, equal times by name.
-std::vector<std::uint32_t> sorted_children(const Profile& profile, const CallTreeNode& node) {
-  std::vector<std::uint32_t> children;
-  for (const std::uint32_t child : node.children) {
-    if (child < profile.call_tree.size() && child != 0) children.push_back(child);
-  }
-  std::sort(children.begin(), children.end(), [&](std::uint32_t a, std::uint32_t b) {
-    const CallTreeNode& na = profile.call_tree[a];
-    const CallTreeNode& nb = profile.call_tree[b];
-    if (na.time.sum_ns != nb.time.sum_ns) return na.time.sum_ns > nb.time.sum_ns;
-    return profile.str(na.name) < profile.str(nb.name);
-  });
-  return children;
+void write_tree_cells(const Profile& profile, const PercentOf& percent, std::uint32_t id, std::string& out) {
+  const CallTreeNode& node = profile.call_tree[id];
+  out += "<span class=\"nm\" title=\"";
+  append_escaped(out, profile.node_path(id));
+  out += "\">";
+  append_escaped(out, profile.str(node.name));
+  append(out,
+         "</span><span class=\"c\">{}</span><span class=\"c\">{}</span><span class=\"c\">{}</span>"
+         "<span class=\"c\">{}</span>",
+         format_count(node.time.count), format_duration(node.time.sum_ns), format_duration(node.self_ns),
+         format_duration(node.time.mean_ns));
+  append(out, "<span class=\"c p\"><span class=\"bar\"><i style=\"width:{:.1f}%\"></i></span>{}</span>",
+         std::clamp(percent.fraction(node.time.sum_ns) * 100.0, 0.0, 100.0),
+         percent_html(percent, node.time.sum_ns));
 }
 
-class TreeWriter {
- public:
-  TreeWriter(const Profile& profile, const PercentOf& percent, std::string& out)
-      : profile_(profile), percent_(percent), out_(out), visited_(profile.call_tree.size(), false) {}
-
-  // Writes the children of the root; returns the number of nodes shown.
-  std::size_t write() {
-    visited_[0] = true;
-    for (const std::uint32_t child : sorted_children(profile_, profile_.call_tree[0])) write_node(child, 1);
-    return shown_;
-  }
-
- private:
-  void write_cells(std::uint32_t id) {
-    const CallTreeNode& node = profile_.call_tree[id];
-    out_ += "<span class=\"nm\" title=\"";
-    append_escaped(out_, profile_.node_path(id));
-    out_ += "\">";
-    append_escaped(out_, profile_.str(node.name));
-    append(out_,
-           "</span><span class=\"c\">{}</span><span class=\"c\">{}</span><span class=\"c\">{}</span>"
-           "<span class=\"c\">{}</span>",
-           format_count(node.time.count), format_duration(node.time.sum_ns), format_duration(node.self_ns),
-           format_duration(node.time.mean_ns));
-    append(out_, "<span class=\"c p\"><span class=\"bar\"><i style=\"width:{:.1f}%\"></i></span>{}</span>",
-           std::clamp(percent_.fraction(node.time.sum_ns) * 100.0, 0.0, 100.0),
-           percent_.html(node.time.sum_ns));
-  }
-
-  // `visited` guards against a malformed tree (from a file) whose child links form a cycle.
-  void write_node(std::uint32_t id, std::uint32_t level) {
-    if (visited_[id] || shown_ >= kTreeMaxNodes) return;
-    visited_[id] = true;
-    ++shown_;
-    std::vector<std::uint32_t> children;
-    if (level < kTreeMaxDepth) children = sorted_children(profile_, profile_.call_tree[id]);
-    if (children.empty()) {
-      out_ += "<div class=\"row leaf\">";
-      write_cells(id);
-      out_ += "</div>\n";
-      return;
+// The walk's rows as nested <details>: a row followed by deeper rows opens one, closed
+// where its last descendant shown ends.
+void write_tree_rows(const Profile& profile, const PercentOf& percent, const analysis::TreeWalk& walk,
+                     std::string& out) {
+  std::vector<std::uint32_t> open;  // depths of the <details> not closed yet
+  for (std::size_t i = 0; i < walk.rows.size(); ++i) {
+    const analysis::TreeRow& row = walk.rows[i];
+    const std::uint32_t next_depth = i + 1 < walk.rows.size() ? walk.rows[i + 1].depth : 0;
+    if (next_depth > row.depth) {
+      append(out, "<details{}><summary class=\"row\">", row.depth <= kTreeOpenDepth ? " open" : "");
+      write_tree_cells(profile, percent, row.node, out);
+      out += "</summary><div class=\"kids\">\n";
+      open.push_back(row.depth);
+    } else {
+      out += "<div class=\"row leaf\">";
+      write_tree_cells(profile, percent, row.node, out);
+      out += "</div>\n";
     }
-    append(out_, "<details{}><summary class=\"row\">", level <= kTreeOpenDepth ? " open" : "");
-    write_cells(id);
-    out_ += "</summary><div class=\"kids\">\n";
-    for (const std::uint32_t child : children) write_node(child, level + 1);
-    out_ += "</div></details>\n";
+    while (!open.empty() && open.back() >= next_depth) {
+      out += "</div></details>\n";
+      open.pop_back();
+    }
   }
-
-  const Profile& profile_;
-  const PercentOf& percent_;
-  std::string& out_;
-  std::vector<bool> visited_;
-  std::size_t shown_ = 0;
-};
+}
 
 void write_call_tree(const Profile& profile, const PercentOf& percent, std::string& out) {
   open_section(out, "tree", "Call tree",
@@ -596,12 +538,11 @@ void write_call_tree(const Profile& profile, const PercentOf& percent, std::stri
       "class=\"c\">Calls</span>"
       "<span class=\"c\">Total</span><span class=\"c\">Self</span><span class=\"c\">Mean</span>"
       "<span class=\"c p\">% instr</span></div>\n";
-  const std::size_t shown = TreeWriter(profile, percent, out).write();
+  const analysis::TreeWalk walk = analysis::walk_call_tree(profile, kTreeLimits);
+  write_tree_rows(profile, percent, walk, out);
   out += "</div>";
-  const std::size_t nodes = profile.call_tree.size() - 1;
-  if (shown < nodes) {
-    append(out, "<p class=\"muted\">{} of {} nodes shown (at most {} nodes and {} levels).</p>",
-           format_count(shown), format_count(nodes), format_count(kTreeMaxNodes), kTreeMaxDepth);
+  if (walk.omitted() > 0) {
+    append(out, "<p class=\"muted\">{}</p>", render(profile, analysis::omitted_nodes(walk), kHtml));
   }
   out += "</section>\n";
 }
@@ -614,7 +555,7 @@ void write_timeline_notes(const Profile& profile, const html::TimelineLayout& la
     append(out,
            "<p class=\"note\">{} {} dropped when the memory cap ({}) was reached (policy {}): the timeline "
            "shows the spans that were kept. Statistics and the call tree still count every scope.</p>",
-           plural(c.spans_dropped, "span", "spans"), c.spans_dropped == 1 ? "was" : "were",
+           format_count(c.spans_dropped, "span", "spans"), c.spans_dropped == 1 ? "was" : "were",
            c.memory_cap_bytes == 0 ? "none" : format_bytes(c.memory_cap_bytes),
            c.buffer_policy.empty() ? "unknown" : c.buffer_policy);
   }
@@ -622,7 +563,7 @@ void write_timeline_notes(const Profile& profile, const html::TimelineLayout& la
     append(out,
            "<p class=\"note\">{} {} overwritten by newer ones (flight recorder): the timeline shows the "
            "most recent spans only.</p>",
-           plural(c.spans_overwritten, "older span", "older spans"),
+           format_count(c.spans_overwritten, "older span", "older spans"),
            c.spans_overwritten == 1 ? "was" : "were");
   }
   if (layout.merged) {
@@ -638,7 +579,7 @@ void write_timeline_notes(const Profile& profile, const html::TimelineLayout& la
   }
   if (layout.spans_too_deep > 0) {
     append(out, "<p class=\"note\">{} nested deeper than {} levels {} not drawn.</p>",
-           plural(layout.spans_too_deep, "span", "spans"), html::kTimelineMaxDepth,
+           format_count(layout.spans_too_deep, "span", "spans"), html::kTimelineMaxDepth,
            layout.spans_too_deep == 1 ? "is" : "are");
   }
 }
@@ -695,11 +636,7 @@ void write_memory(const Profile& profile, std::string& out) {
                "Bytes in use over time: the sum of every named counter (record_alloc minus record_free).");
   html::write_memory_chart(profile, out);
   if (!profile.memory_counters.empty()) {
-    append(
-        out,
-        "<p class=\"muted\">All counters: {} in use at the end, peak {} at {} after the session start.</p>",
-        format_bytes(profile.memory.current_bytes), format_bytes(profile.memory.peak_bytes),
-        format_duration(profile.memory.peak_time_ns));
+    append(out, "<p class=\"muted\">{}</p>", render(profile, analysis::memory_totals(profile), kHtml));
     write_counters_table(profile, out);
   }
   out += "</section>\n";
@@ -735,102 +672,26 @@ void write_threads(const Profile& profile, const PercentOf& percent, std::string
   out += "</tbody></table></div></section>\n";
 }
 
-// ---- insights -----------------------------------------------------------------------
+// ---- insights, completeness, diagnostics --------------------------------------------
 
-std::string code(const Profile& profile, StringId name) {
-  return "<code>" + html::escape(profile.str(name)) + "</code>";
-}
-
-void write_scope_insights(const Profile& profile, const PercentOf& percent, std::string& out) {
-  const analysis::Concentration c = analysis::hot_path_concentration(profile, kConcentrationScopes);
-  if (c.top_n == 1) {
-    append(out, "<li>The only scope accounts for <b>{}</b> of instrumented time by self time.</li>",
-           html::escape(format_percent(c.share)));
-  } else {
-    append(out, "<li>The top {} scopes by self time account for <b>{}</b> of instrumented time.</li>",
-           c.top_n, html::escape(format_percent(c.share)));
-  }
-  const ScopeStats& hottest = *analysis::top_by_self(profile, 1).front();
-  append(out, "<li>Highest self time: {}, {} ({} of instrumented time).</li>", code(profile, hottest.name),
-         format_duration(hottest.self_ns), percent.html(hottest.self_ns));
-  const ScopeStats& called = *analysis::most_called(profile, 1).front();
-  append(out, "<li>Most called: {}, {} of {} on average.</li>", code(profile, called.name),
-         plural(called.time.count, "call", "calls"), format_duration(called.time.mean_ns));
-  const auto allocating = analysis::top_by_alloc_bytes(profile, 1);
-  if (!allocating.empty()) {
-    append(out, "<li>Most bytes allocated while innermost: {}, {} in {}.</li>",
-           code(profile, allocating.front()->name), format_bytes(allocating.front()->memory.alloc_bytes),
-           plural(allocating.front()->memory.alloc_count, "allocation", "allocations"));
-  }
-}
-
-void write_inflation_insight(const Profile& profile, std::string& out) {
-  const double overhead = profile.completeness.overhead_per_scope_ns;
-  if (!(overhead > 0.0)) {
-    out += "<li>Instrumentation overhead was not measured, so timings inflated by it cannot be flagged.</li>";
-    return;
-  }
-  const auto inflated = analysis::inflated_by_instrumentation(profile, kInflationFactor);
-  if (inflated.empty()) {
-    append(
-        out,
-        "<li>No scope is short enough for instrumentation cost ({} per scope) to dominate its timing.</li>",
-        format_duration(overhead));
-    return;
-  }
-  std::vector<std::string> names;
-  for (const ScopeStats* scope : inflated) names.push_back(code(profile, scope->name));
-  append(out, "<li>Timings dominated by instrumentation cost (mean below {:g} × {} = {} per call): {}.</li>",
-         kInflationFactor, format_duration(overhead), format_duration(kInflationFactor * overhead),
-         fmt::join(names, ", "));
-}
-
-void write_insights(const Profile& profile, const PercentOf& percent, std::string& out) {
+void write_insights(const Profile& profile, std::string& out) {
   open_section(out, "insights", "Insights", "");
   if (profile.scopes.empty()) {
     out += "<p class=\"empty\">No scopes, no insights.</p></section>\n";
     return;
   }
   out += "<ul class=\"insights\">";
-  write_scope_insights(profile, percent, out);
-  write_inflation_insight(profile, out);
+  for (const analysis::Insight& insight : analysis::insights(profile)) {
+    append(out, "<li>{}</li>", render(profile, insight.sentence, kHtml));
+  }
   out += "</ul></section>\n";
 }
 
-// ---- completeness, diagnostics ------------------------------------------------------
-
-void write_kv(std::string& out, std::string_view key, std::string_view value) {
-  append(out, "<dt>{}</dt><dd>", key);
-  append_escaped(out, value);
-  out += "</dd>";
-}
-
-void write_completeness(const Profile& profile, const PercentOf& percent, std::string& out) {
-  const Completeness& c = profile.completeness;
-  open_section(out, "completeness", "Completeness and cost",
-               "Statistics and the call tree count every recorded scope, even when spans were dropped or "
-               "overwritten.");
+void write_completeness(const Profile& profile, std::string& out) {
+  open_section(out, "completeness", "Completeness and cost", analysis::kStatisticsAreComplete);
   out += "<dl class=\"kv\">";
-  write_kv(out, "Scopes recorded", format_count(c.scopes_recorded));
-  if (c.spans_enabled) {
-    write_kv(out, "Spans",
-             fmt::format("{} kept, {} dropped, {} overwritten", format_count(c.spans_kept),
-                         format_count(c.spans_dropped), format_count(c.spans_overwritten)));
-  } else {
-    write_kv(out, "Spans", "statistics only: no timeline recorded");
-  }
-  write_kv(out, "Buffer policy", c.buffer_policy.empty() ? "unknown" : c.buffer_policy);
-  write_kv(out, "Memory cap", c.memory_cap_bytes == 0 ? "none" : format_bytes(c.memory_cap_bytes));
-  write_kv(out, "Memory events dropped", format_count(c.events_dropped));
-  write_kv(out, "Hot-path buffer allocations", format_count(c.hot_path_allocations));
-  if (c.overhead_per_scope_ns > 0.0) {
-    write_kv(
-        out, "Instrumentation",
-        fmt::format("{} per scope × {} = {} ({} of instrumented time)",
-                    format_duration(c.overhead_per_scope_ns), plural(c.scopes_recorded, "scope", "scopes"),
-                    format_duration(c.overhead_total_ns), percent.text(c.overhead_total_ns)));
-  } else {
-    write_kv(out, "Instrumentation", "not measured");
+  for (const analysis::Fact& fact : analysis::completeness_facts(profile)) {
+    append(out, "<dt>{}</dt><dd>{}</dd>", fact.label, render(profile, fact.value, kHtml));
   }
   out += "</dl></section>\n";
 }
@@ -885,8 +746,8 @@ void write_html_report(const Profile& profile, std::ostream& stream) {
   write_timeline(profile, stream, out);
   write_memory(profile, out);
   write_threads(profile, percent, out);
-  write_insights(profile, percent, out);
-  write_completeness(profile, percent, out);
+  write_insights(profile, out);
+  write_completeness(profile, out);
   write_diagnostics(profile, out);
   write_footer(profile, out);
   stream << out;

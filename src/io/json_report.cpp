@@ -18,6 +18,26 @@ namespace {
 // and "metadata" first, and per-scope tables keep the profile's order (longest first).
 using Json = nlohmann::ordered_json;
 
+// One element per item, in order.
+template <typename Range, typename ToJson>
+Json array_of(const Range& items, ToJson to_json) {
+  Json j = Json::array();
+  for (const auto& item : items) j.push_back(to_json(item));
+  return j;
+}
+
+// One member per item that `keep` accepts, named after the item, in the profile's order.
+template <typename Range, typename Keep, typename ToJson>
+Json by_name(const Profile& profile, const Range& items, Keep keep, ToJson to_json) {
+  Json j = Json::object();
+  for (const auto& item : items) {
+    if (keep(item)) j[profile.str(item.name)] = to_json(item);
+  }
+  return j;
+}
+
+constexpr auto kEvery = [](const auto&) { return true; };
+
 Json memory_attribution(const MemoryAttribution& m) {
   Json j = Json::object();
   j["alloc_bytes"] = m.alloc_bytes;
@@ -72,10 +92,15 @@ Json scope_timing(const ScopeStats& scope) {
   return j;
 }
 
-Json timing(const Profile& profile) {
-  Json j = Json::object();
-  for (const ScopeStats& scope : profile.scopes) j[profile.str(scope.name)] = scope_timing(scope);
-  return j;
+Json memory_counter(const MemoryCounter& counter) {
+  Json c = Json::object();
+  c["current_bytes"] = counter.current_bytes;
+  c["peak_bytes"] = counter.peak_bytes;
+  c["alloc_bytes"] = counter.alloc_bytes;
+  c["freed_bytes"] = counter.freed_bytes;
+  c["alloc_count"] = counter.alloc_count;
+  c["free_count"] = counter.free_count;
+  return c;
 }
 
 Json memory(const Profile& profile) {
@@ -83,32 +108,16 @@ Json memory(const Profile& profile) {
   j["current_bytes"] = profile.memory.current_bytes;
   j["peak_bytes"] = profile.memory.peak_bytes;
   j["peak_time_ns"] = profile.memory.peak_time_ns;
-  Json counters = Json::object();
-  for (const MemoryCounter& counter : profile.memory_counters) {
-    Json c = Json::object();
-    c["current_bytes"] = counter.current_bytes;
-    c["peak_bytes"] = counter.peak_bytes;
-    c["alloc_bytes"] = counter.alloc_bytes;
-    c["freed_bytes"] = counter.freed_bytes;
-    c["alloc_count"] = counter.alloc_count;
-    c["free_count"] = counter.free_count;
-    counters[profile.str(counter.name)] = std::move(c);
-  }
-  j["counters"] = std::move(counters);
+  j["counters"] = by_name(profile, profile.memory_counters, kEvery, memory_counter);
   return j;
 }
 
-Json throughput(const Profile& profile) {
-  Json j = Json::object();
-  for (const ScopeStats& scope : profile.scopes) {
-    if (scope.items == 0) continue;
-    Json s = Json::object();
-    s["items"] = scope.items;
-    s["total_ns"] = scope.total_ns;
-    s["items_per_second"] = scope.items_per_second();
-    j[profile.str(scope.name)] = std::move(s);
-  }
-  return j;
+Json scope_throughput(const ScopeStats& scope) {
+  Json s = Json::object();
+  s["items"] = scope.items;
+  s["total_ns"] = scope.total_ns;
+  s["items_per_second"] = scope.items_per_second();
+  return s;
 }
 
 Json tree_node(const Profile& profile, const CallTreeNode& node) {
@@ -158,18 +167,14 @@ Json call_tree(const Profile& profile) {
   }
 }
 
-Json threads(const Profile& profile) {
-  Json j = Json::array();
-  for (const ThreadInfo& t : profile.threads) {
-    Json thread = Json::object();
-    thread["id"] = t.id;
-    thread["os_tid"] = t.os_tid;
-    thread["name"] = t.name;
-    thread["exited"] = t.exited;
-    thread["scopes_recorded"] = t.scopes_recorded;
-    thread["top_level_ns"] = t.top_level_ns;
-    j.push_back(std::move(thread));
-  }
+Json thread(const ThreadInfo& t) {
+  Json j = Json::object();
+  j["id"] = t.id;
+  j["os_tid"] = t.os_tid;
+  j["name"] = t.name;
+  j["exited"] = t.exited;
+  j["scopes_recorded"] = t.scopes_recorded;
+  j["top_level_ns"] = t.top_level_ns;
   return j;
 }
 
@@ -189,18 +194,14 @@ Json completeness(const Completeness& c) {
   return j;
 }
 
-Json diagnostics(const Profile& profile) {
-  Json j = Json::array();
-  for (const Diagnostic& d : profile.diagnostics) {
-    Json diagnostic = Json::object();
-    diagnostic["kind"] = to_string(d.kind);
-    diagnostic["severity"] = to_string(d.severity);
-    diagnostic["thread"] = d.thread == kNone ? Json(nullptr) : Json(d.thread);
-    diagnostic["name"] = d.name == kNone ? Json(nullptr) : Json(profile.str(d.name));
-    diagnostic["count"] = d.count;
-    diagnostic["message"] = d.message;
-    j.push_back(std::move(diagnostic));
-  }
+Json diagnostic(const Profile& profile, const Diagnostic& d) {
+  Json j = Json::object();
+  j["kind"] = to_string(d.kind);
+  j["severity"] = to_string(d.severity);
+  j["thread"] = d.thread == kNone ? Json(nullptr) : Json(d.thread);
+  j["name"] = d.name == kNone ? Json(nullptr) : Json(profile.str(d.name));
+  j["count"] = d.count;
+  j["message"] = d.message;
   return j;
 }
 
@@ -209,13 +210,15 @@ Json report(const Profile& profile) {
   j["schema"] = kJsonSchemaName;
   j["schema_version"] = kJsonSchemaVersion;
   j["metadata"] = metadata(profile);
-  j["timing"] = timing(profile);
+  j["timing"] = by_name(profile, profile.scopes, kEvery, scope_timing);
   j["memory"] = memory(profile);
-  j["throughput"] = throughput(profile);
+  j["throughput"] = by_name(
+      profile, profile.scopes, [](const ScopeStats& s) { return s.items > 0; }, scope_throughput);
   j["call_tree"] = call_tree(profile);
-  j["threads"] = threads(profile);
+  j["threads"] = array_of(profile.threads, thread);
   j["completeness"] = completeness(profile.completeness);
-  j["diagnostics"] = diagnostics(profile);
+  j["diagnostics"] =
+      array_of(profile.diagnostics, [&](const Diagnostic& d) { return diagnostic(profile, d); });
   return j;
 }
 

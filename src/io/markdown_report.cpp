@@ -1,17 +1,23 @@
 #include "io/markdown_report.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "analysis/call_tree.hpp"
+#include "analysis/facts.hpp"
+#include "analysis/insights.hpp"
 #include "analysis/rankings.hpp"
 #include "io/format.hpp"
+#include "io/report_tables.hpp"
+#include "io/sentence_markup.hpp"
 #include "nnprof/error.hpp"
 
 namespace nnprof::io {
@@ -23,50 +29,19 @@ constexpr std::size_t kTopByTotal = 30;
 constexpr std::size_t kTopBySelf = 30;
 constexpr std::size_t kTopAllocators = 15;
 constexpr std::size_t kTopCalled = 15;
-constexpr std::size_t kConcentrationScopes = 5;
-constexpr double kInflationFactor = 10.0;
-// Insights name at most this many scopes each: a recommendation, not another table.
-constexpr std::size_t kInsightScopes = 3;
-constexpr std::uint64_t kHighFrequencyCalls = 1000;
 // Same cut as the text report: deeper or longer trees are counted, not printed.
-constexpr std::uint32_t kTreeMaxDepth = 12;
-constexpr std::size_t kTreeMaxLines = 200;
-
-constexpr std::string_view kNoScopesMessage =
-    "No scopes were recorded: wrap code in `NNPROF_SCOPE(\"name\")` or "
-    "`profiler.start`/`profiler.stop`.";
-
-class PercentOf {
- public:
-  explicit PercentOf(std::uint64_t denominator) : denominator_(denominator) {}
-  std::string operator()(std::uint64_t value) const {
-    if (denominator_ == 0) return "n/a";
-    return format_percent(static_cast<double>(value) / static_cast<double>(denominator_));
-  }
-
- private:
-  std::uint64_t denominator_;
-};
-
-std::string plural(std::uint64_t count, std::string_view singular, std::string_view many) {
-  return fmt::format("{} {}", format_count(count), count == 1 ? singular : many);
-}
-
-// A rate with its unit: thousands separators from 1,000 up, 3 significant digits below.
-std::string format_rate(double per_second, std::string_view unit) {
-  if (!std::isfinite(per_second)) return "n/a";
-  if (per_second >= 1000.0) {
-    return fmt::format("{} {}", format_count(static_cast<std::uint64_t>(std::llround(per_second))),
-                       unit);
-  }
-  return fmt::format("{:.3g} {}", per_second, unit);
-}
+constexpr analysis::TreeLimits kTreeLimits{12, 200};
 
 // A scope name as inline Markdown, bold so that it stands out in prose and list items
 // (and so that a name starting with "-" or "#" cannot open a list or a heading).
-std::string strong_name(const Profile& profile, StringId name) {
-  return fmt::format("**{}**", markdown_escape(profile.str(name)));
-}
+std::string strong(std::string_view name) { return fmt::format("**{}**", markdown_escape(name)); }
+
+// Backslash escapes do not apply inside a code span: the text goes in as it is (it is ours,
+// never a user string).
+std::string code_span(std::string_view code) { return fmt::format("`{}`", code); }
+
+// Sentences in running text. Table cells take kPlainText instead: write_table escapes them.
+const Markup kMarkdown{markdown_escape, strong, code_span, unmarked};
 
 void write_heading(std::ostream& out, std::string_view title) {
   out << "\n## " << title << "\n\n";
@@ -147,106 +122,40 @@ void write_system_information(const Profile& profile, std::uint64_t instrumented
 
 // ---- rankings -----------------------------------------------------------------------
 
-void write_hot_by_total(const Profile& profile, const PercentOf& percent, std::ostream& out) {
-  const auto top = analysis::top_by_total(profile, kTopByTotal);
-  write_heading(out, "Hot paths by time");
-  write_ranking_note(out, top.size(), profile.scopes.size());
-  TextTable table({{"#", Align::Right},
-                   {"Scope", Align::Left},
-                   {"Total", Align::Right},
-                   {"% of instrumented time", Align::Right},
-                   {"Calls", Align::Right},
-                   {"Avg", Align::Right},
-                   {"Min", Align::Right},
-                   {"Max", Align::Right},
-                   {"p95", Align::Right}});
-  std::size_t rank = 0;
-  for (const ScopeStats* scope : top) {
-    table.add_row({std::to_string(++rank), profile.str(scope->name),
-                   format_duration(scope->total_ns), percent(scope->total_ns),
-                   format_count(scope->time.count), format_duration(scope->time.mean_ns),
-                   format_duration(scope->time.min_ns), format_duration(scope->time.max_ns),
-                   format_duration(scope->time.p95_ns)});
-  }
-  write_table(table, out);
+void write_ranking(const Profile& profile, std::string_view title,
+                   const std::vector<const ScopeStats*>& top, std::size_t of,
+                   std::string_view lead, std::initializer_list<ScopeColumn> columns,
+                   std::ostream& out) {
+  write_heading(out, title);
+  write_ranking_note(out, top.size(), of);
+  if (!lead.empty()) out << lead << "\n\n";
+  write_table(scope_table(profile, top, columns, Headers::Document), out);
 }
 
-std::string avg_self(const ScopeStats& scope) {
-  if (scope.time.count == 0) return "n/a";
-  return format_duration(static_cast<double>(scope.self_ns) /
-                         static_cast<double>(scope.time.count));
-}
-
-void write_hot_by_self(const Profile& profile, const PercentOf& percent, std::ostream& out) {
-  const auto top = analysis::top_by_self(profile, kTopBySelf);
-  write_heading(out, "Hot paths by self time");
-  write_ranking_note(out, top.size(), profile.scopes.size());
-  out << "Self time is time in the scope itself, not in the scopes it opened.\n\n";
-  TextTable table({{"#", Align::Right},
-                   {"Scope", Align::Left},
-                   {"Self", Align::Right},
-                   {"% of instrumented time", Align::Right},
-                   {"Calls", Align::Right},
-                   {"Avg self", Align::Right},
-                   {"Total", Align::Right}});
-  std::size_t rank = 0;
-  for (const ScopeStats* scope : top) {
-    table.add_row({std::to_string(++rank), profile.str(scope->name),
-                   format_duration(scope->self_ns), percent(scope->self_ns),
-                   format_count(scope->time.count), avg_self(*scope),
-                   format_duration(scope->total_ns)});
-  }
-  write_table(table, out);
-}
-
-// Every byte allocated: by the named counters, or attributed to scopes if that is more (a
-// collector may attribute allocations to scopes without feeding a named counter).
-struct AllocationTotal {
-  std::uint64_t bytes = 0;
-  bool from_counters = true;
-};
-
-AllocationTotal allocation_total(const Profile& profile) {
-  std::uint64_t counters = 0;
-  for (const MemoryCounter& counter : profile.memory_counters) counters += counter.alloc_bytes;
-  std::uint64_t scopes = 0;
-  for (const ScopeStats& scope : profile.scopes) scopes += scope.memory.alloc_bytes;
-  if (counters >= scopes) return {counters, true};
-  return {scopes, false};
-}
-
-std::string bytes_per_call(const ScopeStats& scope) {
-  if (scope.time.count == 0) return "n/a";
-  return format_bytes(scope.memory.alloc_bytes / scope.time.count);
+void write_hot_paths(const Profile& profile, std::ostream& out) {
+  using enum ScopeColumn;
+  write_ranking(profile, "Hot paths by time", analysis::top_by_total(profile, kTopByTotal),
+                profile.scopes.size(), "", {Rank, Name, Total, TotalShare, Calls, Avg, Min, Max, P95},
+                out);
+  write_ranking(profile, "Hot paths by self time", analysis::top_by_self(profile, kTopBySelf),
+                profile.scopes.size(),
+                "Self time is time in the scope itself, not in the scopes it opened.",
+                {Rank, Name, Self, SelfShare, Calls, AvgSelf, Total}, out);
 }
 
 void write_top_allocators(const Profile& profile, std::ostream& out) {
   const auto top = analysis::top_by_alloc_bytes(profile, kTopAllocators);
   if (top.empty()) return;
-  std::size_t allocating = 0;
-  for (const ScopeStats& scope : profile.scopes) allocating += scope.memory.alloc_bytes > 0 ? 1 : 0;
-  const AllocationTotal total = allocation_total(profile);
-  const PercentOf percent(total.bytes);
-  write_heading(out, "Top allocators");
-  write_ranking_note(out, top.size(), allocating);
-  out << fmt::format(
-      "Bytes allocated while the scope was the innermost open one. Percentages are of {} {}.\n\n",
-      format_bytes(total.bytes),
-      total.from_counters ? "allocated in all (every memory counter, inside scopes or not)"
-                          : "allocated inside scopes");
-  TextTable table({{"#", Align::Right},
-                   {"Scope", Align::Left},
-                   {"Allocated", Align::Right},
-                   {"% of all allocations", Align::Right},
-                   {"Allocations", Align::Right},
-                   {"Avg per call", Align::Right}});
-  std::size_t rank = 0;
-  for (const ScopeStats* scope : top) {
-    table.add_row({std::to_string(++rank), profile.str(scope->name),
-                   format_bytes(scope->memory.alloc_bytes), percent(scope->memory.alloc_bytes),
-                   format_count(scope->memory.alloc_count), bytes_per_call(*scope)});
-  }
-  write_table(table, out);
+  const analysis::AllocationTotal total = analysis::allocation_total(profile);
+  using enum ScopeColumn;
+  write_ranking(
+      profile, "Top allocators", top, analysis::allocating_scope_count(profile),
+      fmt::format("Bytes allocated while the scope was the innermost open one. Percentages are of "
+                  "{} {}.",
+                  format_bytes(total.bytes),
+                  total.from_counters ? "allocated in all (every memory counter, inside scopes or not)"
+                                      : "allocated inside scopes"),
+      {Rank, Name, Allocated, AllocShare, Allocs, AllocPerCall}, out);
 }
 
 void write_throughput(const Profile& profile, std::ostream& out) {
@@ -267,53 +176,13 @@ void write_throughput(const Profile& profile, std::ostream& out) {
 }
 
 void write_most_called(const Profile& profile, std::ostream& out) {
-  const auto top = analysis::most_called(profile, kTopCalled);
-  write_heading(out, "Most called");
-  write_ranking_note(out, top.size(), profile.scopes.size());
-  TextTable table({{"#", Align::Right},
-                   {"Scope", Align::Left},
-                   {"Calls", Align::Right},
-                   {"Total", Align::Right},
-                   {"Avg", Align::Right},
-                   {"Self", Align::Right}});
-  std::size_t rank = 0;
-  for (const ScopeStats* scope : top) {
-    table.add_row({std::to_string(++rank), profile.str(scope->name),
-                   format_count(scope->time.count), format_duration(scope->total_ns),
-                   format_duration(scope->time.mean_ns), format_duration(scope->self_ns)});
-  }
-  write_table(table, out);
+  using enum ScopeColumn;
+  write_ranking(profile, "Most called", analysis::most_called(profile, kTopCalled),
+                profile.scopes.size(), "", {Rank, Name, Calls, Total, Avg, Self}, out);
 }
 
 // ---- call hierarchy -----------------------------------------------------------------
 
-// Children of `node` that exist, longest total time first, equal times by name.
-std::vector<std::uint32_t> sorted_children(const Profile& profile, const CallTreeNode& node) {
-  std::vector<std::uint32_t> children;
-  for (const std::uint32_t child : node.children) {
-    if (child < profile.call_tree.size() && child != 0) children.push_back(child);
-  }
-  std::sort(children.begin(), children.end(), [&](std::uint32_t a, std::uint32_t b) {
-    const CallTreeNode& na = profile.call_tree[a];
-    const CallTreeNode& nb = profile.call_tree[b];
-    if (na.time.sum_ns != nb.time.sum_ns) return na.time.sum_ns > nb.time.sum_ns;
-    return profile.str(na.name) < profile.str(nb.name);
-  });
-  return children;
-}
-
-std::string tree_item(const Profile& profile, const PercentOf& percent, const CallTreeNode& node,
-                      std::uint32_t level) {
-  // Two spaces per level: a nested "- " item must start within its parent's content column.
-  return fmt::format("{}- {}: {}, total {} ({}), self {}, avg {}\n",
-                     std::string(2 * static_cast<std::size_t>(level - 1), ' '),
-                     strong_name(profile, node.name), plural(node.time.count, "call", "calls"),
-                     format_duration(node.time.sum_ns), percent(node.time.sum_ns),
-                     format_duration(node.self_ns), format_duration(node.time.mean_ns));
-}
-
-// Depth-first with an explicit stack (trees can be 255 deep); every non-root node is
-// either written or counted once. `visited` guards against a malformed tree with a cycle.
 void write_call_hierarchy(const Profile& profile, const PercentOf& percent, std::ostream& out) {
   write_heading(out, "Call hierarchy");
   if (profile.call_tree.empty()) {
@@ -321,212 +190,52 @@ void write_call_hierarchy(const Profile& profile, const PercentOf& percent, std:
     return;
   }
   out << "Merged over all threads; children by total time; percentages of instrumented time.\n\n";
-  std::size_t too_deep = 0;
-  std::size_t over_line_cap = 0;
-  std::size_t lines = 0;
-  std::vector<bool> visited(profile.call_tree.size(), false);
-  struct Pending {
-    std::uint32_t node;
-    std::uint32_t level;
-  };
-  std::vector<Pending> stack;
-  const auto push_children = [&](std::uint32_t node, std::uint32_t level) {
-    const auto children = sorted_children(profile, profile.call_tree[node]);
-    for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back({*it, level + 1});
-  };
-  visited[0] = true;
-  push_children(0, 0);
-  while (!stack.empty()) {
-    const Pending next = stack.back();
-    stack.pop_back();
-    if (visited[next.node]) continue;
-    visited[next.node] = true;
-    if (next.level > kTreeMaxDepth) {
-      ++too_deep;
-    } else if (lines >= kTreeMaxLines) {
-      ++over_line_cap;
-    } else {
-      out << tree_item(profile, percent, profile.call_tree[next.node], next.level);
-      ++lines;
-    }
-    push_children(next.node, next.level);
+  const analysis::TreeWalk walk = analysis::walk_call_tree(profile, kTreeLimits);
+  for (const analysis::TreeRow& row : walk.rows) {
+    const CallTreeNode& node = profile.call_tree[row.node];
+    // Two spaces per level: a nested "- " item must start within its parent's content column.
+    out << fmt::format("{}- {}: {}, total {} ({}), self {}, avg {}\n",
+                       std::string(2 * static_cast<std::size_t>(row.depth - 1), ' '),
+                       strong(profile.str(node.name)),
+                       format_count(node.time.count, "call", "calls"),
+                       format_duration(node.time.sum_ns), percent(node.time.sum_ns),
+                       format_duration(node.self_ns), format_duration(node.time.mean_ns));
   }
-  if (too_deep + over_line_cap == 0) return;
-  std::vector<std::string> reasons;
-  if (too_deep > 0) {
-    reasons.push_back(fmt::format("{} deeper than {} levels", format_count(too_deep), kTreeMaxDepth));
+  if (walk.omitted() > 0) {
+    out << '\n' << render(profile, analysis::omitted_nodes(walk), kMarkdown) << '\n';
   }
-  if (over_line_cap > 0) {
-    reasons.push_back(
-        fmt::format("{} beyond the first {} lines", format_count(over_line_cap), kTreeMaxLines));
-  }
-  out << fmt::format("\n{} not shown: {}.\n", plural(too_deep + over_line_cap, "node", "nodes"),
-                     fmt::join(reasons, ", "));
 }
 
 // ---- threads, memory ----------------------------------------------------------------
 
-void write_threads(const Profile& profile, const PercentOf& percent, std::ostream& out) {
+void write_threads(const Profile& profile, std::ostream& out) {
   write_heading(out, "Threads");
-  TextTable table({{"Thread", Align::Left},
-                   {"TID", Align::Right},
-                   {"Scopes", Align::Right},
-                   {"Top-level time", Align::Right},
-                   {"% of instrumented time", Align::Right},
-                   {"State", Align::Left}});
-  for (const ThreadInfo& t : profile.threads) {
-    table.add_row({t.name.empty() ? "[unnamed]" : t.name, std::to_string(t.os_tid),
-                   format_count(t.scopes_recorded), format_duration(t.top_level_ns),
-                   percent(t.top_level_ns), t.exited ? "exited" : "running"});
-  }
-  write_table(table, out);
+  write_table(threads_table(profile, Headers::Document), out);
 }
 
 void write_memory_counters(const Profile& profile, std::ostream& out) {
   write_heading(out, "Memory counters");
-  TextTable table({{"Counter", Align::Left},
-                   {"Current", Align::Right},
-                   {"Peak", Align::Right},
-                   {"Allocated", Align::Right},
-                   {"Freed", Align::Right},
-                   {"Allocations", Align::Right},
-                   {"Frees", Align::Right}});
-  for (const MemoryCounter& counter : profile.memory_counters) {
-    table.add_row({profile.str(counter.name), format_bytes(counter.current_bytes),
-                   format_bytes(counter.peak_bytes), format_bytes(counter.alloc_bytes),
-                   format_bytes(counter.freed_bytes), format_count(counter.alloc_count),
-                   format_count(counter.free_count)});
-  }
-  write_table(table, out);
-  out << fmt::format("\nAll counters together: current {}, peak {} at {} after the session start.\n",
-                     format_bytes(profile.memory.current_bytes),
-                     format_bytes(profile.memory.peak_bytes),
-                     format_duration(profile.memory.peak_time_ns));
+  write_table(memory_counters_table(profile, Headers::Document), out);
+  out << '\n' << render(profile, analysis::memory_totals(profile), kMarkdown) << '\n';
 }
 
-// ---- insights -----------------------------------------------------------------------
+// ---- insights, completeness, diagnostics --------------------------------------------
 
-std::string concentration_insight(const Profile& profile) {
-  const analysis::Concentration c = analysis::hot_path_concentration(profile, kConcentrationScopes);
-  const std::string share = format_percent(c.share);
-  if (c.top_n == 1) {
-    return fmt::format("The only scope accounts for {} of instrumented time by self time.", share);
-  }
-  return fmt::format("Top {} scopes by self time account for {} of instrumented time.", c.top_n,
-                     share);
-}
-
-std::string hottest_self_insight(const Profile& profile, const PercentOf& percent) {
-  const ScopeStats& hottest = *analysis::top_by_self(profile, 1).front();
-  return fmt::format("Highest self time: {}, {} ({} of instrumented time) in {}.",
-                     strong_name(profile, hottest.name), format_duration(hottest.self_ns),
-                     percent(hottest.self_ns), plural(hottest.time.count, "call", "calls"));
-}
-
-std::string inflation_insight(const Profile& profile) {
-  const double overhead = profile.completeness.overhead_per_scope_ns;
-  if (!(overhead > 0.0)) {
-    return "Instrumentation overhead was not measured, so timings inflated by it cannot be "
-           "flagged.";
-  }
-  const auto inflated = analysis::inflated_by_instrumentation(profile, kInflationFactor);
-  if (inflated.empty()) {
-    return fmt::format(
-        "No scope is short enough for instrumentation cost ({} per scope) to dominate its timing.",
-        format_duration(overhead));
-  }
-  std::vector<std::string> names;
-  for (const ScopeStats* scope : inflated) names.push_back(strong_name(profile, scope->name));
-  return fmt::format(
-      "Timings dominated by instrumentation cost (mean below {:g} × {} = {} per call): {}.",
-      kInflationFactor, format_duration(overhead), format_duration(kInflationFactor * overhead),
-      fmt::join(names, ", "));
-}
-
-// Empty when no allocation was attributed to a scope.
-std::string allocation_insight(const Profile& profile) {
-  const auto top = analysis::top_by_alloc_bytes(profile, kInsightScopes);
-  if (top.empty()) return {};
-  const PercentOf percent(allocation_total(profile).bytes);
-  std::vector<std::string> parts;
-  for (const ScopeStats* scope : top) {
-    parts.push_back(fmt::format("{} {} ({} of all allocations, {} per call)",
-                                strong_name(profile, scope->name),
-                                format_bytes(scope->memory.alloc_bytes),
-                                percent(scope->memory.alloc_bytes), bytes_per_call(*scope)));
-  }
-  return fmt::format(
-      "Highest allocation: {}. Allocating on every call costs time and memory pressure: "
-      "consider reusing buffers (a pool or a preallocated workspace).",
-      fmt::join(parts, "; "));
-}
-
-std::string frequency_insight(const Profile& profile) {
-  std::vector<std::string> parts;
-  for (const ScopeStats* scope : analysis::most_called(profile, kInsightScopes)) {
-    if (scope->time.count < kHighFrequencyCalls) break;
-    std::string rate;
-    if (profile.meta.duration_ns > 0) {
-      const double per_second = static_cast<double>(scope->time.count) * 1e9 /
-                                static_cast<double>(profile.meta.duration_ns);
-      rate = fmt::format(", {} over the session", format_rate(per_second, "calls/s"));
-    }
-    parts.push_back(fmt::format("{} {}{}, {} per call", strong_name(profile, scope->name),
-                                plural(scope->time.count, "call", "calls"), rate,
-                                format_duration(scope->time.mean_ns)));
-  }
-  if (parts.empty()) {
-    return fmt::format("No scope was called {} times or more.", format_count(kHighFrequencyCalls));
-  }
-  return fmt::format(
-      "High call frequency: {}. Per-call costs add up: consider batching the work into fewer "
-      "calls or caching results.",
-      fmt::join(parts, "; "));
-}
-
-void write_insights(const Profile& profile, const PercentOf& percent, std::ostream& out) {
+void write_insights(const Profile& profile, std::ostream& out) {
   write_heading(out, "Insights");
-  out << "- " << concentration_insight(profile) << '\n';
-  out << "- " << hottest_self_insight(profile, percent) << '\n';
-  out << "- " << inflation_insight(profile) << '\n';
-  if (const std::string allocation = allocation_insight(profile); !allocation.empty()) {
-    out << "- " << allocation << '\n';
+  for (const analysis::Insight& insight : analysis::insights(profile)) {
+    out << "- " << render(profile, insight.sentence, kMarkdown) << '\n';
   }
-  out << "- " << frequency_insight(profile) << '\n';
 }
 
-// ---- completeness, diagnostics ------------------------------------------------------
-
-std::string spans_cell(const Completeness& c) {
-  if (!c.spans_enabled) return "statistics only: no timeline recorded";
-  const std::string policy = c.buffer_policy.empty() ? "unknown" : c.buffer_policy;
-  const std::string cap = c.memory_cap_bytes == 0 ? "none" : format_bytes(c.memory_cap_bytes);
-  return fmt::format("{} kept, {} dropped, {} overwritten (policy {}, memory cap {})",
-                     format_count(c.spans_kept), format_count(c.spans_dropped),
-                     format_count(c.spans_overwritten), policy, cap);
-}
-
-std::string overhead_cell(const Completeness& c, const PercentOf& percent) {
-  if (!(c.overhead_per_scope_ns > 0.0)) return "not measured";
-  return fmt::format("{} per scope × {} = {} ({} of instrumented time)",
-                     format_duration(c.overhead_per_scope_ns),
-                     plural(c.scopes_recorded, "scope", "scopes"),
-                     format_duration(c.overhead_total_ns), percent(c.overhead_total_ns));
-}
-
-void write_completeness(const Profile& profile, const PercentOf& percent, std::ostream& out) {
-  const Completeness& c = profile.completeness;
+void write_completeness(const Profile& profile, std::ostream& out) {
   write_heading(out, "Completeness and cost");
   TextTable table({{"Measure", Align::Left}, {"Value", Align::Left}});
-  table.add_row({"Scopes recorded", format_count(c.scopes_recorded)});
-  table.add_row({"Spans", spans_cell(c)});
-  table.add_row({"Events dropped", plural(c.events_dropped, "memory event", "memory events")});
-  table.add_row({"Hot-path buffer allocations",
-                 plural(c.hot_path_allocations, "buffer of 64 KiB", "buffers of 64 KiB")});
-  table.add_row({"Instrumentation", overhead_cell(c, percent)});
+  for (const analysis::Fact& fact : analysis::completeness_facts(profile)) {
+    table.add_row({std::string(fact.label), render(profile, fact.value)});
+  }
   write_table(table, out);
-  out << "\nStatistics and the call tree are complete: they count every recorded scope, even "
-         "when spans were dropped or overwritten.\n";
+  out << '\n' << markdown_escape(analysis::kStatisticsAreComplete) << '\n';
 }
 
 std::string thread_cell(const Profile& profile, std::uint32_t thread) {
@@ -601,24 +310,22 @@ std::string markdown_escape(std::string_view text) {
 
 void write_markdown_report(const Profile& profile, std::ostream& out) {
   const std::uint64_t instrumented_ns = profile.instrumented_ns();
-  const PercentOf percent(instrumented_ns);
   out << "# nnprof report\n";
   write_system_information(profile, instrumented_ns, out);
   if (profile.scopes.empty()) {
-    out << '\n' << kNoScopesMessage << '\n';
+    out << '\n' << render(profile, analysis::no_scopes_hint(), kMarkdown) << '\n';
   } else {
-    write_hot_by_total(profile, percent, out);
-    write_hot_by_self(profile, percent, out);
+    write_hot_paths(profile, out);
     write_top_allocators(profile, out);
     write_throughput(profile, out);
     write_most_called(profile, out);
-    write_call_hierarchy(profile, percent, out);
-    write_threads(profile, percent, out);
+    write_call_hierarchy(profile, PercentOf(instrumented_ns), out);
+    write_threads(profile, out);
   }
   if (!profile.memory_counters.empty()) write_memory_counters(profile, out);
-  if (!profile.scopes.empty()) write_insights(profile, percent, out);
+  if (!profile.scopes.empty()) write_insights(profile, out);
   // As in the text report: an empty profile's zeros are noise, its diagnostics may not be.
-  if (!profile.empty()) write_completeness(profile, percent, out);
+  if (!profile.empty()) write_completeness(profile, out);
   if (!profile.empty() || !profile.diagnostics.empty()) write_diagnostics(profile, out);
 }
 

@@ -1,29 +1,25 @@
-// Profiles for the HTML report tests: one recorded by a real Profiler (threads, nesting,
-// memory counters, items, an HTML-like scope name) and a synthetic one with a million spans.
-#pragma once
-
+// The profiles of sample_profiles.hpp that a real Profiler records, and the million-span
+// one. A separate object: a program that uses only the hand-built profiles does not pull in
+// the Profiler.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <string>
 #include <thread>
-#include <vector>
 
 #include "nnprof/nnprof.hpp"
 #include "sample_profiles.hpp"
 
-namespace nnprof::test {
-
-inline constexpr std::uint64_t kMillionSpans = 1'000'020;  // a whole number of steps on 4 threads
+namespace nnprof::testing {
+namespace {
 
 // Busy work rather than sleep: spans then last what they say on a loaded machine too.
-inline void spin_for(std::chrono::microseconds duration) {
+void spin_for(std::chrono::microseconds duration) {
   const auto end = std::chrono::steady_clock::now() + duration;
   while (std::chrono::steady_clock::now() < end) {
   }
 }
 
-inline void record_training(Profiler& profiler, int steps) {
+void record_training(Profiler& profiler, int steps) {
   for (int step = 0; step < steps; ++step) {
     NNPROF_SCOPE_IN(profiler, "train_step");
     {
@@ -48,9 +44,9 @@ inline void record_training(Profiler& profiler, int steps) {
   }
 }
 
-/// A profile recorded by a real Profiler: a training loop on the calling thread and a data
-/// loader thread, memory counters, items, and a scope named like an HTML script element.
-inline Profile recorded_profile() {
+}  // namespace
+
+Profile recorded_profile() {
   Profiler profiler;
   std::thread loader([&] {
     set_thread_name("data <loader>");
@@ -69,10 +65,8 @@ inline Profile recorded_profile() {
   return profiler.snapshot();
 }
 
-/// About a million spans on 4 threads, and a memory counter on thread 0 that takes 4 KiB per
-/// layer and frees them at the end of each step but 512 bytes (a slow leak).
-inline Profile million_span_profile() {
-  Profile p = testing::synthetic_profile(kMillionSpans, 4);
+Profile million_span_profile() {
+  Profile p = synthetic_profile(kMillionSpans, 4);
   p.strings.push_back("activations");
   for (const Span& span : p.spans) {
     if (span.thread != 0) continue;
@@ -103,4 +97,4 @@ inline Profile million_span_profile() {
   return p;
 }
 
-}  // namespace nnprof::test
+}  // namespace nnprof::testing

@@ -1,0 +1,137 @@
+#include "io/report_tables.hpp"
+
+#include <string>
+
+#include "analysis/rankings.hpp"
+
+namespace nnprof::io {
+namespace {
+
+std::string_view share_header(Headers headers) {
+  return headers == Headers::Terminal ? "% instr" : "% of instrumented time";
+}
+
+std::string_view allocs_header(Headers headers) {
+  return headers == Headers::Terminal ? "Allocs" : "Allocations";
+}
+
+TableColumn column_of(ScopeColumn column, Headers headers) {
+  switch (column) {
+    case ScopeColumn::Rank: return {"#", Align::Right};
+    case ScopeColumn::Name: return {"Scope", Align::Left};
+    case ScopeColumn::Calls: return {"Calls", Align::Right};
+    case ScopeColumn::Total: return {"Total", Align::Right};
+    case ScopeColumn::TotalShare:
+    case ScopeColumn::SelfShare: return {std::string(share_header(headers)), Align::Right};
+    case ScopeColumn::Self: return {"Self", Align::Right};
+    case ScopeColumn::Avg: return {"Avg", Align::Right};
+    case ScopeColumn::AvgSelf: return {"Avg self", Align::Right};
+    case ScopeColumn::Min: return {"Min", Align::Right};
+    case ScopeColumn::Max: return {"Max", Align::Right};
+    case ScopeColumn::P95: return {"p95", Align::Right};
+    case ScopeColumn::Allocated: return {"Allocated", Align::Right};
+    case ScopeColumn::AllocShare: return {"% of all allocations", Align::Right};
+    case ScopeColumn::Allocs: return {std::string(allocs_header(headers)), Align::Right};
+    case ScopeColumn::AllocPerCall: return {"Avg per call", Align::Right};
+  }
+  return {"", Align::Right};
+}
+
+// What every row of one table shares: the denominators of its percentages.
+struct Shares {
+  PercentOf of_time;
+  PercentOf of_allocations;
+};
+
+std::string cell(const Profile& profile, const Shares& shares, std::size_t rank,
+                 const ScopeStats& s, ScopeColumn column) {
+  switch (column) {
+    case ScopeColumn::Rank: return std::to_string(rank);
+    case ScopeColumn::Name: return profile.str(s.name);
+    case ScopeColumn::Calls: return format_count(s.time.count);
+    case ScopeColumn::Total: return format_duration(s.total_ns);
+    case ScopeColumn::TotalShare: return shares.of_time(s.total_ns);
+    case ScopeColumn::Self: return format_duration(s.self_ns);
+    case ScopeColumn::SelfShare: return shares.of_time(s.self_ns);
+    case ScopeColumn::Avg: return format_duration(s.time.mean_ns);
+    case ScopeColumn::AvgSelf: {
+      const auto per_call = analysis::self_per_call(s);
+      return per_call ? format_duration(*per_call) : "n/a";
+    }
+    case ScopeColumn::Min: return format_duration(s.time.min_ns);
+    case ScopeColumn::Max: return format_duration(s.time.max_ns);
+    case ScopeColumn::P95: return format_duration(s.time.p95_ns);
+    case ScopeColumn::Allocated: return format_bytes(s.memory.alloc_bytes);
+    case ScopeColumn::AllocShare: return shares.of_allocations(s.memory.alloc_bytes);
+    case ScopeColumn::Allocs: return format_count(s.memory.alloc_count);
+    case ScopeColumn::AllocPerCall: {
+      const auto per_call = analysis::alloc_bytes_per_call(s);
+      return per_call ? format_bytes(*per_call) : "n/a";
+    }
+  }
+  return {};
+}
+
+bool uses(std::initializer_list<ScopeColumn> columns, ScopeColumn wanted) {
+  for (const ScopeColumn column : columns) {
+    if (column == wanted) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TextTable scope_table(const Profile& profile, const std::vector<const ScopeStats*>& scopes,
+                      std::initializer_list<ScopeColumn> columns, Headers headers) {
+  std::vector<TableColumn> table_columns;
+  for (const ScopeColumn column : columns) table_columns.push_back(column_of(column, headers));
+  TextTable table(std::move(table_columns));
+  // Each denominator only when a column needs it: both walk the whole profile.
+  const bool time_share = uses(columns, ScopeColumn::TotalShare) || uses(columns, ScopeColumn::SelfShare);
+  const Shares shares{
+      PercentOf(time_share ? profile.instrumented_ns() : 0),
+      PercentOf(uses(columns, ScopeColumn::AllocShare) ? analysis::allocation_total(profile).bytes : 0)};
+  std::size_t rank = 0;
+  for (const ScopeStats* scope : scopes) {
+    ++rank;
+    std::vector<std::string> cells;
+    for (const ScopeColumn column : columns) cells.push_back(cell(profile, shares, rank, *scope, column));
+    table.add_row(std::move(cells));
+  }
+  return table;
+}
+
+TextTable threads_table(const Profile& profile, Headers headers) {
+  TextTable table({{"Thread", Align::Left},
+                   {"TID", Align::Right},
+                   {"Scopes", Align::Right},
+                   {"Top-level time", Align::Right},
+                   {std::string(share_header(headers)), Align::Right},
+                   {"State", Align::Left}});
+  const PercentOf percent(profile.instrumented_ns());
+  for (const ThreadInfo& t : profile.threads) {
+    table.add_row({t.name.empty() ? "[unnamed]" : t.name, std::to_string(t.os_tid),
+                   format_count(t.scopes_recorded), format_duration(t.top_level_ns),
+                   percent(t.top_level_ns), t.exited ? "exited" : "running"});
+  }
+  return table;
+}
+
+TextTable memory_counters_table(const Profile& profile, Headers headers) {
+  TextTable table({{"Counter", Align::Left},
+                   {"Current", Align::Right},
+                   {"Peak", Align::Right},
+                   {"Allocated", Align::Right},
+                   {"Freed", Align::Right},
+                   {std::string(allocs_header(headers)), Align::Right},
+                   {"Frees", Align::Right}});
+  for (const MemoryCounter& counter : profile.memory_counters) {
+    table.add_row({profile.str(counter.name), format_bytes(counter.current_bytes),
+                   format_bytes(counter.peak_bytes), format_bytes(counter.alloc_bytes),
+                   format_bytes(counter.freed_bytes), format_count(counter.alloc_count),
+                   format_count(counter.free_count)});
+  }
+  return table;
+}
+
+}  // namespace nnprof::io

@@ -1,0 +1,50 @@
+// Tables that the text and the Markdown report both print, each rendering the cells in its
+// own way (aligned plain text, GitHub-flavoured Markdown): rankings of scopes, threads and
+// memory counters. One place decides what each column holds.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+
+#include "io/format.hpp"
+#include "nnprof/profile.hpp"
+
+namespace nnprof::io {
+
+/// Column headers: compact for a terminal ("% instr", "Allocs") or spelled out for a
+/// document ("% of instrumented time", "Allocations").
+enum class Headers : std::uint8_t { Terminal, Document };
+
+/// What a column of a scope table holds. Shares of time are of the profile's instrumented
+/// time; AllocShare is of analysis::allocation_total.
+enum class ScopeColumn : std::uint8_t {
+  Rank,          ///< 1, 2, 3 ... in the order given
+  Name,
+  Calls,
+  Total,         ///< inclusive time
+  TotalShare,
+  Self,
+  SelfShare,
+  Avg,           ///< mean time per call
+  AvgSelf,       ///< self time per call
+  Min,
+  Max,
+  P95,
+  Allocated,     ///< bytes allocated while the scope was innermost
+  AllocShare,
+  Allocs,        ///< allocations while innermost
+  AllocPerCall,  ///< bytes allocated per call
+};
+
+/// One row per scope of `scopes`, in that order, with `columns` in the order given.
+TextTable scope_table(const Profile& profile, const std::vector<const ScopeStats*>& scopes,
+                      std::initializer_list<ScopeColumn> columns, Headers headers);
+
+/// One row per thread: name, OS thread id, scopes, top-level time and its share, state.
+TextTable threads_table(const Profile& profile, Headers headers);
+
+/// One row per named memory counter: current, peak, allocated and freed bytes, counts.
+TextTable memory_counters_table(const Profile& profile, Headers headers);
+
+}  // namespace nnprof::io

@@ -1,0 +1,33 @@
+// Writes an analysis::Sentence in a report's markup: the numbers formatted with their units
+// (io/format.hpp), names and code marked up and escaped the way the format needs.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "analysis/sentence.hpp"
+#include "nnprof/profile.hpp"
+
+namespace nnprof::io {
+
+/// How one output format writes the parts of a sentence. Every function receives raw text
+/// and returns it ready for the output, escaped as the format needs.
+struct Markup {
+  std::string (*text)(std::string_view);   ///< words and formatted numbers
+  std::string (*scope)(std::string_view);  ///< a scope name
+  std::string (*code)(std::string_view);   ///< an identifier or call the user can type
+  std::string (*key)(std::string_view);    ///< the key figure, already passed through `text`
+};
+
+/// `text` as it stands: a Markup function for parts a format does not mark up.
+std::string unmarked(std::string_view text);
+
+/// Plain text: everything as it stands (the text report, and cells of tables that a
+/// renderer escapes itself).
+extern const Markup kPlainText;
+
+/// `sentence` in `markup`.
+std::string render(const Profile& profile, const analysis::Sentence& sentence,
+                   const Markup& markup = kPlainText);
+
+}  // namespace nnprof::io
