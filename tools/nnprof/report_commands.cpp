@@ -36,19 +36,26 @@ void emit(const Report& report, ReportFormat format, const std::string& out_path
   std::cerr << "nnprof: wrote " << out_path << '\n';
 }
 
+/// What `report` and `export` both take: a profile, an output, and a format.
+struct OutputOptions {
+  std::string file, out;
+  ReportFormat format = ReportFormat::Auto;
+};
+
+std::shared_ptr<OutputOptions> add_file_and_output(CLI::App* cmd) {
+  auto o = std::make_shared<OutputOptions>();
+  cmd->add_option("file", o->file, "Profile (.nnprof)")->required();
+  cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
+  return o;
+}
+
 }  // namespace
 
 Action add_report_command(CLI::App& app) {
-  struct Options {
-    std::string file, out;
-    ReportFormat format = ReportFormat::Auto;
-  };
-  auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("report", "Print or write a report of a .nnprof profile");
-  cmd->add_option("file", o->file, "Profile (.nnprof)")->required();
+  auto o = add_file_and_output(cmd);
   cmd->add_option("--format,-f", o->format, "text, md, json, html or csv (default: from -o's extension, else text)")
       ->transform(CLI::CheckedTransformer(kReportFormats, CLI::ignore_case));
-  cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
     const Report report(load_nonempty(o->file));
@@ -60,17 +67,11 @@ Action add_report_command(CLI::App& app) {
 }
 
 Action add_export_command(CLI::App& app) {
-  struct Options {
-    std::string file, out;
-    ReportFormat format = ReportFormat::Chrome;
-  };
-  auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("export", "Convert a .nnprof profile to another tool's format");
-  cmd->add_option("file", o->file, "Profile (.nnprof)")->required();
+  auto o = add_file_and_output(cmd);
   cmd->add_option("--to", o->format, "chrome (Chrome/Perfetto trace JSON), json, csv, md, html or text")
       ->required()
       ->transform(CLI::CheckedTransformer(kReportFormats, CLI::ignore_case));
-  cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
     emit(Report(load_nonempty(o->file)), o->format, o->out);
