@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   g++ clang libclang-rt-14-dev cmake ninja-build pkg-config
   libfmt-dev libcli11-dev libsqlite3-dev sqlite3 nlohmann-json3-dev
+  libdw-dev libunwind-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium
 )

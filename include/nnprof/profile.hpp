@@ -70,6 +70,21 @@ struct MemoryAttribution {
   bool operator==(const MemoryAttribution&) const = default;
 };
 
+/// Heap blocks (malloc, new) attributed to a scope by automatic heap tracking
+/// (nnprof::MemoryTracking, `nnprof record --memory`). Kept apart from MemoryAttribution, which
+/// counts what the program reports itself, so that one allocation is never counted twice.
+struct HeapAttribution {
+  std::uint64_t alloc_bytes = 0;      ///< requested bytes allocated while this was the innermost scope
+  std::uint64_t alloc_count = 0;
+  std::uint64_t free_bytes = 0;       ///< bytes freed while this was the innermost scope
+  std::uint64_t free_count = 0;
+  std::uint64_t retained_bytes = 0;   ///< allocated here and still live when the profile was taken
+  std::uint64_t retained_blocks = 0;
+  std::uint64_t peak_live_bytes = 0;  ///< the most bytes allocated here that were live at one time
+
+  bool operator==(const HeapAttribution&) const = default;
+};
+
 /// A node of the call tree merged over all threads (node 0 is the root; it has no name).
 struct CallTreeNode {
   std::uint32_t id = 0;
@@ -81,6 +96,7 @@ struct CallTreeNode {
   std::uint64_t self_ns = 0;  ///< time in this node minus time in its children
   std::uint32_t thread_count = 0;  ///< threads on which this path ran
   MemoryAttribution memory;
+  HeapAttribution heap;
 
   bool operator==(const CallTreeNode&) const = default;
 };
@@ -93,6 +109,7 @@ struct ScopeStats {
   DurationStats time;          ///< per-call statistics over every call
   std::uint32_t thread_count = 0;
   MemoryAttribution memory;
+  HeapAttribution heap;
   std::uint64_t items = 0;     ///< work items the program reported for this name (add_items)
 
   /// Items processed per second of inclusive time, or 0 when no items were reported.
@@ -146,6 +163,77 @@ struct MemorySummary {
   bool operator==(const MemorySummary&) const = default;
 };
 
+/// One symbolized code address of the profiled process.
+struct StackFrame {
+  std::uint64_t address = 0;   ///< as it was in the profiled process (differs per run: ASLR)
+  StringId function = kNone;   ///< demangled name; kNone when no symbol covers the address
+  StringId file = kNone;       ///< source file from DWARF line tables; kNone without debug info
+  std::uint32_t line = 0;
+  StringId module = kNone;     ///< executable or shared object that holds the address
+
+  bool operator==(const StackFrame&) const = default;
+};
+
+/// A call stack, innermost frame first, as indices into Profile::frames.
+struct CallStack {
+  std::vector<std::uint32_t> frames;
+
+  bool operator==(const CallStack&) const = default;
+};
+
+/// Heap in use and process memory at one moment of the memory timeline.
+struct HeapSample {
+  std::uint64_t time_ns = 0;
+  std::uint64_t heap_bytes = 0;      ///< live bytes of tracked heap blocks
+  std::uint64_t rss_bytes = 0;       ///< resident set size (VmRSS)
+  std::uint64_t rss_peak_bytes = 0;  ///< highest RSS so far (VmHWM)
+
+  bool operator==(const HeapSample&) const = default;
+};
+
+/// Heap blocks still allocated when the profile was taken, grouped by where they were allocated.
+struct LeakSite {
+  std::uint32_t node = 0;        ///< call-tree node that was the innermost scope; 0: outside any scope
+  std::uint32_t caller = kNone;  ///< frame that called malloc/new (index into Profile::frames)
+  std::uint32_t stack = kNone;   ///< a sampled full stack of one of the blocks (Profile::stacks), if any
+  bool reachable = false;        ///< still referenced from global data or a thread's stack
+  std::uint64_t blocks = 0;
+  std::uint64_t bytes = 0;
+
+  bool operator==(const LeakSite&) const = default;
+};
+
+/// What automatic heap tracking saw over the whole session.
+struct HeapSummary {
+  bool tracked = false;               ///< heap tracking ran; everything below is meaningful only then
+  std::string source;                 ///< "in-process" (nnprof::MemoryTracking) or "preload" (nnprof record)
+  std::uint64_t alloc_bytes = 0;      ///< requested bytes of every tracked allocation
+  std::uint64_t alloc_count = 0;
+  std::uint64_t free_bytes = 0;
+  std::uint64_t free_count = 0;
+  std::uint64_t current_bytes = 0;    ///< live when the profile was taken
+  std::uint64_t current_blocks = 0;
+  std::uint64_t peak_bytes = 0;       ///< highest heap in use
+  std::uint64_t peak_time_ns = 0;
+  std::uint32_t peak_thread = kNone;  ///< thread whose allocation reached the peak
+  std::uint32_t peak_node = 0;        ///< its innermost scope then (call-tree node; 0: none)
+  std::uint64_t peak_resolution_bytes = 0;  ///< the peak is exact to within this many bytes
+  std::uint64_t untracked_frees = 0;  ///< frees of blocks allocated before tracking started
+  std::uint64_t untracked_allocs = 0; ///< allocations the live table could not hold
+  std::uint64_t leaked_bytes = 0;     ///< live and unreachable: nothing points to them any more
+  std::uint64_t leaked_blocks = 0;
+  std::uint64_t reachable_bytes = 0;  ///< live and still referenced (globals, thread stacks)
+  std::uint64_t reachable_blocks = 0;
+  bool reachability_checked = false;  ///< false: leaked/reachable were not computed
+  std::uint64_t stack_sample_bytes = 0;  ///< mean bytes between allocations with a full stack; 0: none
+  std::uint64_t sample_interval_ns = 0;  ///< period of the memory timeline
+  std::uint64_t rss_initial_bytes = 0;
+  std::uint64_t rss_peak_bytes = 0;   ///< VmHWM: the highest RSS of the process's life
+  std::uint64_t rss_final_bytes = 0;
+
+  bool operator==(const HeapSummary&) const = default;
+};
+
 enum class DiagnosticKind : std::uint8_t {
   SpansDropped,        ///< memory cap reached (keep-first) or buffers exhausted
   SpansOverwritten,    ///< flight recorder replaced the oldest spans
@@ -157,6 +245,7 @@ enum class DiagnosticKind : std::uint8_t {
   TooDeep,             ///< nesting beyond the supported depth was not recorded
   CallTreeFull,        ///< a thread's call tree reached its node limit
   NegativeMemory,      ///< record_free of more bytes than were recorded as allocated
+  HeapTracking,        ///< heap tracking could not see everything (foreign allocator, fork, full table)
   InstrumentationOverhead,
 };
 
@@ -202,6 +291,11 @@ class NNPROF_API Profile {
   std::vector<MemoryCounter> memory_counters;
   std::vector<MemoryEvent> memory_events;  ///< sorted by time
   MemorySummary memory;
+  HeapSummary heap;
+  std::vector<HeapSample> heap_samples;  ///< the memory timeline, sorted by time
+  std::vector<LeakSite> leaks;           ///< live blocks at the end, largest first
+  std::vector<StackFrame> frames;        ///< symbolized addresses, shared by every stack
+  std::vector<CallStack> stacks;
   Completeness completeness;
   std::vector<Diagnostic> diagnostics;
 
@@ -212,7 +306,9 @@ class NNPROF_API Profile {
   [[nodiscard]] std::uint64_t instrumented_ns() const;
   /// Path of names from the root to `node`, joined by " > ".
   [[nodiscard]] std::string node_path(std::uint32_t node) const;
-  [[nodiscard]] bool empty() const { return scopes.empty() && memory_counters.empty() && spans.empty(); }
+  [[nodiscard]] bool empty() const {
+    return scopes.empty() && memory_counters.empty() && spans.empty() && !heap.tracked;
+  }
 
   /// Writes the profile to `path` as a .nnprof file: a SQLite database whose schema is in
   /// docs/FORMAT.md. The file appears complete or not at all. Throws nnprof::Error.

@@ -45,6 +45,7 @@ const char* to_string(DiagnosticKind kind) noexcept {
     case DiagnosticKind::TooDeep: return "too_deep";
     case DiagnosticKind::CallTreeFull: return "call_tree_full";
     case DiagnosticKind::NegativeMemory: return "negative_memory";
+    case DiagnosticKind::HeapTracking: return "heap_tracking";
     case DiagnosticKind::InstrumentationOverhead: return "instrumentation_overhead";
   }
   return "unknown";

@@ -64,11 +64,11 @@ Profile rich_profile() {
 
   CallTreeNode root;
   root.children = {1, 4};
-  CallTreeNode step{1, 0, 0, 1, {2}, stats(2, 100'000'000, 40'000'000, 60'000'000), 10'000'000, 1, {}};
+  CallTreeNode step{1, 0, 0, 1, {2}, stats(2, 100'000'000, 40'000'000, 60'000'000), 10'000'000, 1, {}, {}};
   step.memory = MemoryAttribution{4096, 2, 1024, 1};
-  CallTreeNode fwd{2, 1, 1, 2, {3}, stats(2, 90'000'000, 44'000'000, 46'000'000), 30'000'000, 1, {}};
-  CallTreeNode mm{3, 2, 2, 3, {}, stats(2, 60'000'000, 29'000'000, 31'000'000), 60'000'000, 1, {}};
-  CallTreeNode odd{4, 0, 3, 1, {}, stats(1, 20'000'000, 20'000'000, 20'000'000), 20'000'000, 1, {}};
+  CallTreeNode fwd{2, 1, 1, 2, {3}, stats(2, 90'000'000, 44'000'000, 46'000'000), 30'000'000, 1, {}, {}};
+  CallTreeNode mm{3, 2, 2, 3, {}, stats(2, 60'000'000, 29'000'000, 31'000'000), 60'000'000, 1, {}, {}};
+  CallTreeNode odd{4, 0, 3, 1, {}, stats(1, 20'000'000, 20'000'000, 20'000'000), 20'000'000, 1, {}, {}};
   p.call_tree = {root, step, fwd, mm, odd};
 
   auto scope = [&](StringId name, const CallTreeNode& n, std::uint64_t items) {
