@@ -1,8 +1,8 @@
-# Install tree: headers, libnnprof.so, the nnprof CLI, a CMake package and a pkg-config file.
+# Install tree: headers, libnnprof.so, libnnprof_memory.so (nnprof::memory), the nnprof CLI, a CMake package and a pkg-config file.
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY include/nnprof DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS nnprof EXPORT nnprofTargets
+install(TARGETS nnprof nnprof_memory EXPORT nnprofTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}

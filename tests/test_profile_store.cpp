@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "nnprof/nnprof.hpp"
 #include "sample_profiles.hpp"
@@ -56,6 +59,137 @@ TEST_F(ProfileStore, RichProfileRoundTripsExactly) {
   EXPECT_FALSE(fs::exists(path("rich.nnprof.tmp-" + std::to_string(getpid())))) << "no temporary file left";
 }
 
+TEST_F(ProfileStore, HeapProfileRoundTripsExactly) {
+  const nnprof::Profile original = nnprof::testing::heap_profile();
+  original.save(path("heap.nnprof"));
+  const nnprof::Profile loaded = nnprof::Profile::load(path("heap.nnprof"));
+  EXPECT_EQ(loaded.call_tree, original.call_tree);
+  EXPECT_EQ(loaded.scopes, original.scopes);
+  EXPECT_EQ(loaded.heap, original.heap);
+  EXPECT_EQ(loaded.heap_samples, original.heap_samples);
+  EXPECT_EQ(loaded.leaks, original.leaks);
+  EXPECT_EQ(loaded.frames, original.frames);
+  EXPECT_EQ(loaded.stacks, original.stacks);
+  EXPECT_EQ(loaded.diagnostics, original.diagnostics);
+  EXPECT_TRUE(loaded == original);
+}
+
+TEST_F(ProfileStore, HeapExtremesRoundTripExactly) {
+  nnprof::Profile original = nnprof::testing::heap_profile();
+  // Values a double cannot hold, an unknown peak thread, an empty stack, a frame with no
+  // symbol at all, a leak outside any scope without caller or stack, and memory counters
+  // next to the heap tracks.
+  original.heap_samples[0].heap_bytes = ~std::uint64_t{0};
+  original.heap_samples[1].rss_bytes = (std::uint64_t{1} << 53) + 1;
+  original.heap_samples[2].rss_peak_bytes = 0;
+  original.heap.peak_thread = nnprof::kNone;
+  original.heap.peak_node = 0;
+  original.heap.source = "preload";
+  original.heap.reachability_checked = false;
+  original.call_tree[3].heap.peak_live_bytes = ~std::uint64_t{0} - 1;
+  original.frames.push_back(nnprof::StackFrame{~std::uint64_t{0}, nnprof::kNone, nnprof::kNone, 0, nnprof::kNone});
+  original.stacks.push_back(nnprof::CallStack{});
+  original.stacks.push_back(nnprof::CallStack{{8, 8, 8}});  // recursion: the same frame thrice
+  original.leaks.push_back(nnprof::LeakSite{0, nnprof::kNone, nnprof::kNone, false, 1, 1});
+  original.leaks.push_back(nnprof::LeakSite{0, nnprof::kNone, 3, true, 0, 0});
+  original.memory_counters.push_back(nnprof::MemoryCounter{0, 5, 5, 5, 0, 1, 0});
+  original.memory_events.push_back(nnprof::MemoryEvent{7, 1, 0, 5});
+  original.save(path("extremes.nnprof"));
+  const nnprof::Profile loaded = nnprof::Profile::load(path("extremes.nnprof"));
+  EXPECT_EQ(loaded.heap, original.heap);
+  EXPECT_EQ(loaded.heap_samples, original.heap_samples);
+  EXPECT_EQ(loaded.frames, original.frames);
+  EXPECT_EQ(loaded.stacks, original.stacks);
+  EXPECT_EQ(loaded.leaks, original.leaks);
+  EXPECT_EQ(loaded.memory_events, original.memory_events);
+  EXPECT_TRUE(loaded == original);
+}
+
+TEST_F(ProfileStore, HeapTablesAreQueryableWithSql) {
+  nnprof::testing::heap_profile().save(path("h.nnprof"));
+  const auto tracks =
+      nnprof::query_profile(path("h.nnprof"), "SELECT id, name, unit, kind FROM counter_track ORDER BY id");
+  ASSERT_EQ(tracks.rows.size(), 3u);
+  EXPECT_EQ(tracks.rows[0], (std::vector<std::string>{"0", "heap in use", "bytes", "heap"}));
+  EXPECT_EQ(tracks.rows[1], (std::vector<std::string>{"1", "RSS", "bytes", "rss"}));
+  EXPECT_EQ(tracks.rows[2], (std::vector<std::string>{"2", "RSS peak (VmHWM)", "bytes", "rss_peak"}));
+  const auto last = nnprof::query_profile(
+      path("h.nnprof"), "SELECT ts, value, utid FROM counter WHERE track_id = 0 ORDER BY ts DESC LIMIT 1");
+  EXPECT_EQ(last.rows.at(0), (std::vector<std::string>{"980000000", "17829888.0", "NULL"}));
+  // Stacks {0, 4, 5} and {4, 5} share the callsites of main and Optimizer::step.
+  EXPECT_EQ(nnprof::query_profile(path("h.nnprof"), "SELECT count(*) FROM callsite").rows.at(0).at(0), "6");
+  const auto leaks = nnprof::query_profile(
+      path("h.nnprof"),
+      "SELECT s.str, f.line, l.reachable, l.blocks, l.bytes FROM leak_site l JOIN frame f ON f.id = l.caller_frame_id "
+      "JOIN strings s ON s.id = f.function_id ORDER BY l.id");
+  ASSERT_EQ(leaks.rows.size(), 4u);
+  EXPECT_EQ(leaks.rows[0], (std::vector<std::string>{"History::append(Tensor const&)", "42", "0", "10", "10485760"}));
+  EXPECT_EQ(leaks.rows[3], (std::vector<std::string>{"Reader<Header>::parse(std::istream&)", "88", "0", "3", "3072"}));
+  const auto top = nnprof::query_profile(
+      path("h.nnprof"),
+      "SELECT s.str, heap_alloc_bytes, heap_retained_bytes FROM scope_stats JOIN strings s ON s.id = name_id "
+      "ORDER BY heap_alloc_bytes DESC LIMIT 1");
+  EXPECT_EQ(top.rows.at(0), (std::vector<std::string>{"load_batch", "83889152", "8391680"}));
+  const auto meta = nnprof::query_profile(
+      path("h.nnprof"), "SELECT key, value FROM meta WHERE key IN ('heap_tracked', 'heap_peak_bytes', "
+                        "'heap_peak_utid', 'rss_peak_bytes') ORDER BY key");
+  EXPECT_EQ(meta.rows, (std::vector<std::vector<std::string>>{{"heap_peak_bytes", "23072768"},
+                                                               {"heap_peak_utid", "0"},
+                                                               {"heap_tracked", "1"},
+                                                               {"rss_peak_bytes", "61865984"}}));
+}
+
+// A file as version 1 wrote it: the same tables without what version 2 added.
+TEST_F(ProfileStore, Version1FilesStillLoad) {
+  const nnprof::Profile original = nnprof::testing::rich_profile();
+  original.save(path("v1.nnprof"));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path("v1.nnprof").c_str(), &db), SQLITE_OK);
+  std::string sql = "DROP TABLE frame; DROP TABLE callsite; DROP TABLE stack; DROP TABLE leak_site;"
+                    "ALTER TABLE counter_track DROP COLUMN kind;"
+                    "DELETE FROM meta WHERE key LIKE 'heap%' OR key LIKE 'rss%';"
+                    "UPDATE meta SET value = 1 WHERE key = 'schema_version'; PRAGMA user_version = 1;";
+  for (const char* column : {"heap_alloc_bytes", "heap_alloc_count", "heap_free_bytes", "heap_free_count",
+                             "heap_retained_bytes", "heap_retained_blocks", "heap_peak_live_bytes"}) {
+    sql += std::string("ALTER TABLE scope_tree DROP COLUMN ") + column + ";";
+    sql += std::string("ALTER TABLE scope_stats DROP COLUMN ") + column + ";";
+  }
+  char* error = nullptr;
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
+  sqlite3_close(db);
+  const nnprof::Profile loaded = nnprof::Profile::load(path("v1.nnprof"));
+  EXPECT_FALSE(loaded.heap.tracked);
+  EXPECT_EQ(loaded.heap, nnprof::HeapSummary{});
+  EXPECT_TRUE(loaded.heap_samples.empty() && loaded.leaks.empty() && loaded.frames.empty() && loaded.stacks.empty());
+  EXPECT_TRUE(loaded == original);
+}
+
+TEST_F(ProfileStore, DanglingHeapReferencesAreRejectedOnLoad) {
+  const std::vector<std::pair<std::string, std::string>> damages = {
+      {"UPDATE leak_site SET caller_frame_id = 99 WHERE id = 0", "leak site 0"},
+      {"UPDATE leak_site SET stack_id = 99 WHERE id = 1", "leak site 1"},
+      {"UPDATE leak_site SET node_id = 99 WHERE id = 2", "leak site 2"},
+      {"UPDATE callsite SET frame_id = 99 WHERE id = 1", "callsite 1"},
+      {"UPDATE callsite SET parent_id = 5 WHERE id = 1", "callsite 1"},
+      {"UPDATE stack SET callsite_id = 77 WHERE id = 0", "missing callsite"},
+      {"UPDATE frame SET function_id = 999 WHERE id = 2", "frame 2"},
+      {"UPDATE meta SET value = 9 WHERE key = 'heap_peak_utid'", "heap peak"},
+      {"UPDATE meta SET value = 70 WHERE key = 'heap_peak_node_id'", "heap peak"},
+      {"DELETE FROM counter WHERE id = 60", "heap timeline"},
+      {"UPDATE counter SET ts = 1 WHERE id = 120", "heap timeline"},
+  };
+  for (const auto& [sql, expected] : damages) {
+    nnprof::testing::heap_profile().save(path("bad.nnprof"));
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path("bad.nnprof").c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    sqlite3_close(db);
+    const std::string e = load_error(path("bad.nnprof"));
+    EXPECT_NE(e.find("damaged"), std::string::npos) << sql << ": " << e;
+    EXPECT_NE(e.find(expected), std::string::npos) << sql << ": " << e;
+  }
+}
+
 TEST_F(ProfileStore, RecordedProfileRoundTripsExactly) {
   nnprof::Profiler profiler;
   std::thread([&] {
@@ -93,7 +227,7 @@ TEST_F(ProfileStore, TablesAreQueryableWithSql) {
   ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_EQ(t.rows[1][0], "loader-0");
   const auto m = nnprof::query_profile(path("q.nnprof"), "SELECT value FROM meta WHERE key = 'schema_version'");
-  EXPECT_EQ(m.rows.at(0).at(0), "1");
+  EXPECT_EQ(m.rows.at(0).at(0), "2");
   const auto c = nnprof::query_profile(path("q.nnprof"), "SELECT ts, value FROM counter ORDER BY id");
   ASSERT_EQ(c.rows.size(), 3u);
   EXPECT_EQ(c.rows[2][1], "3072.0") << "counter values are running totals";

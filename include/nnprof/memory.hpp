@@ -13,7 +13,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <memory>
 #include <string>
 
 #include "nnprof/config.hpp"
@@ -36,6 +35,10 @@ struct MemoryTrackingOptions {
   bool find_leaks = true;
   /// Recorded in the profile: "in-process" or "preload".
   std::string source = "in-process";
+  /// Start even when another allocator takes precedence over the hooks for some calls (an
+  /// executable that defines its own malloc): track what the hooks see, and say in the profile
+  /// what is missed. The preload agent uses this; by default such a start throws.
+  bool partial_ok = false;
 };
 
 /// Current figures of a running tracker.
@@ -52,10 +55,6 @@ struct HeapCounters {
 /// otherwise false, with the reason in `why` (hooks not linked, or another allocator such as
 /// a sanitizer's takes precedence).
 NNPROF_API bool heap_hooks_available(std::string* why = nullptr);
-
-namespace detail {
-class HeapTracker;
-}
 
 /// Tracks the heap while it lives. One at a time per process.
 class NNPROF_API MemoryTracking {
@@ -74,7 +73,7 @@ class NNPROF_API MemoryTracking {
   [[nodiscard]] HeapCounters counters() const noexcept;
 
  private:
-  std::shared_ptr<detail::HeapTracker> tracker_;
+  std::uint64_t run_ = 0;  // the tracking run this object started
 };
 
 }  // namespace nnprof

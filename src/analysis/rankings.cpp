@@ -51,6 +51,23 @@ std::size_t allocating_scope_count(const Profile& profile) {
                                                 [](const ScopeStats& s) { return s.memory.alloc_bytes > 0; }));
 }
 
+std::vector<const ScopeStats*> top_by_heap_bytes(const Profile& profile, std::size_t n) {
+  std::vector<const ScopeStats*> result =
+      ranked(profile, n, [](const ScopeStats& s) { return s.heap.alloc_bytes; });
+  std::erase_if(result, [](const ScopeStats* s) { return s->heap.alloc_bytes == 0; });
+  return result;
+}
+
+std::size_t heap_allocating_scope_count(const Profile& profile) {
+  return static_cast<std::size_t>(std::count_if(profile.scopes.begin(), profile.scopes.end(),
+                                                [](const ScopeStats& s) { return s.heap.alloc_bytes > 0; }));
+}
+
+std::optional<std::uint64_t> heap_bytes_per_call(const ScopeStats& scope) {
+  if (scope.time.count == 0) return std::nullopt;
+  return scope.heap.alloc_bytes / scope.time.count;
+}
+
 AllocationTotal allocation_total(const Profile& profile) {
   std::uint64_t counters = 0;
   for (const MemoryCounter& counter : profile.memory_counters) counters += counter.alloc_bytes;

@@ -28,6 +28,16 @@ std::vector<const ScopeStats*> top_by_alloc_bytes(const Profile& profile, std::s
 /// top_by_alloc_bytes shows the top.
 std::size_t allocating_scope_count(const Profile& profile);
 
+/// The `n` scopes that allocated the most heap bytes (automatic heap tracking) while
+/// innermost, most first; equal amounts by name. Scopes that allocated nothing are left out.
+std::vector<const ScopeStats*> top_by_heap_bytes(const Profile& profile, std::size_t n);
+
+/// How many scopes allocated heap bytes while innermost.
+std::size_t heap_allocating_scope_count(const Profile& profile);
+
+/// Heap bytes allocated per call (while innermost); nothing for a scope with no calls.
+std::optional<std::uint64_t> heap_bytes_per_call(const ScopeStats& scope);
+
 /// Every byte allocated: by the named counters, or attributed to scopes if that is more (a
 /// collector may attribute allocations to scopes without feeding a named counter).
 struct AllocationTotal {

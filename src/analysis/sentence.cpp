@@ -59,6 +59,10 @@ Sentence& Sentence::rate(double per_second, std::string_view unit) {
   return add(make_part(Part::Kind::Rate, per_second, unit));
 }
 
+Sentence& Sentence::byte_rate(double bytes_per_second) {
+  return add(make_part(Part::Kind::ByteRate, bytes_per_second));
+}
+
 Sentence& Sentence::key() {
   if (!parts_.empty()) parts_.back().key = true;
   return *this;

@@ -23,6 +23,7 @@ struct Part {
     Count,     ///< `number`, an integer count
     Bytes,     ///< `number` bytes
     Rate,      ///< `number` per second, in the unit `text` ("calls/s")
+    ByteRate,  ///< `number` bytes per second ("1.50 MiB/s"), may be negative
   };
   Kind kind = Kind::Words;
   std::string text;
@@ -48,6 +49,7 @@ class Sentence {
   Sentence& bytes(std::uint64_t bytes);
   Sentence& bytes(std::int64_t bytes);
   Sentence& rate(double per_second, std::string_view unit);
+  Sentence& byte_rate(double bytes_per_second);
   /// Marks the part added last as the sentence's key figure.
   Sentence& key();
   /// Appends the parts of `other`.

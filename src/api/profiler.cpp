@@ -9,6 +9,7 @@
 #include "model/profile_builder.hpp"
 #include "nnprof/report.hpp"
 #include "nnprof/scope.hpp"
+#include "record/internal_allocations.hpp"
 #include "record/session.hpp"
 #include "record/thread_ops.hpp"
 
@@ -21,6 +22,7 @@ std::atomic<std::uint64_t> g_next_profiler_id{1};
 Profiler::Profiler() : Profiler(ProfilerOptions{}) {}
 
 Profiler::Profiler(const ProfilerOptions& options) : options_(options) {
+  detail::InternalAllocations internal;
   core_.id = g_next_profiler_id.fetch_add(1, std::memory_order_relaxed);
   session_ = std::make_unique<detail::Session>(core_, options_);
   core_.session = session_.get();
@@ -28,6 +30,7 @@ Profiler::Profiler(const ProfilerOptions& options) : options_(options) {
 }
 
 Profiler::~Profiler() {
+  detail::InternalAllocations internal;
   core_.enabled.store(false, std::memory_order_relaxed);
   core_.session = nullptr;
   session_.reset();
@@ -55,6 +58,7 @@ void Profiler::stop(std::string_view name) noexcept {
 }
 
 std::optional<ScopeStats> Profiler::stats(std::string_view name) const {
+  detail::InternalAllocations internal;
   const Profile p = model::build_profile(session_->snapshot(false));
   if (const ScopeStats* s = p.find_scope(name)) return *s;
   return std::nullopt;
@@ -112,15 +116,27 @@ std::uint64_t Profiler::current_memory() const noexcept {
 
 std::uint64_t Profiler::peak_memory() const noexcept { return session_->memory_peak(); }
 
-Profile Profiler::snapshot() const { return model::build_profile(session_->snapshot(true)); }
+Profile Profiler::snapshot() const {
+  detail::InternalAllocations internal;
+  return model::build_profile(session_->snapshot(true));
+}
 
-void Profiler::save(const std::string& path) const { snapshot().save(path); }
+void Profiler::save(const std::string& path) const {
+  detail::InternalAllocations internal;
+  snapshot().save(path);
+}
 
-Report Profiler::summary() const { return Report(snapshot()); }
+Report Profiler::summary() const {
+  detail::InternalAllocations internal;
+  return Report(snapshot());
+}
 
 void Profiler::print_summary() const { print_summary(std::cout); }
 
-void Profiler::print_summary(std::ostream& out) const { summary().write_text(out); }
+void Profiler::print_summary(std::ostream& out) const {
+  detail::InternalAllocations internal;
+  summary().write_text(out);
+}
 
 ProfileGuard::ProfileGuard(Profiler& profiler, std::string_view name) noexcept {
   detail::SessionCore& core = profiler.core();
@@ -163,6 +179,7 @@ ProfilerOptions options_from_environment() {
 }  // namespace
 
 Profiler& create_global_profiler() {
+  detail::InternalAllocations internal;
   static std::mutex mu;
   std::lock_guard lock(mu);
   if (Profiler* p = g_global_profiler.load(std::memory_order_acquire)) return *p;

@@ -9,6 +9,7 @@
 #include "io/output_file.hpp"
 #include "io/text_report.hpp"
 #include "nnprof/error.hpp"
+#include "record/internal_allocations.hpp"
 
 namespace nnprof {
 
@@ -43,19 +44,25 @@ const io::Exporter& exporter_for(ReportFormat format, const std::string& path) {
 Report::Report(Profile profile) : profile_(std::make_shared<const Profile>(std::move(profile))) {}
 
 std::string Report::text() const {
+  detail::InternalAllocations internal;
   std::ostringstream out;
   write_text(out);
   return out.str();
 }
 
-void Report::write_text(std::ostream& out) const { io::write_text_report(*profile_, out); }
+void Report::write_text(std::ostream& out) const {
+  detail::InternalAllocations internal;
+  io::write_text_report(*profile_, out);
+}
 
 void Report::write(std::ostream& out, ReportFormat format) const {
+  detail::InternalAllocations internal;
   if (format == ReportFormat::Auto) throw Error("Report::write needs an explicit format");
   exporter_for(format, {}).write(*profile_, out);
 }
 
 void Report::export_to(const std::string& path, ReportFormat format) const {
+  detail::InternalAllocations internal;
   const io::Exporter& e = exporter_for(format, path);
   io::write_file_atomically(path, [&](std::ostream& out) { e.write(*profile_, out); });
 }

@@ -118,6 +118,11 @@ std::string format_rate(double per_second, std::string_view unit) {
   return fmt::format("{:.3g} {}", per_second, unit);
 }
 
+std::string format_byte_rate(double bytes_per_second) {
+  if (!std::isfinite(bytes_per_second)) return "n/a";
+  return fmt::format("{}/s", format_bytes(static_cast<std::int64_t>(std::llround(bytes_per_second))));
+}
+
 std::string format_percent(double fraction) {
   if (!std::isfinite(fraction)) return "n/a";
   const double percent = fraction * 100.0;

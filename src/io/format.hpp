@@ -54,6 +54,9 @@ std::string format_count(std::uint64_t count, std::string_view one, std::string_
 /// significant digits below ("4.5 calls/s"); "n/a" when not finite.
 std::string format_rate(double per_second, std::string_view unit);
 
+/// Bytes per second, binary units as format_bytes: "1.50 MiB/s", "-512 B/s"; "n/a" when not finite.
+std::string format_byte_rate(double bytes_per_second);
+
 /// A fraction as a percentage with one decimal: 0.123 -> "12.3%"; a tiny non-zero
 /// fraction that would round to zero is "<0.1%", so it is not mistaken for nothing.
 std::string format_percent(double fraction);

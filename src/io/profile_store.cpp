@@ -9,6 +9,7 @@
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <ostream>
 #include <variant>
 
@@ -28,7 +29,9 @@ namespace {
 using io::sqlite::Database;
 using io::sqlite::Statement;
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
+// Version 2 added heap tracking: heap columns on the scope tables, frame, callsite, stack,
+// leak_site, the heap timeline as counter tracks, and the heap summary in meta.
 constexpr int kApplicationId = 0x6E6E7066;  // "nnpf" in the SQLite header: file(1) can tell
 
 constexpr const char* kSchema = R"sql(
@@ -40,12 +43,18 @@ CREATE TABLE scope_tree(id INTEGER PRIMARY KEY, parent_id INTEGER, name_id INTEG
   child_rank INTEGER NOT NULL, thread_count INTEGER NOT NULL, count INTEGER NOT NULL, sum_ns INTEGER NOT NULL,
   min_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL, mean_ns REAL NOT NULL, stddev_ns REAL NOT NULL,
   p50_ns INTEGER NOT NULL, p95_ns INTEGER NOT NULL, p99_ns INTEGER NOT NULL, self_ns INTEGER NOT NULL,
-  alloc_bytes INTEGER NOT NULL, alloc_count INTEGER NOT NULL, free_bytes INTEGER NOT NULL, free_count INTEGER NOT NULL);
+  alloc_bytes INTEGER NOT NULL, alloc_count INTEGER NOT NULL, free_bytes INTEGER NOT NULL, free_count INTEGER NOT NULL,
+  heap_alloc_bytes INTEGER NOT NULL, heap_alloc_count INTEGER NOT NULL, heap_free_bytes INTEGER NOT NULL,
+  heap_free_count INTEGER NOT NULL, heap_retained_bytes INTEGER NOT NULL, heap_retained_blocks INTEGER NOT NULL,
+  heap_peak_live_bytes INTEGER NOT NULL);
 CREATE TABLE scope_stats(rank INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, total_ns INTEGER NOT NULL,
   self_ns INTEGER NOT NULL, count INTEGER NOT NULL, sum_ns INTEGER NOT NULL, min_ns INTEGER NOT NULL,
   max_ns INTEGER NOT NULL, mean_ns REAL NOT NULL, stddev_ns REAL NOT NULL, p50_ns INTEGER NOT NULL,
   p95_ns INTEGER NOT NULL, p99_ns INTEGER NOT NULL, thread_count INTEGER NOT NULL, items INTEGER NOT NULL,
-  alloc_bytes INTEGER NOT NULL, alloc_count INTEGER NOT NULL, free_bytes INTEGER NOT NULL, free_count INTEGER NOT NULL);
+  alloc_bytes INTEGER NOT NULL, alloc_count INTEGER NOT NULL, free_bytes INTEGER NOT NULL, free_count INTEGER NOT NULL,
+  heap_alloc_bytes INTEGER NOT NULL, heap_alloc_count INTEGER NOT NULL, heap_free_bytes INTEGER NOT NULL,
+  heap_free_count INTEGER NOT NULL, heap_retained_bytes INTEGER NOT NULL, heap_retained_blocks INTEGER NOT NULL,
+  heap_peak_live_bytes INTEGER NOT NULL);
 CREATE TABLE slice_data(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, dur INTEGER NOT NULL, utid INTEGER NOT NULL,
   node_id INTEGER NOT NULL);
 CREATE VIEW slice AS
@@ -56,14 +65,26 @@ CREATE TABLE memory_counter(id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, cu
   peak_bytes INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL, freed_bytes INTEGER NOT NULL,
   alloc_count INTEGER NOT NULL, free_count INTEGER NOT NULL);
 CREATE TABLE counter_track(id INTEGER PRIMARY KEY, name TEXT NOT NULL, unit TEXT NOT NULL,
-  memory_counter_id INTEGER);
+  memory_counter_id INTEGER, kind TEXT NOT NULL);
 CREATE TABLE counter(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, track_id INTEGER NOT NULL, value REAL NOT NULL,
-  delta INTEGER NOT NULL, utid INTEGER NOT NULL);
+  delta INTEGER NOT NULL, utid INTEGER);
+CREATE TABLE frame(id INTEGER PRIMARY KEY, address INTEGER NOT NULL, function_id INTEGER, file_id INTEGER,
+  line INTEGER NOT NULL, module_id INTEGER);
+CREATE TABLE callsite(id INTEGER PRIMARY KEY, parent_id INTEGER, frame_id INTEGER NOT NULL, depth INTEGER NOT NULL);
+CREATE TABLE stack(id INTEGER PRIMARY KEY, callsite_id INTEGER);
+CREATE TABLE leak_site(id INTEGER PRIMARY KEY, node_id INTEGER NOT NULL, caller_frame_id INTEGER, stack_id INTEGER,
+  reachable INTEGER NOT NULL, blocks INTEGER NOT NULL, bytes INTEGER NOT NULL);
 CREATE TABLE diagnostic(id INTEGER PRIMARY KEY, kind TEXT NOT NULL, severity TEXT NOT NULL, utid INTEGER,
   name_id INTEGER, count INTEGER NOT NULL, message TEXT NOT NULL);
 )sql";
 
 // ---- meta: one list of (key, field) pairs serves both directions ---------------------
+
+/// An index that may be kNone, stored as NULL rather than as 4294967295.
+template <class U32>
+struct OptionalId {
+  U32 id;
+};
 
 template <class P>
 auto meta_fields(P& p) {
@@ -75,10 +96,12 @@ auto meta_fields(P& p) {
   using D = std::conditional_t<c, const double*, double*>;
   using U32 = std::conditional_t<c, const std::uint32_t*, std::uint32_t*>;
   using B = std::conditional_t<c, const bool*, bool*>;
-  using Field = std::variant<S, U, I, D, U32, B>;
+  using Id = OptionalId<U32>;
+  using Field = std::variant<S, U, I, D, U32, B, Id>;
   auto& m = p.meta;
   auto& k = p.meta.clock;
   auto& q = p.completeness;
+  auto& h = p.heap;
   return std::vector<std::pair<const char*, Field>>{
       {"nnprof_version", &m.nnprof_version},
       {"hostname", &m.hostname},
@@ -109,6 +132,31 @@ auto meta_fields(P& p) {
       {"hot_path_allocations", &q.hot_path_allocations},
       {"overhead_per_scope_ns", &q.overhead_per_scope_ns},
       {"overhead_total_ns", &q.overhead_total_ns},
+      {"heap_tracked", &h.tracked},
+      {"heap_source", &h.source},
+      {"heap_alloc_bytes", &h.alloc_bytes},
+      {"heap_alloc_count", &h.alloc_count},
+      {"heap_free_bytes", &h.free_bytes},
+      {"heap_free_count", &h.free_count},
+      {"heap_current_bytes", &h.current_bytes},
+      {"heap_current_blocks", &h.current_blocks},
+      {"heap_peak_bytes", &h.peak_bytes},
+      {"heap_peak_time_ns", &h.peak_time_ns},
+      {"heap_peak_utid", Id{&h.peak_thread}},
+      {"heap_peak_node_id", &h.peak_node},
+      {"heap_peak_resolution_bytes", &h.peak_resolution_bytes},
+      {"heap_untracked_frees", &h.untracked_frees},
+      {"heap_untracked_allocs", &h.untracked_allocs},
+      {"heap_leaked_bytes", &h.leaked_bytes},
+      {"heap_leaked_blocks", &h.leaked_blocks},
+      {"heap_reachable_bytes", &h.reachable_bytes},
+      {"heap_reachable_blocks", &h.reachable_blocks},
+      {"heap_reachability_checked", &h.reachability_checked},
+      {"heap_stack_sample_bytes", &h.stack_sample_bytes},
+      {"heap_sample_interval_ns", &h.sample_interval_ns},
+      {"rss_initial_bytes", &h.rss_initial_bytes},
+      {"rss_peak_bytes", &h.rss_peak_bytes},
+      {"rss_final_bytes", &h.rss_final_bytes},
   };
 }
 
@@ -149,6 +197,17 @@ MemoryAttribution read_memory(const Statement& st, int first) {
   return MemoryAttribution{st.u64(first), st.u64(first + 1), st.u64(first + 2), st.u64(first + 3)};
 }
 
+void bind_heap(Statement& st, int first, const HeapAttribution& h) {
+  st.bind_u64(first, h.alloc_bytes).bind_u64(first + 1, h.alloc_count).bind_u64(first + 2, h.free_bytes);
+  st.bind_u64(first + 3, h.free_count).bind_u64(first + 4, h.retained_bytes).bind_u64(first + 5, h.retained_blocks);
+  st.bind_u64(first + 6, h.peak_live_bytes);
+}
+
+HeapAttribution read_heap(const Statement& st, int first) {
+  return HeapAttribution{st.u64(first),     st.u64(first + 1), st.u64(first + 2), st.u64(first + 3),
+                         st.u64(first + 4), st.u64(first + 5), st.u64(first + 6)};
+}
+
 std::uint32_t u32_or_none(const Statement& st, int i) {
   return st.is_null(i) ? kNone : static_cast<std::uint32_t>(st.i64(i));
 }
@@ -160,9 +219,35 @@ void bind_id(Statement& st, int i, std::uint32_t id) {
     st.bind(i, static_cast<std::int64_t>(id));
 }
 
+// One meta value (parameter 2 of the insert, column 1 of the select), by its type.
+void bind_meta(Statement& st, const std::string* v) { st.bind(2, std::string_view(*v)); }
+void bind_meta(Statement& st, const double* v) { st.bind(2, *v); }
+void bind_meta(Statement& st, const std::uint64_t* v) { st.bind_u64(2, *v); }
+void bind_meta(Statement& st, OptionalId<const std::uint32_t*> v) { bind_id(st, 2, *v.id); }
+template <class T>
+void bind_meta(Statement& st, const T* v) {
+  st.bind(2, static_cast<std::int64_t>(*v));
+}
+
+void read_meta_value(const Statement& st, std::string* v) { *v = st.text(1); }
+void read_meta_value(const Statement& st, double* v) { *v = st.f64(1); }
+void read_meta_value(const Statement& st, std::uint64_t* v) { *v = st.u64(1); }
+void read_meta_value(const Statement& st, bool* v) { *v = st.i64(1) != 0; }
+void read_meta_value(const Statement& st, OptionalId<std::uint32_t*> v) { *v.id = u32_or_none(st, 1); }
+template <class T>
+void read_meta_value(const Statement& st, T* v) {
+  *v = static_cast<T>(st.i64(1));
+}
+
 // ---- writing -------------------------------------------------------------------------
 
 void check_consistent(const Profile& p) {
+  for (std::size_t i = 0; i < p.stacks.size(); ++i)
+    for (const std::uint32_t frame : p.stacks[i].frames)
+      if (frame >= p.frames.size())
+        throw Error(fmt::format("cannot save: stack {} refers to frame {} of {}; the profile was built "
+                                "inconsistently",
+                                i, frame, p.frames.size()));
   for (std::size_t i = 0; i < p.spans.size(); ++i) {
     const Span& s = p.spans[i];
     if (s.node >= p.call_tree.size() || p.call_tree[s.node].name != s.name || p.call_tree[s.node].depth != s.depth)
@@ -172,24 +257,89 @@ void check_consistent(const Profile& p) {
   }
 }
 
+// The three series of the heap timeline, each a counter track after those of the memory
+// counters. `delta` holds the exact change from the previous sample, so that values above
+// 2^53 bytes (where the REAL `value` rounds) still read back exactly.
+struct HeapSeries {
+  const char* kind;
+  const char* name;
+  std::uint64_t HeapSample::*field;
+};
+constexpr HeapSeries kHeapSeries[] = {{"heap", "heap in use", &HeapSample::heap_bytes},
+                                      {"rss", "RSS", &HeapSample::rss_bytes},
+                                      {"rss_peak", "RSS peak (VmHWM)", &HeapSample::rss_peak_bytes}};
+
+void write_heap_timeline(Database& db, const Profile& p, std::int64_t next_counter_id) {
+  if (!p.heap.tracked && p.heap_samples.empty()) return;
+  Statement track(db, "INSERT INTO counter_track VALUES (?, ?, 'bytes', NULL, ?)");
+  Statement row(db, "INSERT INTO counter VALUES (?, ?, ?, ?, ?, NULL)");
+  std::int64_t track_id = i64(p.memory_counters.size());
+  for (const HeapSeries& series : kHeapSeries) {
+    track.bind(1, track_id).bind(2, std::string_view(series.name)).bind(3, std::string_view(series.kind)).run();
+    std::uint64_t previous = 0;
+    for (const HeapSample& sample : p.heap_samples) {
+      const std::uint64_t value = sample.*series.field;
+      row.bind(1, next_counter_id++).bind_u64(2, sample.time_ns).bind(3, track_id);
+      row.bind(4, static_cast<double>(value)).bind_u64(5, value - previous).run();
+      previous = value;
+    }
+    ++track_id;
+  }
+}
+
+// Stacks as Perfetto stores them: a callsite is a frame under its caller's callsite, so
+// stacks that share their outer frames share rows. A stack names its innermost callsite.
+void write_stacks(Database& db, const Profile& p) {
+  Statement frame(db, "INSERT INTO frame VALUES (?, ?, ?, ?, ?, ?)");
+  for (std::size_t i = 0; i < p.frames.size(); ++i) {
+    const StackFrame& f = p.frames[i];
+    frame.bind(1, i64(i)).bind_u64(2, f.address);
+    bind_id(frame, 3, f.function);
+    bind_id(frame, 4, f.file);
+    frame.bind(5, std::int64_t{f.line});
+    bind_id(frame, 6, f.module);
+    frame.run();
+  }
+  Statement callsite(db, "INSERT INTO callsite VALUES (?, ?, ?, ?)");
+  Statement stack(db, "INSERT INTO stack VALUES (?, ?)");
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> ids;  // (parent, frame) -> callsite
+  std::vector<std::uint32_t> depth;
+  for (std::size_t s = 0; s < p.stacks.size(); ++s) {
+    std::uint32_t parent = kNone;
+    const std::vector<std::uint32_t>& frames = p.stacks[s].frames;
+    for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+      const auto [found, added] = ids.try_emplace(std::pair{parent, *it}, static_cast<std::uint32_t>(depth.size()));
+      if (added) {
+        depth.push_back(parent == kNone ? 0 : depth[parent] + 1);
+        callsite.bind(1, std::int64_t{found->second});
+        bind_id(callsite, 2, parent);
+        callsite.bind(3, std::int64_t{*it}).bind(4, std::int64_t{depth.back()}).run();
+      }
+      parent = found->second;
+    }
+    stack.bind(1, i64(s));
+    bind_id(stack, 2, parent);
+    stack.run();
+  }
+}
+
+void write_leaks(Database& db, const Profile& p) {
+  Statement st(db, "INSERT INTO leak_site VALUES (?, ?, ?, ?, ?, ?, ?)");
+  for (std::size_t i = 0; i < p.leaks.size(); ++i) {
+    const LeakSite& l = p.leaks[i];
+    st.bind(1, i64(i)).bind(2, std::int64_t{l.node});
+    bind_id(st, 3, l.caller);
+    bind_id(st, 4, l.stack);
+    st.bind(5, std::int64_t{l.reachable}).bind_u64(6, l.blocks).bind_u64(7, l.bytes).run();
+  }
+}
+
 void write_tables(Database& db, const Profile& p) {
   {
     Statement st(db, "INSERT INTO meta(key, value) VALUES (?, ?)");
     for (const auto& [key, field] : meta_fields(p)) {
       st.bind(1, std::string_view(key));
-      std::visit(
-          [&](auto ptr) {
-            using T = std::remove_cvref_t<decltype(*ptr)>;
-            if constexpr (std::is_same_v<T, std::string>)
-              st.bind(2, std::string_view(*ptr));
-            else if constexpr (std::is_same_v<T, double>)
-              st.bind(2, *ptr);
-            else if constexpr (std::is_same_v<T, std::uint64_t>)
-              st.bind_u64(2, *ptr);
-            else
-              st.bind(2, static_cast<std::int64_t>(*ptr));
-          },
-          field);
+      std::visit([&](auto ptr) { bind_meta(st, ptr); }, field);
       st.run();
     }
     st.bind(1, std::string_view("schema_version")).bind(2, std::int64_t{kSchemaVersion}).run();
@@ -214,7 +364,8 @@ void write_tables(Database& db, const Profile& p) {
     for (const CallTreeNode& n : p.call_tree)
       for (std::size_t r = 0; r < n.children.size(); ++r)
         if (n.children[r] < rank.size()) rank[n.children[r]] = static_cast<std::uint32_t>(r);
-    Statement st(db, "INSERT INTO scope_tree VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    Statement st(db, "INSERT INTO scope_tree VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                     "?, ?, ?, ?, ?, ?, ?)");
     for (const CallTreeNode& n : p.call_tree) {
       st.bind(1, std::int64_t{n.id});
       bind_id(st, 2, n.parent);
@@ -223,17 +374,20 @@ void write_tables(Database& db, const Profile& p) {
       bind_stats(st, 7, n.time);
       st.bind_u64(16, n.self_ns);
       bind_memory(st, 17, n.memory);
+      bind_heap(st, 21, n.heap);
       st.run();
     }
   }
   {
-    Statement st(db, "INSERT INTO scope_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    Statement st(db, "INSERT INTO scope_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                     "?, ?, ?, ?, ?, ?, ?)");
     std::int64_t rank = 0;
     for (const ScopeStats& s : p.scopes) {
       st.bind(1, rank++).bind(2, std::int64_t{s.name}).bind_u64(3, s.total_ns).bind_u64(4, s.self_ns);
       bind_stats(st, 5, s.time);
       st.bind(14, std::int64_t{s.thread_count}).bind_u64(15, s.items);
       bind_memory(st, 16, s.memory);
+      bind_heap(st, 20, s.heap);
       st.run();
     }
   }
@@ -249,7 +403,7 @@ void write_tables(Database& db, const Profile& p) {
   }
   {
     Statement counter(db, "INSERT INTO memory_counter VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-    Statement track(db, "INSERT INTO counter_track VALUES (?, ?, 'bytes', ?)");
+    Statement track(db, "INSERT INTO counter_track VALUES (?, ?, 'bytes', ?, 'memory_counter')");
     for (std::size_t i = 0; i < p.memory_counters.size(); ++i) {
       const MemoryCounter& c = p.memory_counters[i];
       counter.bind(1, i64(i)).bind(2, std::int64_t{c.name}).bind(3, c.current_bytes).bind_u64(4, c.peak_bytes);
@@ -266,7 +420,10 @@ void write_tables(Database& db, const Profile& p) {
       ev.bind(1, id++).bind_u64(2, e.time_ns).bind(3, std::int64_t{e.counter}).bind(4, value);
       ev.bind(5, e.delta_bytes).bind(6, std::int64_t{e.thread}).run();
     }
+    write_heap_timeline(db, p, id);
   }
+  write_stacks(db, p);
+  write_leaks(db, p);
   {
     Statement st(db, "INSERT INTO diagnostic VALUES (?, ?, ?, ?, ?, ?, ?)");
     std::int64_t id = 0;
@@ -292,26 +449,79 @@ void read_meta(Database& db, Profile& p) {
     const std::string key = st.text(0);
     for (auto& [name, field] : fields) {
       if (key != name) continue;
-      std::visit(
-          [&](auto ptr) {
-            using T = std::remove_cvref_t<decltype(*ptr)>;
-            if constexpr (std::is_same_v<T, std::string>)
-              *ptr = st.text(1);
-            else if constexpr (std::is_same_v<T, double>)
-              *ptr = st.f64(1);
-            else if constexpr (std::is_same_v<T, std::uint64_t>)
-              *ptr = st.u64(1);
-            else if constexpr (std::is_same_v<T, bool>)
-              *ptr = st.i64(1) != 0;
-            else
-              *ptr = static_cast<T>(st.i64(1));
-          },
-          field);
+      std::visit([&](auto ptr) { read_meta_value(st, ptr); }, field);
     }
   }
 }
 
-void read_tables(Database& db, Profile& p) {
+// The heap timeline back from its three counter tracks: the i-th row of each is sample i.
+void read_heap_timeline(Database& db, Profile& p) {
+  Statement st(db,
+               "SELECT c.ts, c.delta, t.kind FROM counter c JOIN counter_track t ON t.id = c.track_id "
+               "WHERE t.kind IN ('heap', 'rss', 'rss_peak') ORDER BY c.id");
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> rows(std::size(kHeapSeries));
+  std::vector<std::uint64_t> running(std::size(kHeapSeries), 0);
+  while (st.step()) {
+    const std::string kind = st.text(2);
+    for (std::size_t s = 0; s < std::size(kHeapSeries); ++s) {
+      if (kind != kHeapSeries[s].kind) continue;
+      running[s] += st.u64(1);  // wraps like the subtraction that wrote it: exact
+      rows[s].emplace_back(st.u64(0), running[s]);
+    }
+  }
+  for (std::size_t i = 0; i < rows[0].size(); ++i) {
+    if (rows[1].size() != rows[0].size() || rows[2].size() != rows[0].size() || rows[1][i].first != rows[0][i].first ||
+        rows[2][i].first != rows[0][i].first)
+      invalid(db.path(), "the heap timeline's tracks (heap, rss, rss_peak) do not have the same samples");
+    p.heap_samples.push_back(HeapSample{rows[0][i].first, rows[0][i].second, rows[1][i].second, rows[2][i].second});
+  }
+  if (rows[0].empty() && (!rows[1].empty() || !rows[2].empty()))
+    invalid(db.path(), "the heap timeline's tracks (heap, rss, rss_peak) do not have the same samples");
+}
+
+void read_stacks(Database& db, Profile& p) {
+  {
+    Statement st(db, "SELECT id, address, function_id, file_id, line, module_id FROM frame ORDER BY id");
+    while (st.step()) {
+      if (st.i64(0) != static_cast<std::int64_t>(p.frames.size())) invalid(db.path(), "frame ids are not dense");
+      p.frames.push_back(StackFrame{st.u64(1), u32_or_none(st, 2), u32_or_none(st, 3),
+                                    static_cast<std::uint32_t>(st.i64(4)), u32_or_none(st, 5)});
+    }
+  }
+  // Callsites refer to smaller ids only, so walking up from any of them ends at a root.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> callsites;  // (parent, frame)
+  {
+    Statement st(db, "SELECT id, parent_id, frame_id FROM callsite ORDER BY id");
+    while (st.step()) {
+      const std::uint32_t parent = u32_or_none(st, 1);
+      const auto frame = static_cast<std::uint32_t>(st.i64(2));
+      if (st.i64(0) != static_cast<std::int64_t>(callsites.size()) ||
+          (parent != kNone && parent >= callsites.size()) || frame >= p.frames.size())
+        invalid(db.path(), fmt::format("callsite {} refers to a missing callsite or frame", st.i64(0)));
+      callsites.emplace_back(parent, frame);
+    }
+  }
+  Statement st(db, "SELECT id, callsite_id FROM stack ORDER BY id");
+  while (st.step()) {
+    if (st.i64(0) != static_cast<std::int64_t>(p.stacks.size())) invalid(db.path(), "stack ids are not dense");
+    CallStack stack;
+    for (std::uint32_t c = u32_or_none(st, 1); c != kNone; c = callsites[c].first) {
+      if (c >= callsites.size()) invalid(db.path(), "a stack refers to a missing callsite");
+      stack.frames.push_back(callsites[c].second);
+    }
+    p.stacks.push_back(std::move(stack));
+  }
+}
+
+void read_leaks(Database& db, Profile& p) {
+  Statement st(db, "SELECT node_id, caller_frame_id, stack_id, reachable, blocks, bytes FROM leak_site ORDER BY id");
+  while (st.step())
+    p.leaks.push_back(LeakSite{static_cast<std::uint32_t>(st.i64(0)), u32_or_none(st, 1), u32_or_none(st, 2),
+                               st.i64(3) != 0, st.u64(4), st.u64(5)});
+}
+
+void read_tables(Database& db, Profile& p, std::int64_t version) {
+  const bool has_heap = version >= 2;
   read_meta(db, p);
   {
     Statement st(db, "SELECT id, str FROM strings ORDER BY id");
@@ -341,6 +551,7 @@ void read_tables(Database& db, Profile& p) {
       n.time = read_stats(st, 6);
       n.self_ns = st.u64(15);
       n.memory = read_memory(st, 16);
+      if (has_heap) n.heap = read_heap(st, 20);
       p.call_tree.push_back(std::move(n));
     }
     // Children in their stored order.
@@ -363,6 +574,7 @@ void read_tables(Database& db, Profile& p) {
       s.thread_count = static_cast<std::uint32_t>(st.i64(13));
       s.items = st.u64(14);
       s.memory = read_memory(st, 15);
+      if (has_heap) s.heap = read_heap(st, 19);
       p.scopes.push_back(s);
     }
   }
@@ -387,10 +599,18 @@ void read_tables(Database& db, Profile& p) {
     while (st.step())
       p.memory_counters.push_back(MemoryCounter{static_cast<StringId>(st.i64(1)), st.i64(2), st.u64(3), st.u64(4),
                                                 st.u64(5), st.u64(6), st.u64(7)});
-    Statement ev(db, "SELECT ts, track_id, delta, utid FROM counter ORDER BY id");
+    // A row whose track is missing stays a memory event, so that validation rejects it.
+    Statement ev(db, has_heap ? "SELECT c.ts, c.track_id, c.delta, c.utid FROM counter c LEFT JOIN counter_track t "
+                                "ON t.id = c.track_id WHERE t.kind IS NULL OR t.kind = 'memory_counter' ORDER BY c.id"
+                              : "SELECT ts, track_id, delta, utid FROM counter ORDER BY id");
     while (ev.step())
-      p.memory_events.push_back(MemoryEvent{ev.u64(0), static_cast<std::uint32_t>(ev.i64(3)),
-                                            static_cast<std::uint32_t>(ev.i64(1)), ev.i64(2)});
+      p.memory_events.push_back(
+          MemoryEvent{ev.u64(0), u32_or_none(ev, 3), static_cast<std::uint32_t>(ev.i64(1)), ev.i64(2)});
+  }
+  if (has_heap) {
+    read_heap_timeline(db, p);
+    read_stacks(db, p);
+    read_leaks(db, p);
   }
   {
     Statement st(db, "SELECT kind, severity, utid, name_id, count, message FROM diagnostic ORDER BY id");
@@ -402,6 +622,27 @@ void read_tables(Database& db, Profile& p) {
                                          st.text(5)});
     }
   }
+}
+
+void validate_heap(const Profile& p, const std::string& path) {
+  const auto name_ok = [&](StringId id) { return id == kNone || id < p.strings.size(); };
+  const HeapSummary& h = p.heap;
+  if (h.peak_node >= p.call_tree.size() || (h.peak_thread != kNone && h.peak_thread >= p.threads.size()))
+    invalid(path, "the heap peak refers to a missing call-tree node or thread");
+  for (std::size_t i = 0; i < p.frames.size(); ++i) {
+    const StackFrame& f = p.frames[i];
+    if (!name_ok(f.function) || !name_ok(f.file) || !name_ok(f.module))
+      invalid(path, fmt::format("frame {} names a missing string", i));
+  }
+  for (std::size_t i = 0; i < p.leaks.size(); ++i) {
+    const LeakSite& l = p.leaks[i];
+    if (l.node >= p.call_tree.size() || (l.caller != kNone && l.caller >= p.frames.size()) ||
+        (l.stack != kNone && l.stack >= p.stacks.size()))
+      invalid(path, fmt::format("leak site {} refers to a missing call-tree node, frame or stack", i));
+  }
+  for (std::size_t i = 1; i < p.heap_samples.size(); ++i)
+    if (p.heap_samples[i].time_ns < p.heap_samples[i - 1].time_ns)
+      invalid(path, "the heap timeline is not in time order");
 }
 
 /// Every index in the profile points where it should, so no later stage can read out of bounds.
@@ -429,6 +670,7 @@ void validate(const Profile& p, const std::string& path) {
       invalid(path, "a diagnostic refers to a missing thread or string");
   for (std::size_t i = 0; i < p.threads.size(); ++i)
     if (p.threads[i].id != i) invalid(path, "thread ids are not dense");
+  validate_heap(p, path);
 }
 
 void check_readable_file(const std::string& path) {
@@ -445,7 +687,7 @@ void check_readable_file(const std::string& path) {
   if (::access(path.c_str(), R_OK) != 0) throw Error(fmt::format("cannot read '{}': permission denied", path));
 }
 
-void check_header(Database& db) {
+std::int64_t check_header(Database& db) {
   Statement app(db, "PRAGMA application_id");
   const std::int64_t id = app.step() ? app.i64(0) : 0;
   Statement ver(db, "PRAGMA user_version");
@@ -457,6 +699,7 @@ void check_header(Database& db) {
                             "version {}): upgrade nnprof to read it",
                             db.path(), version, kSchemaVersion));
   if (version < 1) invalid(db.path(), "its format version is missing");
+  return version;
 }
 
 /// SQLite's structural check: a damaged page is found here rather than read as plausible rows.
@@ -505,10 +748,10 @@ void Profile::save(const std::string& path) const {
 Profile Profile::load(const std::string& path) {
   check_readable_file(path);
   Database db(path, Database::Mode::ReadOnly);
-  check_header(db);
+  const std::int64_t version = check_header(db);
   check_integrity(db);
   Profile p;
-  read_tables(db, p);
+  read_tables(db, p, version);
   validate(p, path);
   return p;
 }
@@ -522,7 +765,8 @@ QueryResult query_profile(const std::string& path, const std::string& sql) {
   const char* tail = nullptr;
   if (sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()), &raw, &tail) != SQLITE_OK)
     throw Error(fmt::format("invalid query: {} (tables: meta, strings, thread, slice, scope_tree, scope_stats, "
-                            "memory_counter, counter_track, counter, diagnostic; see docs/FORMAT.md)",
+                            "memory_counter, counter_track, counter, frame, callsite, stack, leak_site, "
+                            "diagnostic; see docs/FORMAT.md)",
                             sqlite3_errmsg(db.handle())));
   sqlite3_finalize(raw);
   Statement st(db, sql);

@@ -2,6 +2,9 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
+#include "analysis/memory_findings.hpp"
 #include "analysis/rankings.hpp"
 
 namespace nnprof::io {
@@ -32,7 +35,14 @@ TableColumn column_of(ScopeColumn column, Headers headers) {
     case ScopeColumn::Allocated: return {"Allocated", Align::Right};
     case ScopeColumn::AllocShare: return {"% of all allocations", Align::Right};
     case ScopeColumn::Allocs: return {std::string(allocs_header(headers)), Align::Right};
-    case ScopeColumn::AllocPerCall: return {"Avg per call", Align::Right};
+    case ScopeColumn::AllocPerCall:
+    case ScopeColumn::HeapPerCall: return {"Avg per call", Align::Right};
+    case ScopeColumn::HeapAllocated: return {"Allocated", Align::Right};
+    case ScopeColumn::HeapShare:
+      return {headers == Headers::Terminal ? "% of heap" : "% of heap allocated", Align::Right};
+    case ScopeColumn::HeapAllocs: return {std::string(allocs_header(headers)), Align::Right};
+    case ScopeColumn::HeapRetained: return {"Retained at end", Align::Right};
+    case ScopeColumn::HeapPeakLive: return {"Peak live", Align::Right};
   }
   return {"", Align::Right};
 }
@@ -41,7 +51,12 @@ TableColumn column_of(ScopeColumn column, Headers headers) {
 struct Shares {
   PercentOf of_time;
   PercentOf of_allocations;
+  PercentOf of_heap;
 };
+
+std::string bytes_in_blocks(std::uint64_t bytes, std::uint64_t blocks) {
+  return fmt::format("{} in {}", format_bytes(bytes), format_count(blocks, "block", "blocks"));
+}
 
 std::string cell(const Profile& profile, const Shares& shares, std::size_t rank,
                  const ScopeStats& s, ScopeColumn column) {
@@ -68,6 +83,15 @@ std::string cell(const Profile& profile, const Shares& shares, std::size_t rank,
       const auto per_call = analysis::alloc_bytes_per_call(s);
       return per_call ? format_bytes(*per_call) : "n/a";
     }
+    case ScopeColumn::HeapAllocated: return format_bytes(s.heap.alloc_bytes);
+    case ScopeColumn::HeapShare: return shares.of_heap(s.heap.alloc_bytes);
+    case ScopeColumn::HeapAllocs: return format_count(s.heap.alloc_count);
+    case ScopeColumn::HeapPerCall: {
+      const auto per_call = analysis::heap_bytes_per_call(s);
+      return per_call ? format_bytes(*per_call) : "n/a";
+    }
+    case ScopeColumn::HeapRetained: return bytes_in_blocks(s.heap.retained_bytes, s.heap.retained_blocks);
+    case ScopeColumn::HeapPeakLive: return format_bytes(s.heap.peak_live_bytes);
   }
   return {};
 }
@@ -90,7 +114,8 @@ TextTable scope_table(const Profile& profile, const std::vector<const ScopeStats
   const bool time_share = uses(columns, ScopeColumn::TotalShare) || uses(columns, ScopeColumn::SelfShare);
   const Shares shares{
       PercentOf(time_share ? profile.instrumented_ns() : 0),
-      PercentOf(uses(columns, ScopeColumn::AllocShare) ? analysis::allocation_total(profile).bytes : 0)};
+      PercentOf(uses(columns, ScopeColumn::AllocShare) ? analysis::allocation_total(profile).bytes : 0),
+      PercentOf(profile.heap.alloc_bytes)};
   std::size_t rank = 0;
   for (const ScopeStats* scope : scopes) {
     ++rank;
@@ -130,6 +155,23 @@ TextTable memory_counters_table(const Profile& profile, Headers headers) {
                    format_bytes(counter.peak_bytes), format_bytes(counter.alloc_bytes),
                    format_bytes(counter.freed_bytes), format_count(counter.alloc_count),
                    format_count(counter.free_count)});
+  }
+  return table;
+}
+
+TextTable leak_sites_table(const Profile& profile, std::size_t max_rows, Headers headers) {
+  TextTable table({{"#", Align::Right},
+                   {"Scope", Align::Left},
+                   {headers == Headers::Terminal ? "Allocated at" : "Allocated at (calling function)", Align::Left},
+                   {"Blocks", Align::Right},
+                   {"Bytes", Align::Right},
+                   {"State", Align::Left}});
+  const char* unreachable = profile.heap.reachability_checked ? "leaked" : "not checked";
+  for (std::size_t i = 0; i < profile.leaks.size() && i < max_rows; ++i) {
+    const LeakSite& site = profile.leaks[i];
+    table.add_row({std::to_string(i + 1), analysis::scope_path_label(profile, site.node),
+                   analysis::frame_label(profile, site.caller), format_count(site.blocks),
+                   format_bytes(site.bytes), site.reachable ? "reachable" : unreachable});
   }
   return table;
 }

@@ -3,6 +3,7 @@
 // memory counters. One place decides what each column holds.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <vector>
@@ -17,7 +18,7 @@ namespace nnprof::io {
 enum class Headers : std::uint8_t { Terminal, Document };
 
 /// What a column of a scope table holds. Shares of time are of the profile's instrumented
-/// time; AllocShare is of analysis::allocation_total.
+/// time; AllocShare is of analysis::allocation_total; HeapShare of every heap byte allocated.
 enum class ScopeColumn : std::uint8_t {
   Rank,          ///< 1, 2, 3 ... in the order given
   Name,
@@ -35,6 +36,13 @@ enum class ScopeColumn : std::uint8_t {
   AllocShare,
   Allocs,        ///< allocations while innermost
   AllocPerCall,  ///< bytes allocated per call
+  // Automatic heap tracking (ScopeStats::heap), while the scope was innermost:
+  HeapAllocated,  ///< heap bytes allocated
+  HeapShare,
+  HeapAllocs,     ///< heap allocations
+  HeapPerCall,    ///< heap bytes allocated per call
+  HeapRetained,   ///< allocated here and still live at the end: "1.00 MiB in 3 blocks"
+  HeapPeakLive,   ///< the most of its bytes live at one time
 };
 
 /// One row per scope of `scopes`, in that order, with `columns` in the order given.
@@ -46,5 +54,9 @@ TextTable threads_table(const Profile& profile, Headers headers);
 
 /// One row per named memory counter: current, peak, allocated and freed bytes, counts.
 TextTable memory_counters_table(const Profile& profile, Headers headers);
+
+/// The first `max_rows` leak sites (live blocks at the end, largest first): where they were
+/// allocated (scope path and calling function), blocks, bytes, and whether still reachable.
+TextTable leak_sites_table(const Profile& profile, std::size_t max_rows, Headers headers);
 
 }  // namespace nnprof::io

@@ -28,6 +28,8 @@ std::string format_number(const analysis::Part& part) {
             }
           case Kind::Rate:
             return format_rate(static_cast<double>(value), part.text);
+          case Kind::ByteRate:
+            return format_byte_rate(static_cast<double>(value));
           case Kind::Count:
           default:
             return format_count(static_cast<std::uint64_t>(value));

@@ -13,6 +13,7 @@
 #include "analysis/call_tree.hpp"
 #include "analysis/facts.hpp"
 #include "analysis/insights.hpp"
+#include "analysis/memory_findings.hpp"
 #include "analysis/rankings.hpp"
 #include "io/format.hpp"
 #include "io/report_tables.hpp"
@@ -26,6 +27,8 @@ constexpr std::size_t kTopByTotal = 15;
 constexpr std::size_t kTopBySelf = 15;
 constexpr std::size_t kTopCalled = 10;
 constexpr std::size_t kTopAllocating = 10;
+constexpr std::size_t kTopHeapAllocators = 10;
+constexpr std::size_t kLeakSites = 10;
 // Beyond these the tree stops being readable in a terminal; the nodes left out are counted
 // and the count printed, so a reader knows the tree is cut.
 constexpr analysis::TreeLimits kTreeLimits{12, 200};
@@ -131,6 +134,44 @@ void write_memory(const Profile& profile, std::ostream& out) {
       .write(out);
 }
 
+// ---- heap ---------------------------------------------------------------------------
+
+void write_bottlenecks(const Profile& profile, std::ostream& out) {
+  const std::vector<analysis::Bottleneck> found = analysis::memory_bottlenecks(profile);
+  out << "\n  Findings:\n";
+  if (found.empty()) out << "  - " << render(profile, analysis::no_memory_bottlenecks()) << '\n';
+  for (const analysis::Bottleneck& b : found) {
+    out << fmt::format("  - [{}] {}: {} {}\n", analysis::to_string(b.severity), analysis::title(b.kind),
+                       render(profile, b.description), render(profile, b.suggestion));
+  }
+}
+
+// Heap tracking: the summary and verdict, who allocates, what is left, what to fix.
+void write_heap(const Profile& profile, std::ostream& out) {
+  write_heading(out, "Heap");
+  for (const analysis::Fact& fact : analysis::heap_facts(profile)) {
+    write_field(out, fact.label, render(profile, fact.value));
+  }
+  write_field(out, "Leak verdict", render(profile, analysis::leak_verdict(profile).explanation));
+  const auto top = analysis::top_by_heap_bytes(profile, kTopHeapAllocators);
+  if (!top.empty()) {
+    out << fmt::format("\n  {} (heap bytes allocated while the scope was the innermost open one):\n",
+                       ranking_title("Top allocators", top.size(), analysis::heap_allocating_scope_count(profile)));
+    using enum ScopeColumn;
+    scope_table(profile, top,
+                {Rank, Name, HeapAllocated, HeapShare, HeapAllocs, HeapPerCall, HeapRetained, HeapPeakLive},
+                Headers::Terminal)
+        .write(out);
+  }
+  if (!profile.leaks.empty()) {
+    out << "\n  Blocks still allocated at the end, by allocation site";
+    if (profile.leaks.size() > kLeakSites) out << fmt::format(" (top {} of {})", kLeakSites, profile.leaks.size());
+    out << ":\n";
+    leak_sites_table(profile, kLeakSites, Headers::Terminal).write(out);
+  }
+  write_bottlenecks(profile, out);
+}
+
 // ---- insights, completeness, diagnostics --------------------------------------------
 
 void write_insights(const Profile& profile, std::ostream& out) {
@@ -178,6 +219,7 @@ void write_text_report(const Profile& profile, std::ostream& out) {
     write_threads(profile, out);
   }
   if (!profile.memory_counters.empty()) write_memory(profile, out);
+  if (profile.heap.tracked) write_heap(profile, out);
   if (!profile.scopes.empty()) write_insights(profile, out);
   // Zeros in an empty profile would only be noise; its diagnostics may say why it is empty.
   if (!profile.empty()) write_completeness(profile, out);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "collect/host_info.hpp"
+#include "collect/symbols/symbolizer.hpp"
 #include "model/duration_accumulator.hpp"
 
 namespace nnprof::model {
@@ -30,10 +31,31 @@ struct StringTable {
   }
 };
 
+void add_heap(HeapAttribution& into, const detail::RawNodeHeap& h) {
+  into.alloc_bytes += h.alloc_bytes;
+  into.alloc_count += h.alloc_count;
+  into.free_bytes += h.free_bytes;
+  into.free_count += h.free_count;
+  into.retained_bytes += h.retained_bytes;
+  into.retained_blocks += h.retained_blocks;
+  into.peak_live_bytes += h.peak_live;  // per-thread peaks summed: an upper bound across threads
+}
+
+void add_heap(HeapAttribution& into, const HeapAttribution& h) {
+  into.alloc_bytes += h.alloc_bytes;
+  into.alloc_count += h.alloc_count;
+  into.free_bytes += h.free_bytes;
+  into.free_count += h.free_count;
+  into.retained_bytes += h.retained_bytes;
+  into.retained_blocks += h.retained_blocks;
+  into.peak_live_bytes += h.peak_live_bytes;
+}
+
 struct NodeAccumulator {
   DurationAccumulator time;
   std::uint64_t self_ticks = 0;
   MemoryAttribution memory;
+  HeapAttribution heap;
   std::uint32_t last_thread = kNone;
   std::uint32_t thread_count = 0;
   void add(const RawNode& r, std::uint32_t thread) {
@@ -48,6 +70,7 @@ struct NodeAccumulator {
     memory.alloc_count += r.alloc_count;
     memory.free_bytes += r.free_bytes;
     memory.free_count += r.free_count;
+    add_heap(heap, r.heap);
     if (last_thread != thread) {
       last_thread = thread;
       ++thread_count;
@@ -80,6 +103,7 @@ class Builder {
     scope_stats();
     records();
     memory();
+    heap();
     completeness();
     diagnostics();
     return std::move(profile_);
@@ -136,7 +160,10 @@ class Builder {
     for (const RawThread& t : raw_.threads) {
       auto& map = local_to_merged_[t.index];
       map.assign(t.nodes.size(), kNone);
-      if (!t.nodes.empty()) map[0] = 0;
+      if (!t.nodes.empty()) {
+        map[0] = 0;
+        add_heap(profile_.call_tree[0].heap, t.nodes[0].heap);  // allocations outside any scope
+      }
       for (std::size_t i = 1; i < t.nodes.size(); ++i) {
         const RawNode& n = t.nodes[i];
         const std::uint32_t parent = n.parent < i ? map[n.parent] : kNone;
@@ -166,6 +193,7 @@ class Builder {
       node.self_ns = cal_.to_ns(a.self_ticks);
       node.thread_count = a.thread_count;
       node.memory = a.memory;
+      node.heap = a.heap;
     }
     for (CallTreeNode& node : profile_.call_tree) {
       std::sort(node.children.begin(), node.children.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -182,6 +210,7 @@ class Builder {
       DurationAccumulator time;
       std::uint64_t total_ticks = 0, self_ticks = 0;
       MemoryAttribution memory;
+      HeapAttribution heap;
       std::unordered_set<std::uint32_t> threads;
     };
     std::unordered_map<StringId, PerName> by_name;
@@ -193,6 +222,7 @@ class Builder {
       p.time.merge(a.time);
       p.self_ticks += a.self_ticks;
       add_memory(p.memory, a.memory);
+      add_heap(p.heap, a.heap);
       // Inclusive time counts a recursive call only at its outermost level.
       bool nested = false;
       for (std::uint32_t up = node.parent; up != 0 && up != kNone; up = tree[up].parent)
@@ -221,6 +251,7 @@ class Builder {
       s.self_ns = cal_.to_ns(p.self_ticks);
       s.thread_count = static_cast<std::uint32_t>(p.threads.size());
       s.memory = p.memory;
+      s.heap = p.heap;
       if (auto it = items.find(profile_.strings[name]); it != items.end()) s.items = it->second;
       profile_.scopes.push_back(s);
     }
@@ -268,6 +299,94 @@ class Builder {
     profile_.memory.current_bytes = raw_.memory_current;
     profile_.memory.peak_bytes = raw_.memory_peak;
     profile_.memory.peak_time_ns = raw_.memory_peak ? cal_.since_origin_ns(raw_.memory_peak_ticks) : 0;
+  }
+
+  std::uint32_t merged_node(std::uint32_t thread, std::uint32_t node) const {
+    if (thread >= local_to_merged_.size()) return 0;
+    const auto& map = local_to_merged_[thread];
+    return node < map.size() && map[node] != kNone ? map[node] : 0;
+  }
+
+  void heap() {
+    const detail::RawHeap& h = raw_.heap;
+    if (!h.tracked) return;
+    HeapSummary& s = profile_.heap;
+    s.tracked = true;
+    s.source = h.source;
+    for (const RawThread& t : raw_.threads)
+      for (const RawNode& n : t.nodes) {
+        s.alloc_bytes += n.heap.alloc_bytes;
+        s.alloc_count += n.heap.alloc_count;
+        s.free_bytes += n.heap.free_bytes;
+        s.free_count += n.heap.free_count;
+      }
+    s.current_bytes = h.current_bytes;
+    s.current_blocks = h.current_blocks;
+    s.peak_bytes = h.peak_bytes;
+    s.peak_time_ns = h.peak_ticks != 0 ? cal_.since_origin_ns(h.peak_ticks) : 0;
+    s.peak_thread = h.peak_thread < raw_.threads.size() ? h.peak_thread : kNone;
+    s.peak_node = s.peak_thread != kNone ? merged_node(h.peak_thread, h.peak_node) : 0;
+    s.peak_resolution_bytes = h.peak_resolution_bytes;
+    s.untracked_frees = h.untracked_frees;
+    s.untracked_allocs = h.untracked_allocs;
+    s.leaked_bytes = h.leaked_bytes;
+    s.leaked_blocks = h.leaked_blocks;
+    s.reachable_bytes = h.reachable_bytes;
+    s.reachable_blocks = h.reachable_blocks;
+    s.reachability_checked = h.reachability_checked;
+    s.stack_sample_bytes = h.stack_sample_bytes;
+    s.sample_interval_ns = h.interval_ns;
+    s.rss_initial_bytes = h.rss_initial;
+    s.rss_peak_bytes = h.rss_peak;
+    s.rss_final_bytes = h.rss_final;
+    for (const detail::RawHeapSample& x : h.samples)
+      profile_.heap_samples.push_back(HeapSample{cal_.since_origin_ns(x.ticks), x.heap_bytes, x.rss_bytes, x.rss_peak_bytes});
+    std::sort(profile_.heap_samples.begin(), profile_.heap_samples.end(),
+              [](const HeapSample& a, const HeapSample& b) { return a.time_ns < b.time_ns; });
+
+    // Symbolize every address a leak site refers to, once.
+    std::vector<std::uintptr_t> addresses;
+    for (const detail::RawLeakGroup& g : h.leaks) {
+      if (g.caller != 0) addresses.push_back(g.caller);
+      if (g.stack != 0 && g.stack <= h.stacks.size())
+        addresses.insert(addresses.end(), h.stacks[g.stack - 1].begin(), h.stacks[g.stack - 1].end());
+    }
+    std::sort(addresses.begin(), addresses.end());
+    addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
+    std::unordered_map<std::uintptr_t, std::uint32_t> frame_of;
+    if (!addresses.empty()) {
+      collect::Symbolizer symbolizer;
+      const std::vector<collect::Symbol> symbols = symbolizer.resolve_all(addresses, true);
+      for (std::size_t i = 0; i < addresses.size(); ++i) {
+        const collect::Symbol& sym = symbols[i];
+        frame_of[addresses[i]] = static_cast<std::uint32_t>(profile_.frames.size());
+        profile_.frames.push_back(StackFrame{addresses[i], sym.function.empty() ? kNone : strings_(sym.function),
+                                             sym.file.empty() ? kNone : strings_(sym.file), sym.line,
+                                             sym.module.empty() ? kNone : strings_(sym.module)});
+      }
+    }
+    std::unordered_map<std::uint32_t, std::uint32_t> stack_of;  // raw id -> index in profile stacks
+    for (const detail::RawLeakGroup& g : h.leaks) {
+      LeakSite site;
+      site.node = merged_node(g.thread, g.node);
+      site.caller = g.caller != 0 ? frame_of.at(g.caller) : kNone;
+      if (g.stack != 0 && g.stack <= h.stacks.size()) {
+        auto [it, inserted] = stack_of.try_emplace(g.stack, static_cast<std::uint32_t>(profile_.stacks.size()));
+        if (inserted) {
+          CallStack cs;
+          for (std::uintptr_t pc : h.stacks[g.stack - 1]) cs.frames.push_back(frame_of.at(pc));
+          profile_.stacks.push_back(std::move(cs));
+        }
+        site.stack = it->second;
+      }
+      site.reachable = g.reachable;
+      site.blocks = g.blocks;
+      site.bytes = g.bytes;
+      profile_.leaks.push_back(site);
+    }
+    // Sites that differ only in their sampled stack show up as one row each; that is the point.
+    for (const std::string& w : h.warnings)
+      add(DiagnosticKind::HeapTracking, Severity::Warning, kNone, kNone, 1, "Heap tracking: " + w + ".");
   }
 
   void completeness() {

@@ -12,6 +12,26 @@
 
 namespace nnprof::detail {
 
+/// Heap figures of one node; retained = allocated here and not yet released by any thread.
+struct RawNodeHeap {
+  std::uint64_t alloc_bytes = 0, alloc_count = 0, free_bytes = 0, free_count = 0;
+  std::uint64_t retained_bytes = 0, retained_blocks = 0, peak_live = 0;
+};
+
+inline void read_heap_fields(const Node& n, RawNodeHeap& r) noexcept {
+  constexpr auto rx = std::memory_order_relaxed;
+  r.alloc_bytes = n.heap_alloc_bytes.load(rx);
+  r.alloc_count = n.heap_alloc_count.load(rx);
+  r.free_bytes = n.heap_free_bytes.load(rx);
+  r.free_count = n.heap_free_count.load(rx);
+  const std::uint64_t released = n.heap_released_bytes.load(rx) + n.heap_released_remote_bytes.load(rx);
+  const std::uint64_t released_n = n.heap_released_count.load(rx) + n.heap_released_remote_count.load(rx);
+  // Read without a lock while threads allocate: clamp rather than wrap around.
+  r.retained_bytes = r.alloc_bytes > released ? r.alloc_bytes - released : 0;
+  r.retained_blocks = r.alloc_count > released_n ? r.alloc_count - released_n : 0;
+  r.peak_live = n.heap_peak_live.load(rx);
+}
+
 struct RawNode {
   const SourceLocation* site = nullptr;
   std::uint32_t parent = 0;
@@ -20,6 +40,7 @@ struct RawNode {
   std::int64_t sum_dev = 0;
   double sum_dev_sq = 0.0;
   std::uint64_t alloc_bytes = 0, alloc_count = 0, free_bytes = 0, free_count = 0;
+  RawNodeHeap heap;
   /// Non-empty histogram buckets as (row * kHistogramSubBuckets + sub, count), ascending.
   std::vector<std::pair<std::uint32_t, std::uint64_t>> buckets;
 };
@@ -51,6 +72,38 @@ struct RawCounter {
   std::uint64_t items = 0;
 };
 
+struct RawHeapSample {
+  std::uint64_t ticks = 0, heap_bytes = 0, rss_bytes = 0, rss_peak_bytes = 0;
+};
+
+/// Live heap blocks with one allocation site: the allocating thread's node, the caller of
+/// malloc/new, and (when one of them was sampled) a full stack.
+struct RawLeakGroup {
+  std::uint32_t thread = 0;  ///< thread index of the allocating node
+  std::uint32_t node = 0;    ///< node index within that thread
+  std::uintptr_t caller = 0;
+  std::uint32_t stack = 0;   ///< 1-based index into RawHeap::stacks; 0: none
+  bool reachable = false;
+  std::uint64_t blocks = 0, bytes = 0;
+};
+
+/// What the heap tracker hands to the model.
+struct RawHeap {
+  bool tracked = false;
+  std::string source;
+  std::uint64_t current_bytes = 0, current_blocks = 0, peak_bytes = 0, peak_ticks = 0;
+  std::uint32_t peak_thread = ~std::uint32_t{0}, peak_node = 0;
+  std::uint64_t peak_resolution_bytes = 0, untracked_frees = 0, untracked_allocs = 0;
+  std::uint64_t stack_sample_bytes = 0, interval_ns = 0;
+  std::uint64_t rss_initial = 0, rss_peak = 0, rss_final = 0;
+  bool reachability_checked = false;
+  std::uint64_t leaked_bytes = 0, leaked_blocks = 0, reachable_bytes = 0, reachable_blocks = 0;
+  std::vector<RawHeapSample> samples;
+  std::vector<RawLeakGroup> leaks;
+  std::vector<std::vector<std::uintptr_t>> stacks;  ///< return addresses, innermost first
+  std::vector<std::string> warnings;                ///< become HeapTracking diagnostics
+};
+
 struct RawSnapshot {
   ClockPair start;
   ClockPair now;
@@ -69,6 +122,7 @@ struct RawSnapshot {
   std::int64_t memory_current = 0;
   std::uint64_t memory_peak = 0;
   std::uint64_t memory_peak_ticks = 0;
+  RawHeap heap;
 };
 
 }  // namespace nnprof::detail

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <fstream>
 
+#include "record/internal_allocations.hpp"
 #include "record/thread_ops.hpp"
 
 namespace nnprof::detail {
@@ -66,6 +67,7 @@ std::shared_ptr<ThreadRecord> Session::register_thread() {
   rec->priv.rows_used_in_slab = 0;
   std::lock_guard lock(mu_);
   rec->priv.index = static_cast<std::uint32_t>(threads_.size());
+  rec->priv.node_at(0)->thread = rec->priv.index;
   if (options_.record_spans) {
     // Two spares now; the drainer adds more as the thread shows how fast it records.
     for (int i = 0; i < 2; ++i)
@@ -76,6 +78,7 @@ std::shared_ptr<ThreadRecord> Session::register_thread() {
 }
 
 NamedEntry* Session::intern(std::string_view name) {
+  InternalAllocations internal;
   std::lock_guard lock(names_mu_);
   if (auto it = names_.find(name); it != names_.end()) return it->second.get();
   auto entry = std::make_unique<NamedEntry>();
@@ -89,6 +92,7 @@ NamedEntry* Session::intern(std::string_view name) {
 }
 
 NamedEntry* Session::intern_cached(ThreadState* ts, std::string_view name) {
+  InternalAllocations internal;
   auto& cache = ts->priv->name_cache;
   if (auto it = cache.find(name); it != cache.end()) [[likely]]
     return it->second;
@@ -168,6 +172,7 @@ void Session::wake() noexcept {
 }
 
 void Session::drainer_main() {
+  InternalAllocations internal;
   pthread_setname_np(pthread_self(), "nnprof-drain");
   using namespace std::chrono_literals;
   auto interval = 1ms;
@@ -235,6 +240,7 @@ Chunk* Session::obtain_chunk_locked() noexcept {
 }
 
 Chunk* Session::chunk_for_starving_thread() noexcept {
+  InternalAllocations internal;
   std::unique_lock lock(mu_, std::try_to_lock);
   if (lock.owns_lock())
     if (Chunk* c = take_pooled_locked()) return c;
@@ -296,6 +302,7 @@ void Session::drain_locked() {
 }
 
 RawSnapshot Session::snapshot(bool with_records) {
+  InternalAllocations internal;
   RawSnapshot s;
   s.start = start_;
   s.unix_start_ns = unix_start_ns_;
@@ -305,6 +312,10 @@ RawSnapshot Session::snapshot(bool with_records) {
   s.keep_spans = options_.record_spans;
   s.overhead_ticks_per_scope = overhead_ticks_per_scope_;
   s.internal_site = &kCalibrationSite;
+  // Before the threads: every node a heap block refers to then exists in the trees read below.
+  // Skipped for statistics-only snapshots (stats(), total_time()): a heap snapshot scans memory.
+  if (with_records)
+    if (auto heap = heap_source()) heap->snapshot_heap(s.heap);
 
   std::lock_guard lock(mu_);
   drain_locked();
@@ -365,6 +376,7 @@ RawSnapshot Session::snapshot(bool with_records) {
       r.alloc_count = node->alloc_count.load(std::memory_order_relaxed);
       r.free_bytes = node->free_bytes.load(std::memory_order_relaxed);
       r.free_count = node->free_count.load(std::memory_order_relaxed);
+      read_heap_fields(*node, r.heap);
       for (unsigned row = 0; row < kHistogramRows; ++row) {
         const HistogramRow* hr = node->rows[row].load(std::memory_order_acquire);
         if (hr == nullptr) continue;

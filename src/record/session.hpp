@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "nnprof/profiler.hpp"
+#include "record/heap_source.hpp"
 #include "record/raw_snapshot.hpp"
 #include "record/thread_record.hpp"
 
@@ -52,6 +53,16 @@ class Session {
   void record_memory(ThreadState* ts, NamedEntry* entry, std::int64_t delta) noexcept;
   [[nodiscard]] std::int64_t memory_current() const noexcept { return memory_current_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t memory_peak() const noexcept { return memory_peak_.load(std::memory_order_relaxed); }
+
+  /// Makes every later snapshot include the heap as `source` sees it.
+  void set_heap_source(std::shared_ptr<HeapSource> source) {
+    std::lock_guard lock(heap_mu_);
+    heap_source_ = std::move(source);
+  }
+  std::shared_ptr<HeapSource> heap_source() {
+    std::lock_guard lock(heap_mu_);
+    return heap_source_;
+  }
 
   /// Times an empty scope on the calling thread (the per-scope overhead reported later).
   void measure_overhead();
@@ -95,6 +106,9 @@ class Session {
   std::atomic<std::int64_t> memory_current_{0};
   std::atomic<std::uint64_t> memory_peak_{0};
   std::atomic<std::uint64_t> memory_peak_ticks_{0};
+
+  std::mutex heap_mu_;
+  std::shared_ptr<HeapSource> heap_source_;
 
   std::mutex wake_mu_;
   std::condition_variable wake_cv_;

@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "record/session.hpp"
+#include "record/internal_allocations.hpp"
 #include "record/thread_record.hpp"
 #include "record/thread_ops.hpp"
 
 namespace nnprof::detail {
 
 constinit thread_local TlsSlot tls_current{};
+constinit thread_local HeapThreadTls tls_heap{};
 
 // ---- chunks and thread records ------------------------------------------------------
 
@@ -61,6 +63,7 @@ HistogramRow* ThreadPrivate::take_row() {
 }
 
 void ThreadPrivate::note(ThreadEventKind kind, const SourceLocation* site) noexcept {
+  InternalAllocations internal;
   try {
     std::lock_guard lock(mu);
     ++events[{kind, site}];
@@ -72,6 +75,7 @@ void ThreadPrivate::note(ThreadEventKind kind, const SourceLocation* site) noexc
 // ---- slow paths of the inline hot path ----------------------------------------------
 
 Node* find_or_add_child(ThreadState* ts, Node* parent, const SourceLocation* site) noexcept {
+  InternalAllocations internal;
   for (Node* c = parent->first_child; c != nullptr; c = c->next_sibling) {
     if (c->site == site) {
       parent->hint = c;
@@ -95,6 +99,7 @@ Node* find_or_add_child(ThreadState* ts, Node* parent, const SourceLocation* sit
   n->parent = parent;
   n->index = index;
   n->depth = parent->depth + 1;
+  n->thread = p.index;
   n->next_sibling = parent->first_child;
   parent->first_child = n;
   parent->hint = n;
@@ -103,6 +108,7 @@ Node* find_or_add_child(ThreadState* ts, Node* parent, const SourceLocation* sit
 }
 
 HistogramRow* add_histogram_row(ThreadState* ts, Node* node, unsigned row) noexcept {
+  InternalAllocations internal;
   try {
     HistogramRow* r = ts->priv->take_row();
     node->rows[row].store(r, std::memory_order_release);
@@ -113,6 +119,7 @@ HistogramRow* add_histogram_row(ThreadState* ts, Node* node, unsigned row) noexc
 }
 
 bool next_chunk(ThreadState* ts) noexcept {
+  InternalAllocations internal;
   ThreadPrivate& p = *ts->priv;
   if (ts->chunk != nullptr) {
     if (!p.full.push(ts->chunk)) {  // the drainer is far behind: drop rather than block
@@ -216,6 +223,7 @@ std::string os_thread_name() {
 }
 
 ThreadAttachments::~ThreadAttachments() {
+  InternalAllocations internal;
   tls_exiting = true;
   tls_current = {};
   const std::string final_name = name.empty() ? os_thread_name() : name;
@@ -230,6 +238,7 @@ ThreadAttachments::~ThreadAttachments() {
 }  // namespace
 
 ThreadState* attach_thread(SessionCore& core) noexcept {
+  InternalAllocations internal;
   if (tls_exiting) return nullptr;
   try {
     ThreadAttachments& a = tls_attachments;
@@ -261,6 +270,7 @@ ThreadState* attach_thread(SessionCore& core) noexcept {
 }
 
 void set_current_thread_name(std::string_view name) {
+  InternalAllocations internal;
   if (tls_exiting) return;
   ThreadAttachments& a = tls_attachments;
   a.name.assign(name);

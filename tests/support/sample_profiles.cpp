@@ -296,4 +296,149 @@ Profile export_profile() {
   return p;
 }
 
+namespace {
+
+// Spans of one call of `node` on `thread`, from `start` for `duration`.
+Span span_of(const Profile& p, std::uint32_t thread, std::uint32_t node, std::uint64_t start,
+             std::uint64_t duration) {
+  const CallTreeNode& n = p.call_tree[node];
+  return Span{thread, n.name, node, n.depth, start, start + duration};
+}
+
+}  // namespace
+
+Profile heap_profile() {
+  Profile p;
+  p.meta.nnprof_version = "0.1.0";
+  p.meta.hostname = "testhost";
+  p.meta.os = "Linux 6.1.0";
+  p.meta.cpu_model = "Test CPU @ 3.0GHz";
+  p.meta.logical_cpus = 8;
+  p.meta.compiler = "GCC 12.2.0";
+  p.meta.command_line = "./train --epochs 1";
+  p.meta.pid = 4343;
+  p.meta.duration_ns = 1000 * kMs;
+  p.meta.clock.source = "tsc";
+  p.meta.clock.ns_per_tick = 0.25;
+  p.strings = {"train_step", "forward", "matmul", "backward", "optimizer_step", "load_batch",
+               // 6..: frames
+               "History::append(Tensor const&)", "src/optim/history.cpp", "./train",
+               "Batch::Batch(unsigned long)", "src/data/batch.cpp",
+               "Reader<Header>::parse(std::istream&)", "src/data/reader.cpp", "init_logging()",
+               "src/log.cpp", "Optimizer::step()", "src/optim/sgd.cpp", "main", "src/train.cpp",
+               "DataLoader::run()", "src/data/loader.cpp", "libc.so.6"};
+  p.threads = {{0, 2001, "main", false, 60, 500 * kMs}, {1, 2002, "loader", true, 10, 100 * kMs}};
+
+  const auto node = [](std::uint32_t id, std::uint32_t parent, StringId name, std::uint32_t depth,
+                       std::vector<std::uint32_t> children, std::uint64_t count, std::uint64_t each,
+                       std::uint64_t self, HeapAttribution heap) {
+    CallTreeNode n;
+    n.id = id;
+    n.parent = parent;
+    n.name = name;
+    n.depth = depth;
+    n.children = std::move(children);
+    n.time = stats(count, count * each, each, each);
+    n.self_ns = self;
+    n.thread_count = 1;
+    n.heap = heap;
+    return n;
+  };
+  CallTreeNode root;
+  root.children = {1, 6};
+  root.heap = {4096, 2, 0, 0, 4096, 2, 4096};  // allocated outside any scope: still referenced
+  p.call_tree = {
+      root,
+      node(1, 0, kHeapStep, 1, {4, 2, 5}, 10, 50 * kMs, 10 * kMs, {640 * 1024, 10, 640 * 1024 + 72 * kMiB, 19, 0, 0, 64 * 1024}),
+      node(2, 1, kHeapForward, 2, {3}, 10, 20 * kMs, 80 * kMs, {20 * kMiB, 10, 0, 0, 0, 0, 2 * kMiB}),
+      node(3, 2, kHeapMatmul, 3, {}, 40, 3 * kMs, 120 * kMs, {40 * kMiB, 40, 40 * kMiB, 40, 0, 0, kMiB}),
+      node(4, 1, kHeapBackward, 2, {}, 10, 25 * kMs, 250 * kMs,
+           {12 * kMiB + kMiB / 2, 100, 32 * kMiB + kMiB / 2, 110, 0, 0, 2 * kMiB}),
+      node(5, 1, kHeapOptimizer, 2, {}, 10, 4 * kMs, 40 * kMs, {10 * kMiB, 10, 0, 0, 10 * kMiB, 10, 10 * kMiB}),
+      node(6, 0, kHeapLoad, 1, {}, 10, 10 * kMs, 100 * kMs,
+           {80 * kMiB + 3072, 13, 0, 0, 8 * kMiB + 3072, 4, 16 * kMiB + 3072}),
+  };
+  for (const std::uint32_t id : {1u, 4u, 2u, 3u, 6u, 5u}) {  // by total time, as the model sorts them
+    const CallTreeNode& n = p.call_tree[id];
+    ScopeStats s = scope_stats(n.name, n.self_ns, n.time);
+    s.heap = n.heap;
+    p.scopes.push_back(s);
+  }
+
+  for (std::uint64_t step = 0; step < 10; ++step) {
+    const std::uint64_t t = step * 100 * kMs;
+    p.spans.push_back(span_of(p, 0, 1, t, 50 * kMs));
+    p.spans.push_back(span_of(p, 0, 2, t + 1 * kMs, 20 * kMs));
+    for (std::uint64_t j = 0; j < 4; ++j) p.spans.push_back(span_of(p, 0, 3, t + (2 + 5 * j) * kMs, 3 * kMs));
+    p.spans.push_back(span_of(p, 0, 4, t + 21 * kMs, 25 * kMs));
+    p.spans.push_back(span_of(p, 0, 5, t + 46 * kMs, 4 * kMs));
+  }
+  for (std::uint64_t step = 0; step < 10; ++step) p.spans.push_back(span_of(p, 1, 6, (step * 100 + 50) * kMs, 10 * kMs));
+
+  HeapSummary& h = p.heap;
+  h.tracked = true;
+  h.source = "in-process";
+  h.alloc_bytes = 171'056'128;
+  h.alloc_count = 185;
+  h.free_bytes = 152'174'592;
+  h.free_count = 169;
+  h.current_bytes = 18'881'536;
+  h.current_blocks = 16;
+  h.peak_bytes = 22 * kMiB + 4096;
+  h.peak_time_ns = 948'500 * kUs;
+  h.peak_thread = 0;
+  h.peak_node = 3;
+  h.untracked_frees = 1;
+  h.leaked_bytes = 10 * kMiB + 3072;
+  h.leaked_blocks = 13;
+  h.reachable_bytes = 8 * kMiB + 4096;
+  h.reachable_blocks = 3;
+  h.reachability_checked = true;
+  h.stack_sample_bytes = 512 * 1024;
+  h.sample_interval_ns = 20 * kMs;
+
+  // Within each 100 ms step: activations rise and fall (0, 1, 2, 1, 0 MiB); the optimizer's
+  // history keeps 1 MiB more per step; one 8 MiB batch is always loaded.
+  constexpr std::uint64_t kActivations[] = {0, 1, 2, 1, 0};
+  std::uint64_t rss_peak = 0;
+  for (std::uint64_t i = 0; i < 50; ++i) {
+    const std::uint64_t heap = 4096 + 8 * kMiB + (i / 5) * kMiB + kActivations[i % 5] * kMiB;
+    const std::uint64_t rss = 40 * kMiB + heap - 4096;
+    rss_peak = std::max(rss_peak, rss);
+    p.heap_samples.push_back(HeapSample{i * 20 * kMs, heap, rss, rss_peak});
+  }
+  h.rss_initial_bytes = p.heap_samples.front().rss_bytes;
+  h.rss_peak_bytes = rss_peak;
+  h.rss_final_bytes = p.heap_samples.back().rss_bytes;
+
+  // 0..5 symbolized in ./train; 6 an address in libc without a symbol.
+  p.frames = {StackFrame{0x401a2c, 6, 7, 42, 8},  StackFrame{0x402b10, 9, 10, 17, 8},
+              StackFrame{0x403c44, 11, 12, 88, 8}, StackFrame{0x404d00, 13, 14, 12, 8},
+              StackFrame{0x405e20, 15, 16, 97, 8}, StackFrame{0x406f00, 17, 18, 31, 8},
+              StackFrame{0x407a10, 19, 20, 55, 8}, StackFrame{0x7f3a1c2b4d10, kNone, kNone, 0, 21}};
+  // History::append < Optimizer::step < main; Batch::Batch < DataLoader::run < libc; and one
+  // that shares main with the first (so the store shares its callsite).
+  p.stacks = {CallStack{{0, 4, 5}}, CallStack{{1, 6, 7}}, CallStack{{4, 5}}};
+  p.leaks = {LeakSite{5, 0, 0, false, 10, 10 * kMiB},  // largest first
+             LeakSite{6, 1, 1, true, 1, 8 * kMiB},
+             LeakSite{0, 3, kNone, true, 2, 4096},
+             LeakSite{6, 2, kNone, false, 3, 3072}};
+
+  Completeness& c = p.completeness;
+  c.scopes_recorded = 90;
+  c.spans_kept = 90;
+  c.buffer_policy = "keep-first";
+  c.memory_cap_bytes = 64 * kMiB;
+  c.overhead_per_scope_ns = 20.0;
+  c.overhead_total_ns = 1800;
+
+  Diagnostic untracked;
+  untracked.kind = DiagnosticKind::HeapTracking;
+  untracked.severity = Severity::Info;
+  untracked.count = 1;
+  untracked.message = "1 free of a block allocated before heap tracking started was ignored.";
+  p.diagnostics = {untracked};
+  return p;
+}
+
 }  // namespace nnprof::testing

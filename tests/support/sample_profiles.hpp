@@ -52,6 +52,26 @@ inline const std::string kWeirdName = "load, \"batch\" | 1\nnext";
 /// two diagnostics; the tree's children are stored out of time order.
 Profile export_profile();
 
+/// The string ids of heap_profile's scopes.
+enum HeapString : StringId { kHeapStep, kHeapForward, kHeapMatmul, kHeapBackward, kHeapOptimizer, kHeapLoad };
+
+/// A profile with automatic heap tracking (and no named memory counters), 1 s long:
+///
+///     main:   train_step (10 x 50 ms)            heap: 640 KiB in 10 allocs, frees 72.6 MiB
+///               forward (10 x 20 ms)                   20 MiB in 10 allocs (freed by backward)
+///                 matmul (40 x 3 ms)                   40 MiB in 40 allocs, all freed; the peak is here
+///               backward (10 x 25 ms)                  12.5 MiB in 100 allocs, frees 32.5 MiB
+///               optimizer_step (10 x 4 ms)             10 MiB in 10 allocs, never freed (leaked)
+///     loader: load_batch (10 x 10 ms)                  80 MiB + 3 KiB in 13 allocs; one 8 MiB batch
+///                                                      still referenced, 3 x 1 KiB leaked
+///     outside any scope                                4 KiB in 2 allocs, still referenced
+///
+/// 163 MiB allocated in 185 allocations, 145 MiB freed in 169 frees; peak 22.0 MiB at
+/// 948.5 ms on main in train_step > forward > matmul. Four leak sites (frames with file and
+/// line, one unsymbolized, two sampled stacks), 50 timeline samples every 20 ms in which heap
+/// and RSS grow by 1 MiB every 100 ms.
+Profile heap_profile();
+
 // ---- recorded -----------------------------------------------------------------------
 
 /// A whole number of synthetic steps on 4 threads, just over a million spans.

@@ -14,5 +14,6 @@ Action add_demo_command(CLI::App& app);
 Action add_report_command(CLI::App& app);
 Action add_export_command(CLI::App& app);
 Action add_query_command(CLI::App& app);
+Action add_record_command(CLI::App& app);
 
 }  // namespace nnprof::cli

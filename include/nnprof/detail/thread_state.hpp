@@ -67,6 +67,7 @@ struct Node {
   Node* hint = nullptr;          // owner only: the child entered last
   std::uint32_t index = 0;
   std::uint32_t depth = 0;
+  std::uint32_t thread = 0;  ///< index of the owning thread in its session
   // Statistics in ticks. Variance uses sums of deviations from the first duration (shift),
   // which stays exact where a plain sum of squares would cancel catastrophically.
   std::atomic<std::uint64_t> count{0};
@@ -82,6 +83,17 @@ struct Node {
   std::atomic<std::uint64_t> alloc_count{0};
   std::atomic<std::uint64_t> free_bytes{0};
   std::atomic<std::uint64_t> free_count{0};
+  // Heap blocks (automatic heap tracking). Written by the owner, except heap_released_remote_*,
+  // which threads that free a block this node allocated add to.
+  std::atomic<std::uint64_t> heap_alloc_bytes{0};
+  std::atomic<std::uint64_t> heap_alloc_count{0};
+  std::atomic<std::uint64_t> heap_free_bytes{0};  // freed while this node was innermost
+  std::atomic<std::uint64_t> heap_free_count{0};
+  std::atomic<std::uint64_t> heap_released_bytes{0};  // of the blocks allocated here, freed by the owner
+  std::atomic<std::uint64_t> heap_released_count{0};
+  std::atomic<std::uint64_t> heap_released_remote_bytes{0};  // ... freed by other threads
+  std::atomic<std::uint64_t> heap_released_remote_count{0};
+  std::atomic<std::uint64_t> heap_peak_live{0};
   std::atomic<HistogramRow*> rows[kHistogramRows] = {};
 };
 

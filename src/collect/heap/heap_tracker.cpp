@@ -1,0 +1,677 @@
+#include "collect/heap/heap_tracker.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "collect/heap/heap_hooks_abi.hpp"
+#include "collect/heap/reachability.hpp"
+#include "collect/stack/stack_capture.hpp"
+#include "nnprof/detail/clock_read.hpp"
+#include "nnprof/error.hpp"
+#include "record/internal_allocations.hpp"
+#include "record/session.hpp"
+#include "record/thread_ops.hpp"
+#include "record/thread_record.hpp"
+
+namespace nnprof::detail {
+
+constinit std::atomic<bool> g_heap_tracking{false};
+
+namespace {
+
+struct LoadedHooks {
+  std::atomic<bool> loaded{false};
+  const char* library = nullptr;
+  void* malloc_entry = nullptr;
+};
+constinit LoadedHooks g_hooks;
+
+std::mutex& start_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+constexpr std::size_t kMaxSamples = 1'000'000;  // ~28 h at the default 100 ms
+constexpr std::size_t kMaxLeakGroups = 10'000;
+constexpr int kMaxStackDepth = 128;
+
+// /proc/self/status without allocating: VmRSS and VmHWM in bytes.
+struct ProcessMemory {
+  std::uint64_t rss = 0, hwm = 0;
+};
+
+std::uint64_t status_field_kib(std::string_view text, std::string_view key) {
+  const auto at = text.find(key);
+  if (at == std::string_view::npos) return 0;
+  std::uint64_t v = 0;
+  for (std::size_t i = at + key.size(); i < text.size() && text[i] != '\n'; ++i)
+    if (text[i] >= '0' && text[i] <= '9') v = v * 10 + static_cast<std::uint64_t>(text[i] - '0');
+  return v;
+}
+
+ProcessMemory read_process_memory() noexcept {
+  char buf[4096];
+  const int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  const ssize_t n = read(fd, buf, sizeof buf);
+  close(fd);
+  if (n <= 0) return {};
+  const std::string_view text(buf, static_cast<std::size_t>(n));
+  return {status_field_kib(text, "VmRSS:") * 1024, status_field_kib(text, "VmHWM:") * 1024};
+}
+
+std::uint64_t xorshift(std::uint64_t& s) noexcept {
+  s ^= s << 13;
+  s ^= s >> 7;
+  s ^= s << 17;
+  return s;
+}
+
+std::string module_of(const void* address) {
+  Dl_info info{};
+  if (dladdr(address, &info) != 0 && info.dli_fname != nullptr && info.dli_fname[0] != '\0') return info.dli_fname;
+  return "the executable";
+}
+
+}  // namespace
+
+std::size_t HeapTracker::StackHash::operator()(const std::vector<std::uintptr_t>& s) const noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (std::uintptr_t pc : s) h = (h ^ pc) * 0x100000001b3ull;
+  return static_cast<std::size_t>(h);
+}
+
+void install_fork_handlers() {
+  pthread_atfork([] { HeapTracker::instance().mu_.lock(); },
+                 [] {
+                   HeapTracker& t = HeapTracker::instance();
+                   t.mu_.unlock();
+                   t.note_fork();
+                 },
+                 [] {
+                   HeapTracker& t = HeapTracker::instance();
+                   t.mu_.unlock();
+                   t.forked_child();
+                 });
+}
+
+HeapTracker& HeapTracker::instance() {
+  // Never destroyed (hooks may run during static destruction); built on first use.
+  static HeapTracker* tracker = [] {
+    InternalAllocations internal;
+    auto* t = new HeapTracker;
+    install_fork_handlers();
+    return t;
+  }();
+  return *tracker;
+}
+
+void HeapTracker::note_fork() noexcept {
+  if (active()) forks_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void HeapTracker::forked_child() noexcept {
+  // The child has only the forking thread: no sampler, and a session whose other threads are
+  // gone. It is not tracked; a child that execs is profiled afresh by the preload agent.
+  active_.store(false, std::memory_order_release);
+  g_heap_tracking.store(false, std::memory_order_release);
+}
+
+// ---- start / stop ------------------------------------------------------------------------
+
+std::uint64_t HeapTracker::start(Profiler& profiler, const MemoryTrackingOptions& options) {
+  InternalAllocations internal;
+  std::string why;
+  const bool hooks_ok = heap_hooks_available(&why);
+  if (!hooks_ok && !(options.partial_ok && g_hooks.loaded.load(std::memory_order_acquire))) throw Error(why);
+  if (profiler.core().session == nullptr) throw Error("heap tracking needs a running profiler");
+
+  std::lock_guard start_lock(start_mutex());
+  if (active()) {
+    throw Error(
+        "heap tracking is already on in this process; stop the other nnprof::MemoryTracking (destroy it) "
+        "before starting a new one");
+  }
+  if (sampler_.joinable()) sampler_.join();
+  {
+    std::lock_guard lock(mu_);
+    table_.clear();
+    current_.store(0, std::memory_order_relaxed);
+    peak_.store(0, std::memory_order_relaxed);
+    peak_ticks_ = 0;
+    peak_node_ = nullptr;
+    peak_thread_ = ~std::uint32_t{0};
+    threads_.clear();
+    stack_ids_.clear();
+    stacks_.clear();
+    stacks_dropped_ = 0;
+    samples_.clear();
+    warnings_.clear();
+    forks_.store(0, std::memory_order_relaxed);
+    if (!hooks_ok) warnings_.push_back(why);
+    options_ = options;
+    core_ = &profiler.core();
+    start_ticks_ = read_ticks();
+    rss_initial_ = read_process_memory().rss;
+    sampler_stop_ = false;
+  }
+  collect::stack_capture_init();
+  own_code_.clear();
+  for (const void* in : {reinterpret_cast<const void*>(&heap_on_alloc), static_cast<const void*>(g_hooks.malloc_entry)}) {
+    if (in == nullptr) continue;
+    // The whole text of the module holding `in`, so that its frames can be trimmed.
+    struct Find {
+      std::uintptr_t address;
+      CodeRange range;
+    } find{reinterpret_cast<std::uintptr_t>(in), {}};
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, std::size_t, void* data) {
+          auto* f = static_cast<Find*>(data);
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            const auto& ph = info->dlpi_phdr[i];
+            if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
+            const std::uintptr_t b = info->dlpi_addr + ph.p_vaddr;
+            if (f->address >= b && f->address < b + ph.p_memsz) {
+              f->range = {b, b + ph.p_memsz};
+              return 1;
+            }
+          }
+          return 0;
+        },
+        &find);
+    if (find.range.end != 0) own_code_.push_back(find.range);
+  }
+  source_ = std::make_shared<TrackedHeap>();
+  core_->session->set_heap_source(source_);
+  const std::uint64_t run = epoch_.fetch_add(1, std::memory_order_acq_rel) + 1;  // threads attach anew
+  active_.store(true, std::memory_order_release);
+  g_heap_tracking.store(true, std::memory_order_release);
+  sampler_ = std::thread([this] { sampler_main(); });
+  return run;
+}
+
+void HeapTracker::stop(std::uint64_t run) noexcept {
+  InternalAllocations internal;
+  std::lock_guard start_lock(start_mutex());
+  if (!active() || (run != 0 && run != epoch_.load(std::memory_order_acquire))) return;
+  g_heap_tracking.store(false, std::memory_order_release);
+  active_.store(false, std::memory_order_release);
+  {
+    std::lock_guard lock(sampler_mu_);
+    sampler_stop_ = true;
+  }
+  sampler_cv_.notify_all();
+  if (sampler_.joinable()) sampler_.join();
+  try {
+    take_sample();  // the last point of the timeline: the moment tracking stopped
+    RawHeap frozen;
+    snapshot(frozen);
+    source_->freeze(std::move(frozen));
+  } catch (...) {
+    // Out of memory while freezing: later snapshots show no heap rather than a wrong one.
+    source_->freeze(RawHeap{});
+  }
+  source_.reset();
+}
+
+HeapCounters HeapTracker::counters() const noexcept {
+  HeapCounters c;
+  std::lock_guard lock(mu_);
+  std::int64_t current = current_.load(std::memory_order_relaxed);
+  for (const HeapThread* t : threads_) current += t->pending.load(std::memory_order_relaxed);
+  c.current_bytes = current > 0 ? static_cast<std::uint64_t>(current) : 0;
+  c.peak_bytes = std::max<std::uint64_t>(static_cast<std::uint64_t>(std::max<std::int64_t>(peak_, 0)), c.current_bytes);
+  for (const HeapThread* t : threads_) {
+    // Totals live in the call-tree nodes of each thread.
+    const ThreadPrivate& p = *t->ts->priv;
+    const std::uint32_t n = p.node_count.load(std::memory_order_acquire);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      RawNodeHeap h;
+      read_heap_fields(*p.node_at(i), h);
+      c.alloc_bytes += h.alloc_bytes;
+      c.alloc_count += h.alloc_count;
+      c.free_count += h.free_count;
+      c.current_blocks += h.retained_blocks;
+    }
+  }
+  return c;
+}
+
+// ---- the hot path ------------------------------------------------------------------------
+
+HeapThread* HeapTracker::current_thread() noexcept {
+  HeapThreadTls& tls = tls_heap;
+  if (tls.internal != 0) [[unlikely]]
+    return nullptr;
+  if (tls.epoch == epoch_.load(std::memory_order_relaxed)) [[likely]]
+    return static_cast<HeapThread*>(tls.thread);
+  return attach();
+}
+
+HeapThread* HeapTracker::attach() noexcept {
+  InternalAllocations internal;
+  if (!active()) return nullptr;
+  ThreadState* ts = attach_thread(*core_);
+  if (ts == nullptr) return nullptr;  // the thread is exiting
+  auto* t = static_cast<HeapThread*>(tls_heap.thread);
+  try {
+    std::lock_guard lock(mu_);
+    if (t == nullptr) {
+      t = new HeapThread;
+      all_threads_.push_back(t);
+    }
+    threads_.push_back(t);
+  } catch (...) {
+    return nullptr;
+  }
+  t->ts = ts;
+  t->index = ts->priv->index;
+  t->pending.store(0, std::memory_order_relaxed);
+  t->claims = 0;
+  t->untracked_frees.store(0, std::memory_order_relaxed);
+  t->untracked_allocs.store(0, std::memory_order_relaxed);
+  const collect::MemoryRange stack = collect::current_thread_stack();
+  t->stack_begin = stack.begin;
+  t->stack_end = stack.end;
+  t->rng = (static_cast<std::uint64_t>(ts->priv->os_tid) << 32) ^ read_ticks() ^ 0x9E3779B97F4A7C15ull;
+  if (t->rng == 0) t->rng = 1;
+  reset_countdown(*t);
+  tls_heap.thread = t;
+  tls_heap.epoch = epoch_.load(std::memory_order_acquire);
+  return t;
+}
+
+void HeapTracker::reset_countdown(HeapThread& t) noexcept {
+  const std::uint64_t mean = options_.stack_sample_bytes;
+  if (mean == 0) {
+    t.countdown = std::numeric_limits<std::int64_t>::max();
+  } else if (mean == 1) {
+    t.countdown = 0;  // every allocation of at least one byte
+  } else {
+    // Exponential gaps make every byte equally likely to be sampled (a Poisson process over
+    // allocated bytes), so a block of size s is sampled with probability 1 - exp(-s/mean).
+    const double u = static_cast<double>(xorshift(t.rng) >> 11) * 0x1p-53;
+    t.countdown = static_cast<std::int64_t>(-std::log1p(-u) * static_cast<double>(mean)) + 1;
+  }
+}
+
+bool HeapTracker::in_own_code(std::uintptr_t pc) const noexcept {
+  for (const CodeRange& r : own_code_)
+    if (pc >= r.begin && pc < r.end) return true;
+  return false;
+}
+
+std::uint32_t HeapTracker::sample_stack(HeapThread& t) noexcept {
+  // Before unwinding: the unwinder allocates its thread-local cache on first use.
+  InternalAllocations internal;
+  reset_countdown(t);
+  std::uintptr_t pcs[kMaxStackDepth];
+  const int max = std::min<int>(kMaxStackDepth, static_cast<int>(options_.max_stack_depth));
+  const int n = collect::capture_stack(pcs, max, 0);
+  int first = 0;
+  while (first < n && in_own_code(pcs[first])) ++first;  // the hooks and the tracker itself
+  if (first == n) return 0;
+  try {
+    std::vector<std::uintptr_t> key(pcs + first, pcs + n);
+    std::lock_guard lock(mu_);
+    if (auto it = stack_ids_.find(key); it != stack_ids_.end()) return it->second;
+    if (stacks_.size() >= collect::LiveTable::kMaxStackId) {
+      ++stacks_dropped_;
+      return 0;
+    }
+    stacks_.push_back(key);
+    const auto id = static_cast<std::uint32_t>(stacks_.size());
+    stack_ids_.emplace(std::move(key), id);
+    return id;
+  } catch (...) {
+    return 0;
+  }
+}
+
+void HeapTracker::on_alloc(void* block, std::size_t size, std::uintptr_t caller) noexcept {
+  if (block == nullptr) return;
+  HeapThread* t = current_thread();
+  if (t == nullptr) return;
+  Node* node = t->ts->top->node.load(std::memory_order_relaxed);
+  std::uint32_t stack = 0;
+  t->countdown -= static_cast<std::int64_t>(size);
+  if (t->countdown < 0) [[unlikely]]
+    stack = sample_stack(*t);
+  if (!table_.insert(reinterpret_cast<std::uintptr_t>(block), {size, node, caller, stack}, t->claims)) [[unlikely]] {
+    single_writer_add(t->untracked_allocs, std::uint64_t{1});
+    return;
+  }
+  record_alloc(*t, node, size);
+}
+
+void HeapTracker::record_alloc(HeapThread& t, Node* node, std::uint64_t size) noexcept {
+  constexpr auto rx = std::memory_order_relaxed;
+  const std::uint64_t allocated = node->heap_alloc_bytes.load(rx) + size;
+  node->heap_alloc_bytes.store(allocated, rx);
+  single_writer_add(node->heap_alloc_count, std::uint64_t{1});
+  const std::uint64_t released = node->heap_released_bytes.load(rx) + node->heap_released_remote_bytes.load(rx);
+  if (allocated > released && allocated - released > node->heap_peak_live.load(rx))
+    node->heap_peak_live.store(allocated - released, rx);
+  const std::int64_t pending = t.pending.load(rx) + static_cast<std::int64_t>(size);
+  t.pending.store(pending, rx);
+  // Flush when the batch is full, or when it might make a new peak: the peak is then exact
+  // for this thread, and in steady state (below the peak) no shared line is written.
+  if (pending >= kFlushBytes || current_.load(rx) + pending > peak_.load(rx)) flush(t, node);
+}
+
+void HeapTracker::flush(HeapThread& t, Node* node) noexcept {
+  const std::int64_t delta = t.pending.load(std::memory_order_relaxed);
+  t.pending.store(0, std::memory_order_relaxed);
+  const std::int64_t total = current_.fetch_add(delta, std::memory_order_relaxed) + delta;
+  if (delta > 0 && total > peak_.load(std::memory_order_relaxed)) note_peak(total, t, node);
+}
+
+void HeapTracker::note_peak(std::int64_t total, HeapThread& t, Node* node) noexcept {
+  std::int64_t peak = peak_.load(std::memory_order_relaxed);
+  while (total > peak)
+    if (peak_.compare_exchange_weak(peak, total, std::memory_order_relaxed)) break;
+  if (total < peak) return;
+  while (peak_lock_.exchange(true, std::memory_order_acquire)) {
+  }
+  if (peak_.load(std::memory_order_relaxed) == total) {  // still the highest: describe it
+    peak_ticks_ = read_ticks();
+    peak_node_ = node;
+    peak_thread_ = t.index;
+  }
+  peak_lock_.store(false, std::memory_order_release);
+}
+
+void HeapTracker::restore(void* block, const collect::LiveBlockInfo& info) noexcept {
+  std::uint32_t claims = 0;  // one slot: too few to matter for the occupancy estimate
+  table_.insert(reinterpret_cast<std::uintptr_t>(block), info, claims);
+}
+
+bool HeapTracker::take(void* block, collect::LiveBlockInfo& info) noexcept {
+  return block != nullptr && table_.remove(reinterpret_cast<std::uintptr_t>(block), info);
+}
+
+void HeapTracker::on_free(void* block) noexcept {
+  if (block == nullptr) return;
+  collect::LiveBlockInfo info;
+  if (!table_.remove(reinterpret_cast<std::uintptr_t>(block), info)) {
+    // Allocated before tracking started, or by nnprof itself.
+    if (HeapThread* t = current_thread()) single_writer_add(t->untracked_frees, std::uint64_t{1});
+    return;
+  }
+  release(info);
+}
+
+void HeapTracker::release(const collect::LiveBlockInfo& info) noexcept {
+  constexpr auto rx = std::memory_order_relaxed;
+  Node* owner = info.node;
+  HeapThread* t = current_thread();
+  if (t == nullptr) {
+    // nnprof's own code, or a thread that is exiting, frees a tracked block.
+    owner->heap_released_remote_bytes.fetch_add(info.size, rx);
+    owner->heap_released_remote_count.fetch_add(1, rx);
+    current_.fetch_sub(static_cast<std::int64_t>(info.size), rx);
+    return;
+  }
+  Node* here = t->ts->top->node.load(rx);
+  single_writer_add(here->heap_free_bytes, info.size);
+  single_writer_add(here->heap_free_count, std::uint64_t{1});
+  if (owner->thread == t->index) {
+    single_writer_add(owner->heap_released_bytes, info.size);
+    single_writer_add(owner->heap_released_count, std::uint64_t{1});
+  } else {
+    owner->heap_released_remote_bytes.fetch_add(info.size, rx);
+    owner->heap_released_remote_count.fetch_add(1, rx);
+  }
+  const std::int64_t pending = t->pending.load(rx) - static_cast<std::int64_t>(info.size);
+  t->pending.store(pending, rx);
+  if (pending <= -kFlushBytes) flush(*t, here);
+}
+
+// ---- the memory timeline -----------------------------------------------------------------
+
+void HeapTracker::sampler_main() {
+  InternalAllocations internal;  // for the life of the thread
+  set_current_thread_name("nnprof heap");
+  std::unique_lock lock(sampler_mu_);
+  for (;;) {
+    lock.unlock();
+    take_sample();
+    lock.lock();
+    if (sampler_cv_.wait_for(lock, options_.interval, [this] { return sampler_stop_; })) return;
+  }
+}
+
+void HeapTracker::take_sample() {
+  const ProcessMemory mem = read_process_memory();
+  std::lock_guard lock(mu_);
+  std::int64_t heap = current_.load(std::memory_order_relaxed);
+  for (const HeapThread* t : threads_) heap += t->pending.load(std::memory_order_relaxed);
+  if (samples_.size() >= kMaxSamples) return;
+  samples_.push_back(RawHeapSample{read_ticks(), heap > 0 ? static_cast<std::uint64_t>(heap) : 0, mem.rss, mem.hwm});
+}
+
+// ---- snapshots ---------------------------------------------------------------------------
+
+void HeapTracker::collect_leaks(RawHeap& out) {
+  struct Key {
+    const Node* node;
+    std::uintptr_t caller;
+    std::uint32_t stack;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const noexcept {
+      return std::hash<const void*>()(k.node) ^ (k.caller * 0x9E3779B97F4A7C15ull) ^ (std::size_t{k.stack} << 40);
+    }
+  };
+  struct Block {
+    std::uintptr_t address;
+    std::uint64_t size;
+    std::uint32_t group;
+  };
+  std::unordered_map<Key, std::uint32_t, KeyHash> group_of;
+  std::vector<Key> keys;
+  std::vector<Block> blocks;
+  table_.for_each([&](std::uintptr_t address, const collect::LiveBlockInfo& info) {
+    if (info.node == nullptr) return;  // a slot caught between claim and fill
+    const Key k{info.node, info.caller, info.stack};
+    auto [it, inserted] = group_of.try_emplace(k, static_cast<std::uint32_t>(keys.size()));
+    if (inserted) keys.push_back(k);
+    blocks.push_back(Block{address, info.size, it->second});
+  });
+  out.current_blocks = blocks.size();
+  out.current_bytes = 0;
+  for (const Block& b : blocks) out.current_bytes += b.size;
+
+  std::vector<bool> reachable(blocks.size(), false);
+  if (options_.find_leaks && !blocks.empty()) {
+    std::sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) { return a.address < b.address; });
+    std::vector<collect::LiveBlock> live;
+    live.reserve(blocks.size());
+    for (const Block& b : blocks) live.push_back(collect::LiveBlock{b.address, b.size});
+    // Roots: global data of every module but nnprof's own, and the stacks of live threads.
+    std::vector<std::uintptr_t> own;
+    for (const CodeRange& r : own_code_) own.push_back(r.begin);
+    std::vector<collect::MemoryRange> roots = collect::global_data_ranges(own);
+    const auto here = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+    {
+      std::lock_guard lock(mu_);
+      for (const HeapThread* t : threads_) {
+        if (t->stack_end == 0 || t->ts->priv->exited.load(std::memory_order_acquire)) continue;
+        if (here >= t->stack_begin && here < t->stack_end) continue;  // this thread: below
+        roots.push_back(collect::MemoryRange{t->stack_begin, t->stack_end});
+      }
+    }
+    // The calling thread's live frames only: below them lie stale values of returned calls.
+    const collect::MemoryRange mine = collect::current_thread_stack();
+    if (mine.end > here) roots.push_back(collect::MemoryRange{here, mine.end});
+    reachable = collect::find_reachable(live, roots);
+    out.reachability_checked = true;
+  }
+
+  // Groups split by reachability, largest first.
+  std::unordered_map<std::uint64_t, std::size_t> out_index;
+  std::vector<RawLeakGroup> groups;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const Block& b = blocks[i];
+    const bool r = reachable[i];
+    const std::uint64_t id = (std::uint64_t{b.group} << 1) | (r ? 1 : 0);
+    auto [it, inserted] = out_index.try_emplace(id, groups.size());
+    if (inserted) {
+      const Key& k = keys[b.group];
+      groups.push_back(RawLeakGroup{k.node->thread, k.node->index, k.caller, k.stack, r, 0, 0});
+    }
+    RawLeakGroup& g = groups[it->second];
+    ++g.blocks;
+    g.bytes += b.size;
+    (r ? out.reachable_blocks : out.leaked_blocks) += 1;
+    (r ? out.reachable_bytes : out.leaked_bytes) += b.size;
+  }
+  std::sort(groups.begin(), groups.end(), [](const RawLeakGroup& a, const RawLeakGroup& b) {
+    if (a.reachable != b.reachable) return !a.reachable;  // leaks before still-reachable blocks
+    return a.bytes > b.bytes;
+  });
+  if (groups.size() > kMaxLeakGroups) {
+    out.warnings.push_back(fmt::format("{} allocation sites still held memory; only the {} largest are kept",
+                                       groups.size(), kMaxLeakGroups));
+    groups.resize(kMaxLeakGroups);
+  }
+  out.leaks = std::move(groups);
+}
+
+void HeapTracker::snapshot(RawHeap& out) {
+  InternalAllocations internal;
+  out = RawHeap{};
+  out.tracked = true;
+  out.source = options_.source;
+  out.stack_sample_bytes = options_.stack_sample_bytes;
+  out.interval_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(options_.interval).count());
+  out.peak_resolution_bytes = static_cast<std::uint64_t>(kFlushBytes);
+  collect_leaks(out);
+  const ProcessMemory mem = read_process_memory();
+  out.rss_initial = rss_initial_;
+  out.rss_final = mem.rss;
+  out.rss_peak = mem.hwm;
+  while (peak_lock_.exchange(true, std::memory_order_acquire)) {
+  }
+  const std::int64_t peak = peak_.load(std::memory_order_relaxed);
+  const Node* peak_node = peak_node_;
+  out.peak_ticks = peak_ticks_;
+  out.peak_thread = peak_thread_;
+  peak_lock_.store(false, std::memory_order_release);
+  out.peak_bytes = peak > 0 ? static_cast<std::uint64_t>(peak) : 0;
+  if (peak_node != nullptr) out.peak_node = peak_node->index;
+  if (out.current_bytes > out.peak_bytes) {  // below the flush threshold, the table is exact
+    out.peak_bytes = out.current_bytes;
+    out.peak_ticks = read_ticks();
+    out.peak_node = 0;
+    out.peak_thread = ~std::uint32_t{0};
+  }
+  std::lock_guard lock(mu_);
+  out.peak_resolution_bytes = static_cast<std::uint64_t>(kFlushBytes) * std::max<std::size_t>(threads_.size(), 1);
+  for (const HeapThread* t : threads_) {
+    out.untracked_frees += t->untracked_frees.load(std::memory_order_relaxed);
+    out.untracked_allocs += t->untracked_allocs.load(std::memory_order_relaxed);
+  }
+  out.samples = samples_;
+  out.stacks = stacks_;
+  out.warnings.insert(out.warnings.end(), warnings_.begin(), warnings_.end());
+  if (stacks_dropped_ > 0)
+    out.warnings.push_back(fmt::format("{} sampled stacks were not kept: the limit of {} distinct stacks was reached",
+                                       stacks_dropped_, collect::LiveTable::kMaxStackId));
+  if (out.untracked_allocs > 0)
+    out.warnings.push_back(fmt::format(
+        "{} allocations were not tracked because no memory could be mapped for the live-allocation table",
+        out.untracked_allocs));
+  if (const std::uint64_t forks = forks_.load(std::memory_order_relaxed); forks > 0)
+    out.warnings.push_back(fmt::format(
+        "the process forked {} time(s); a child that does not exec is not tracked (one that execs is profiled on "
+        "its own under `nnprof record`)",
+        forks));
+}
+
+void TrackedHeap::snapshot_heap(RawHeap& out) {
+  std::lock_guard lock(mu_);
+  if (frozen_)
+    out = heap_;
+  else
+    HeapTracker::instance().snapshot(out);
+}
+
+void TrackedHeap::freeze(RawHeap heap) {
+  std::lock_guard lock(mu_);
+  heap_ = std::move(heap);
+  frozen_ = true;
+}
+
+// ---- the hooks' entry points -------------------------------------------------------------
+
+void heap_on_alloc(void* block, std::size_t size, const void* caller) noexcept {
+  HeapTracker::instance().on_alloc(block, size, reinterpret_cast<std::uintptr_t>(caller));
+}
+
+void heap_on_free(void* block) noexcept { HeapTracker::instance().on_free(block); }
+
+HeapBlockToken heap_realloc_begin(void* old_block) noexcept {
+  collect::LiveBlockInfo info;
+  HeapBlockToken token;
+  if (HeapTracker::instance().take(old_block, info)) token = {true, info.size, info.node, info.caller, info.stack};
+  return token;
+}
+
+void heap_realloc_end(const HeapBlockToken& old, void* old_block, void* new_block, std::size_t size,
+                      const void* caller) noexcept {
+  HeapTracker& tracker = HeapTracker::instance();
+  const collect::LiveBlockInfo info{old.size, static_cast<Node*>(old.node), old.caller, old.stack};
+  if (new_block == nullptr && size != 0) {
+    if (old.found) tracker.restore(old_block, info);  // failed: the old block is still there
+    return;
+  }
+  if (old.found) tracker.release(info);
+  tracker.on_alloc(new_block, size, reinterpret_cast<std::uintptr_t>(caller));
+}
+
+void heap_hooks_loaded(const HeapHooksInfo& info) noexcept {
+  g_hooks.library = info.library;
+  g_hooks.malloc_entry = info.malloc_entry;
+  g_hooks.loaded.store(true, std::memory_order_release);
+}
+
+}  // namespace nnprof::detail
+
+namespace nnprof {
+
+bool heap_hooks_available(std::string* why) {
+  using detail::g_hooks;
+  if (!g_hooks.loaded.load(std::memory_order_acquire)) {
+    if (why != nullptr)
+      *why =
+          "heap tracking needs nnprof's allocation hooks, which are not loaded in this process: link the CMake "
+          "target nnprof::memory (libnnprof_memory.so), or run the program under `nnprof record --memory`";
+    return false;
+  }
+  void* resolved = dlsym(RTLD_DEFAULT, "malloc");
+  if (resolved != g_hooks.malloc_entry) {
+    if (why != nullptr)
+      *why = fmt::format(
+          "malloc in this process resolves to {} rather than to nnprof's hooks in {}: another allocator (a "
+          "sanitizer such as ASan or TSan, or an allocator linked into the executable) takes precedence, so heap "
+          "tracking would miss allocations; profile a build without it",
+          detail::module_of(resolved), g_hooks.library != nullptr ? g_hooks.library : "the hooks library");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace nnprof

@@ -1,0 +1,140 @@
+// The heap tracker: the process-wide receiver of the allocation hooks. It attributes every
+// block to the innermost open scope of the allocating thread, keeps the live table, the
+// heap-in-use and peak, sampled stacks and the memory timeline, and hands a RawHeap to
+// snapshots of the profiler it tracks into.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "collect/heap/live_table.hpp"
+#include "nnprof/memory.hpp"
+#include "record/heap_source.hpp"
+#include "record/raw_snapshot.hpp"
+
+namespace nnprof::detail {
+
+class TrackedHeap;
+
+/// The tracker's state for one thread of one tracking run.
+struct HeapThread {
+  ThreadState* ts = nullptr;  ///< the tracked profiler's state for this thread
+  std::uint32_t index = 0;    ///< thread index in that profiler's session
+  std::atomic<std::int64_t> pending{0};  ///< heap change not yet added to the global counter
+  std::int64_t countdown = 0;            ///< bytes until the next sampled stack
+  std::uint64_t rng = 0;
+  std::uint32_t claims = 0;              ///< live-table slots taken, not yet reported
+  std::atomic<std::uint64_t> untracked_frees{0};
+  std::atomic<std::uint64_t> untracked_allocs{0};
+  std::uintptr_t stack_begin = 0, stack_end = 0;  ///< the thread's stack, a root for leak checks
+};
+
+class HeapTracker {
+ public:
+  /// The one tracker of the process (the hooks are process-wide). Never destroyed: hooks may
+  /// run in static destructors after everything else is gone.
+  static HeapTracker& instance();
+
+  /// Starts tracking into `profiler`; returns the heap source its session now reads.
+  /// Throws nnprof::Error when the hooks are missing or tracking already runs.
+  /// Returns the run id (see MemoryTrackingOptions::partial_ok).
+  std::uint64_t start(Profiler& profiler, const MemoryTrackingOptions& options);
+  /// Stops run `run` (0: whichever runs); the profiler's later snapshots show the heap as it
+  /// was at this moment.
+  void stop(std::uint64_t run = 0) noexcept;
+  [[nodiscard]] bool active() const noexcept { return active_.load(std::memory_order_acquire); }
+  [[nodiscard]] HeapCounters counters() const noexcept;
+
+  // The hooks' entry points (see heap_hooks_abi.hpp).
+  void on_alloc(void* block, std::size_t size, std::uintptr_t caller) noexcept;
+  void on_free(void* block) noexcept;
+  bool take(void* block, collect::LiveBlockInfo& info) noexcept;
+  void release(const collect::LiveBlockInfo& info) noexcept;  // account for a block taken out
+  void restore(void* block, const collect::LiveBlockInfo& info) noexcept;  // put one back
+
+  /// Fills `out` with the heap as it is now.
+  void snapshot(RawHeap& out);
+
+  /// The flush threshold: a thread adds its heap change to the global counter when it passes
+  /// this many bytes (or may set a new peak), so the peak is exact to within this per thread.
+  static constexpr std::int64_t kFlushBytes = 64 * 1024;
+
+ private:
+  HeapTracker() = default;
+  HeapThread* current_thread() noexcept;
+  HeapThread* attach() noexcept;
+  void record_alloc(HeapThread& t, Node* node, std::uint64_t size) noexcept;
+  void flush(HeapThread& t, Node* node) noexcept;
+  void note_peak(std::int64_t total, HeapThread& t, Node* node) noexcept;
+  std::uint32_t sample_stack(HeapThread& t) noexcept;
+  void reset_countdown(HeapThread& t) noexcept;
+  void sampler_main();
+  void take_sample();
+  void collect_leaks(RawHeap& out);
+  void note_fork() noexcept;
+  void forked_child() noexcept;
+  bool in_own_code(std::uintptr_t pc) const noexcept;
+
+  // Read by every hook.
+  std::atomic<bool> active_{false};
+  std::atomic<std::uint64_t> epoch_{0};
+  SessionCore* core_ = nullptr;
+  MemoryTrackingOptions options_;
+  std::uint64_t start_ticks_ = 0;
+  collect::LiveTable table_;
+
+  alignas(64) std::atomic<std::int64_t> current_{0};  // flushed heap in use
+  std::atomic<std::int64_t> peak_{0};
+  std::atomic<bool> peak_lock_{false};
+  std::uint64_t peak_ticks_ = 0;
+  Node* peak_node_ = nullptr;
+  std::uint32_t peak_thread_ = ~std::uint32_t{0};
+
+  alignas(64) mutable std::mutex mu_;  // threads_, stacks_, samples_
+  std::vector<HeapThread*> threads_;  // this run's threads
+  std::vector<HeapThread*> all_threads_;  // every HeapThread ever made (reused across runs)
+  struct StackHash {
+    std::size_t operator()(const std::vector<std::uintptr_t>& s) const noexcept;
+  };
+  std::unordered_map<std::vector<std::uintptr_t>, std::uint32_t, StackHash> stack_ids_;
+  std::vector<std::vector<std::uintptr_t>> stacks_;
+  std::uint64_t stacks_dropped_ = 0;
+  std::vector<RawHeapSample> samples_;
+  std::uint64_t rss_initial_ = 0;
+  std::vector<std::string> warnings_;
+  std::shared_ptr<TrackedHeap> source_;
+  std::atomic<std::uint64_t> forks_{0};
+  struct CodeRange {
+    std::uintptr_t begin = 0, end = 0;
+  };
+  std::vector<CodeRange> own_code_;  // libnnprof and the hooks: trimmed from sampled stacks
+
+  std::mutex sampler_mu_;
+  std::condition_variable sampler_cv_;
+  bool sampler_stop_ = false;
+  std::thread sampler_;
+
+  friend class TrackedHeap;
+  friend void install_fork_handlers();
+};
+
+/// The heap source a tracked session reads: the live tracker while it runs, then the heap
+/// as it was when tracking stopped.
+class TrackedHeap : public HeapSource {
+ public:
+  void snapshot_heap(RawHeap& out) override;
+  void freeze(RawHeap heap);
+
+ private:
+  std::mutex mu_;
+  bool frozen_ = false;
+  RawHeap heap_;
+};
+
+}  // namespace nnprof::detail

@@ -1,0 +1,110 @@
+// The live allocation table: every tracked heap block that has not been freed yet, keyed by
+// its address, with its size, allocating call-tree node, caller and sampled stack.
+//
+// It sits on the malloc/free hot path of every thread, so it takes no lock: open addressing
+// with linear probing, a slot claimed by one compare-and-swap, removal by a plain store of a
+// tombstone (only the thread freeing a block touches its slot). It cannot be resized in
+// place without stopping the world, so it grows by generations instead: when the newest
+// table is half full a twice larger one is added, new blocks go there, and lookups search
+// the newest first. Older generations only lose entries; together they take at most as
+// much memory as the newest. Memory is mapped lazily (MAP_NORESERVE), so only slots that
+// were touched cost RSS: about 32-64 bytes per live block.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+namespace nnprof::detail {
+struct Node;
+}
+
+namespace nnprof::collect {
+
+struct LiveBlockInfo {
+  std::uint64_t size = 0;
+  detail::Node* node = nullptr;  ///< innermost scope of the allocating thread
+  std::uintptr_t caller = 0;     ///< return address in the caller of malloc/new
+  std::uint32_t stack = 0;       ///< 1-based id of a sampled stack; 0: none
+};
+
+class LiveTable {
+ public:
+  static constexpr std::uint32_t kMaxStackId = 0xFFFF;  // stack ids share a word with the caller
+
+  LiveTable() = default;
+  ~LiveTable();
+  LiveTable(const LiveTable&) = delete;
+  LiveTable& operator=(const LiveTable&) = delete;
+
+  /// Adds the block at `address` (which must not be in the table). `claims` is the calling
+  /// thread's count of slots taken since it last reported them. False when no memory could
+  /// be mapped for a larger generation.
+  bool insert(std::uintptr_t address, const LiveBlockInfo& info, std::uint32_t& claims) noexcept;
+  /// Removes `address` and returns what was stored for it; false when it is not tracked.
+  bool remove(std::uintptr_t address, LiveBlockInfo& out) noexcept;
+  /// Calls f(address, info) for every live block. Safe while other threads insert and
+  /// remove (they may or may not be seen).
+  template <class F>
+  void for_each(F&& f) const;
+  /// Empties the table, keeping its address space mapped (late hooks of a stopped tracker
+  /// may still read it) but returning its memory to the system.
+  void clear() noexcept;
+  /// Bytes of address space mapped for all generations.
+  [[nodiscard]] std::uint64_t mapped_bytes() const noexcept;
+
+ private:
+  static constexpr std::uint64_t kEmpty = 0, kTombstone = 1;
+  static constexpr int kMaxGenerations = 36;
+  static constexpr unsigned kFirstBits = 16;
+  static constexpr unsigned kMaxProbe = 128;       // a longer probe means the table is too full
+  static constexpr std::uint32_t kClaimBatch = 32;  // slots counted per thread before reporting
+
+  struct Slot {
+    std::atomic<std::uint64_t> key{kEmpty};
+    std::atomic<std::uint64_t> size{0};
+    std::atomic<detail::Node*> node{nullptr};
+    std::atomic<std::uint64_t> caller_stack{0};  // caller in the low 48 bits, stack id above
+  };
+  static_assert(sizeof(Slot) == 32);
+
+  struct Generation {
+    Slot* slots = nullptr;
+    std::uint64_t mask = 0;
+    unsigned shift = 0;
+    std::atomic<std::uint64_t> used{0};  // slots ever claimed (live + tombstones), batched
+  };
+
+  static std::uint64_t home(const Generation& g, std::uintptr_t address) noexcept {
+    return ((address >> 4) * 0x9E3779B97F4A7C15ull) >> g.shift;
+  }
+  Generation* newest() const noexcept;
+  Generation* grow(Generation* full) noexcept;
+  void report_claims(Generation* g, std::uint32_t& claims) noexcept;
+
+  std::atomic<Generation*> generations_[kMaxGenerations] = {};
+  std::atomic<int> newest_{-1};
+  std::mutex grow_mu_;
+};
+
+template <class F>
+void LiveTable::for_each(F&& f) const {
+  const int n = newest_.load(std::memory_order_acquire);
+  for (int i = 0; i <= n; ++i) {
+    const Generation* g = generations_[i].load(std::memory_order_acquire);
+    if (g == nullptr) continue;
+    for (std::uint64_t s = 0; s <= g->mask; ++s) {
+      const Slot& slot = g->slots[s];
+      const std::uint64_t key = slot.key.load(std::memory_order_acquire);
+      if (key <= kTombstone) continue;
+      const std::uint64_t cs = slot.caller_stack.load(std::memory_order_relaxed);
+      f(static_cast<std::uintptr_t>(key),
+        LiveBlockInfo{slot.size.load(std::memory_order_relaxed), slot.node.load(std::memory_order_relaxed),
+                      static_cast<std::uintptr_t>(cs & ((std::uint64_t{1} << 48) - 1)),
+                      static_cast<std::uint32_t>(cs >> 48)});
+    }
+  }
+}
+
+}  // namespace nnprof::collect

@@ -1,0 +1,50 @@
+// Conservative reachability of heap blocks, as LeakSanitizer does it: any aligned word in a
+// root range or in a reachable block that points into a block makes that block reachable.
+#pragma once
+
+#include <pthread.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace nnprof::collect {
+
+struct LiveBlock {
+  std::uintptr_t address;
+  std::uint64_t size;
+};
+
+/// [begin, end) of this process's memory.
+struct MemoryRange {
+  std::uintptr_t begin, end;
+};
+
+/// Writable PT_LOAD segments (.data, .bss, and the RELRO part) of every loaded module, except
+/// modules that contain any of `exclude_modules_containing` (e.g. an address in nnprof's own
+/// library, whose tables point at every block). Does not allocate while it holds the loader
+/// lock, so a malloc hook that unwinds on another thread cannot deadlock against it.
+std::vector<MemoryRange> global_data_ranges(std::span<const std::uintptr_t> exclude_modules_containing = {});
+
+/// From just below the caller's frame to the top of the calling thread's stack: the caller's
+/// locals and everything above them, not the dead area below. Values that live only in
+/// registers are not in it.
+MemoryRange current_thread_stack();
+
+/// The whole stack of `thread` (pthread_getattr_np): its unused part may hold stale
+/// pointers, which can only make blocks look reachable. nullopt when the thread is unknown.
+std::optional<MemoryRange> thread_stack(pthread_t thread);
+
+/// Marks which of `blocks` (sorted by address, not overlapping) are reachable from `roots`:
+/// roots are scanned word by word (8-byte aligned), a word pointing anywhere into a block
+/// (interior pointers count) marks it, and marked blocks are scanned in turn (a worklist).
+/// result[i] belongs to blocks[i]. Memory is read with process_vm_readv, so a range that is
+/// unmapped (or freed and unmapped concurrently) is skipped rather than crashing us; reading
+/// also bypasses sanitizer poisoning. Costs one binary search per word that falls between
+/// the lowest and highest block, i.e. O((root bytes + reachable block bytes) / 8 * log
+/// blocks), plus one bit and one worklist slot per block.
+std::vector<bool> find_reachable(std::span<const LiveBlock> blocks_sorted_by_address,
+                                 std::span<const MemoryRange> roots);
+
+}  // namespace nnprof::collect

@@ -1,0 +1,25 @@
+// Call stacks of the calling thread, cheap enough for malloc hooks.
+#pragma once
+
+#include <cstdint>
+
+namespace nnprof::collect {
+
+/// Chooses the unwinder; call once before any capture_stack, outside malloc hooks and signal
+/// handlers (it loads libraries and allocates). Loads libunwind with dlopen rather than linking
+/// it, since linking -lunwind would replace _Unwind_* (C++ exceptions) process-wide; falls back
+/// to glibc's backtrace(). Idempotent and thread-safe. Returns false when neither works.
+bool stack_capture_init() noexcept;
+
+/// Writes up to `max` return addresses of the calling thread into `out`, innermost first, and
+/// returns how many. out[0] is where the caller of capture_stack resumes after it returns,
+/// out[1] where the caller's caller resumes, ...; `skip` drops that many of these first. All
+/// entries are return addresses: symbolize them with return_address = true.
+/// Does not allocate (safe in malloc hooks) and may run on many threads at once; returns 0
+/// before stack_capture_init. Not async-signal-safe with libunwind's cache misses.
+int capture_stack(std::uintptr_t* out, int max, int skip) noexcept;
+
+/// "libunwind", "backtrace", or "none" (before init, or when neither unwinder works).
+const char* stack_capture_method() noexcept;
+
+}  // namespace nnprof::collect

@@ -1,0 +1,247 @@
+#include "collect/symbols/symbolizer.hpp"
+
+#include <cxxabi.h>
+#include <elfutils/libdwfl.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+namespace nnprof::collect {
+
+namespace {
+
+// One function symbol; `name` points into libdw's copy of the module's string table, which
+// lives as long as the module is reported.
+struct FunctionSymbol {
+  std::uintptr_t address;
+  std::uint64_t size;
+  const char* name;
+  int rank;  // lower wins among aliases at one address
+};
+
+// Sorted function symbols of one module: dwfl_module_addrname scans the whole symbol table
+// per call (50-180 us per address in shared libraries), a binary search costs ~15 ns.
+struct ModuleTable {
+  Dwarf_Addr low = 0, high = 0;
+  std::string name;  // with low/high, tells a reused Dwfl_Module* from the one we indexed
+  std::vector<FunctionSymbol> functions;
+
+  const FunctionSymbol* find(std::uintptr_t pc) const {
+    auto it = std::upper_bound(functions.begin(), functions.end(), pc,
+                               [](std::uintptr_t a, const FunctionSymbol& f) { return a < f.address; });
+    // The nearest start may be a small symbol inside a larger one: look a few entries back.
+    for (int back = 0; back < 4 && it != functions.begin(); ++back) {
+      --it;
+      if (pc < it->address + it->size) return &*it;
+      if (it->size == 0 && back == 0) return &*it;  // hand-written code without a size
+    }
+    return nullptr;
+  }
+};
+
+// Prefer global over weak over local bindings, then the name with fewer leading
+// underscores (malloc over __libc_malloc), then the shorter one.
+int binding_rank(unsigned char info, const char* name) {
+  const int binding = GELF_ST_BIND(info);
+  int rank = binding == STB_GLOBAL ? 0 : binding == STB_WEAK ? 1 : 2;
+  int underscores = 0;
+  while (name[underscores] == '_') ++underscores;
+  return rank * 1024 + std::min(underscores, 1023);
+}
+
+std::string demangle(const char* symbol) {
+  // Symbol tables from separate debug files carry versions (__libc_start_main@@GLIBC_2.34).
+  const std::string name(symbol, std::strcspn(symbol, "@"));
+  if (name.starts_with("_Z")) {
+    int status = 0;
+    char* demangled = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+    if (status == 0 && demangled != nullptr) {
+      std::string out(demangled);
+      std::free(demangled);
+      return out;
+    }
+    std::free(demangled);
+  }
+  return name;
+}
+
+// The loader's count of objects ever loaded and unloaded: when it has not moved since the
+// last report, an address in no module is not in a newly loaded one either.
+unsigned long long loader_generation() {
+  unsigned long long generation = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t size, void* out) {
+        if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+          *static_cast<unsigned long long*>(out) = info->dlpi_adds + info->dlpi_subs;
+        return 1;  // the counters are the same in every entry
+      },
+      &generation);
+  return generation;
+}
+
+}  // namespace
+
+struct Symbolizer::Impl {
+  std::mutex mutex;
+  char* debuginfo_path = nullptr;  // null: libdw's default search path
+  Dwfl_Callbacks callbacks{};      // libdw keeps a pointer to it
+  Dwfl* dwfl = nullptr;
+  unsigned long long generation = 0;
+  std::unordered_map<Dwfl_Module*, ModuleTable> tables;
+  std::unordered_map<std::uintptr_t, Symbol> cache;  // by looked-up address
+
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {
+    if (dwfl != nullptr) dwfl_end(dwfl);
+  }
+
+  bool start() {
+    callbacks.find_elf = dwfl_linux_proc_find_elf;
+    callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    callbacks.debuginfo_path = &debuginfo_path;
+    dwfl = dwfl_begin(&callbacks);
+    return dwfl != nullptr && report();
+  }
+
+  // (Re)reads /proc/self/maps. Modules still mapped are kept with their loaded symbol tables
+  // and DWARF; tables of modules gone are dropped, since their names died with them.
+  bool report() {
+    generation = loader_generation();
+    dwfl_report_begin(dwfl);
+    const int rc = dwfl_linux_proc_report(dwfl, getpid());
+    dwfl_report_end(dwfl, nullptr, nullptr);
+    if (!tables.empty()) {
+      // Which modules survived; dwfl_getmodules rather than dereferencing a freed one.
+      std::vector<Dwfl_Module*> present;
+      dwfl_getmodules(
+          dwfl,
+          [](Dwfl_Module* m, void**, const char*, Dwarf_Addr, void* arg) -> int {
+            static_cast<std::vector<Dwfl_Module*>*>(arg)->push_back(m);
+            return DWARF_CB_OK;
+          },
+          &present, 0);
+      std::erase_if(tables, [&present](const auto& entry) {
+        if (std::find(present.begin(), present.end(), entry.first) == present.end()) return true;
+        Dwarf_Addr low = 0, high = 0;
+        const char* name = dwfl_module_info(entry.first, nullptr, &low, &high, nullptr, nullptr, nullptr, nullptr);
+        return name == nullptr || low != entry.second.low || high != entry.second.high || entry.second.name != name;
+      });
+    }
+    cache.clear();  // unknown addresses may be known now, and unloaded ones may be reused
+    return rc == 0;
+  }
+
+  const ModuleTable& table_for(Dwfl_Module* module) {
+    auto [it, inserted] = tables.try_emplace(module);
+    ModuleTable& table = it->second;
+    if (!inserted) return table;
+    const char* name = dwfl_module_info(module, nullptr, &table.low, &table.high, nullptr, nullptr, nullptr, nullptr);
+    table.name = name != nullptr ? name : "";
+    const int count = dwfl_module_getsymtab(module);
+    for (int i = 0; i < count; ++i) {
+      GElf_Sym sym;
+      GElf_Addr address = 0;
+      GElf_Word section = 0;
+      const char* symbol = dwfl_module_getsym_info(module, i, &sym, &address, &section, nullptr, nullptr);
+      if (symbol == nullptr || symbol[0] == '\0' || address == 0 || section == SHN_UNDEF) continue;
+      const int type = GELF_ST_TYPE(sym.st_info);
+      if (type != STT_FUNC && type != STT_GNU_IFUNC) continue;
+      table.functions.push_back({address, sym.st_size, symbol, binding_rank(sym.st_info, symbol)});
+    }
+    std::sort(table.functions.begin(), table.functions.end(), [](const FunctionSymbol& a, const FunctionSymbol& b) {
+      if (a.address != b.address) return a.address < b.address;
+      if (a.rank != b.rank) return a.rank < b.rank;
+      return std::strlen(a.name) < std::strlen(b.name);
+    });
+    table.functions.erase(std::unique(table.functions.begin(), table.functions.end(),
+                                      [](const FunctionSymbol& a, const FunctionSymbol& b) { return a.address == b.address; }),
+                          table.functions.end());
+    return table;
+  }
+
+  Symbol compute(std::uintptr_t pc) {
+    Dwfl_Module* module = dwfl_addrmodule(dwfl, pc);
+    if (module == nullptr && loader_generation() != generation) {
+      report();
+      module = dwfl_addrmodule(dwfl, pc);
+    }
+    Symbol s;
+    if (module == nullptr) return s;
+    const ModuleTable& table = table_for(module);
+    // dwfl_addrmodule also answers for some addresses past the last module (the stack).
+    if (pc < table.low || pc >= table.high) return s;
+    s.module = table.name;
+    if (const FunctionSymbol* f = table.find(pc)) s.function = demangle(f->name);
+    if (Dwfl_Line* line = dwfl_module_getsrc(module, pc)) {
+      int lineno = 0;
+      if (const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr)) {
+        // Relative names are joined to an absolute compilation directory only: glibc's are
+        // both relative (./stdlib/msort.c under ./stdlib), and then the name alone reads best.
+        const char* dir = file[0] == '/' ? nullptr : dwfl_line_comp_dir(line);
+        if (dir != nullptr && dir[0] == '/') {
+          s.file = std::string(dir) + "/" + file;
+        } else {
+          s.file = std::strncmp(file, "./", 2) == 0 ? file + 2 : file;
+        }
+        s.line = lineno > 0 ? static_cast<std::uint32_t>(lineno) : 0;
+      }
+    }
+    return s;
+  }
+
+  Symbol resolve(std::uintptr_t address, bool return_address) {
+    if (address == 0) return {};
+    const std::uintptr_t pc = return_address ? address - 1 : address;
+    if (auto it = cache.find(pc); it != cache.end()) return it->second;
+    Symbol s = compute(pc);
+    cache.emplace(pc, s);
+    return s;
+  }
+};
+
+Symbolizer::Symbolizer() noexcept {
+  try {
+    auto impl = std::make_unique<Impl>();
+    if (impl->start()) impl_ = std::move(impl);
+  } catch (...) {
+    impl_.reset();
+  }
+}
+
+Symbolizer::~Symbolizer() = default;
+Symbolizer::Symbolizer(Symbolizer&&) noexcept = default;
+Symbolizer& Symbolizer::operator=(Symbolizer&&) noexcept = default;
+
+bool Symbolizer::ok() const noexcept { return impl_ != nullptr; }
+
+Symbol Symbolizer::resolve(std::uintptr_t address, bool return_address) noexcept {
+  if (!impl_) return {};
+  try {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->resolve(address, return_address);
+  } catch (...) {
+    return {};
+  }
+}
+
+std::vector<Symbol> Symbolizer::resolve_all(std::span<const std::uintptr_t> addresses, bool return_addresses) noexcept {
+  std::vector<Symbol> out;
+  try {
+    out.resize(addresses.size());
+    if (!impl_) return out;
+    std::lock_guard lock(impl_->mutex);
+    for (std::size_t i = 0; i < addresses.size(); ++i) out[i] = impl_->resolve(addresses[i], return_addresses);
+  } catch (...) {
+    // Whatever was resolved before running out of memory stays; the rest is empty.
+  }
+  return out;
+}
+
+}  // namespace nnprof::collect

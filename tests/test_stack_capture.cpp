@@ -1,0 +1,179 @@
+// capture_stack: frames in order, skip, truncation, many threads, and no allocation after init.
+#include <gtest/gtest.h>
+#include <dlfcn.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "collect/stack/stack_capture.hpp"
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define NNPROF_TEST_COUNTS_ALLOCATIONS 1
+// Counts allocations of the thread that asks (sanitizers replace malloc themselves, so the
+// check runs in the plain build only).
+extern "C" {
+void* __libc_malloc(std::size_t);
+void* __libc_calloc(std::size_t, std::size_t);
+void* __libc_realloc(void*, std::size_t);
+void* __libc_memalign(std::size_t, std::size_t);
+}
+namespace {
+constinit thread_local std::uint64_t tls_allocations = 0;
+}
+extern "C" void* malloc(std::size_t n) {
+  ++tls_allocations;
+  return __libc_malloc(n);
+}
+extern "C" void* calloc(std::size_t n, std::size_t s) {
+  ++tls_allocations;
+  return __libc_calloc(n, s);
+}
+extern "C" void* realloc(void* p, std::size_t n) {
+  ++tls_allocations;
+  return __libc_realloc(p, n);
+}
+extern "C" void* aligned_alloc(std::size_t a, std::size_t n) {
+  ++tls_allocations;
+  return __libc_memalign(a, n);
+}
+extern "C" int posix_memalign(void** out, std::size_t a, std::size_t n) {
+  ++tls_allocations;
+  *out = __libc_memalign(a, n);
+  return *out ? 0 : ENOMEM;
+}
+#endif
+
+namespace {
+
+using nnprof::collect::capture_stack;
+
+#define NOINLINE __attribute__((noinline))
+// Keeps a call from being a tail call (which would drop the caller's frame).
+#define AFTER_CALL() asm volatile("" ::: "memory")
+
+constexpr int kMax = 64;
+
+// One capture through three known functions, with the return address each function has:
+// chain.resume[i] is where level i+1's caller resumes, so a capture from level1 must read
+// {inside level1, resume[0], resume[1], resume[2], ...}.
+struct Chain {
+  std::array<std::uintptr_t, kMax> frames{};
+  int count = 0;
+  std::array<std::uintptr_t, 3> resume{};
+};
+
+std::uintptr_t return_address(void* a) { return reinterpret_cast<std::uintptr_t>(a); }
+
+NOINLINE void level1(Chain& c, int skip) {
+  c.resume[0] = return_address(__builtin_return_address(0));
+  c.count = capture_stack(c.frames.data(), kMax, skip);
+  AFTER_CALL();
+}
+NOINLINE void level2(Chain& c, int skip) {
+  c.resume[1] = return_address(__builtin_return_address(0));
+  level1(c, skip);
+  AFTER_CALL();
+}
+NOINLINE void level3(Chain& c, int skip) {
+  c.resume[2] = return_address(__builtin_return_address(0));
+  level2(c, skip);
+  AFTER_CALL();
+}
+
+Chain run_chain(int skip) {
+  Chain c;
+  level3(c, skip);
+  AFTER_CALL();
+  return c;
+}
+
+class StackCapture : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { ASSERT_TRUE(nnprof::collect::stack_capture_init()); }
+};
+
+TEST_F(StackCapture, UsesLibunwindWhenInstalled) {
+  void* lib = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  const bool have_libunwind = lib != nullptr || (lib = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL)) != nullptr;
+  if (lib != nullptr) dlclose(lib);
+  EXPECT_STREQ(nnprof::collect::stack_capture_method(), have_libunwind ? "libunwind" : "backtrace");
+}
+
+TEST_F(StackCapture, KnownCallChainInOrder) {
+  const Chain c = run_chain(0);
+  ASSERT_GE(c.count, 5);
+  // frames[0] is inside level1, just after its call to capture_stack.
+  const auto level1_entry = reinterpret_cast<std::uintptr_t>(&level1);
+  EXPECT_GT(c.frames[0], level1_entry);
+  EXPECT_LT(c.frames[0], level1_entry + 4096);
+  EXPECT_EQ(c.frames[1], c.resume[0]);
+  EXPECT_EQ(c.frames[2], c.resume[1]);
+  EXPECT_EQ(c.frames[3], c.resume[2]);
+}
+
+TEST_F(StackCapture, SkipDropsInnermostFrames) {
+  // One call site for all, so that the frames above run_chain are the same too.
+  std::array<Chain, 4> by_skip;
+  for (int skip = 0; skip < 4; ++skip) by_skip[skip] = run_chain(skip);
+  const Chain& full = by_skip[0];
+  for (int skip = 1; skip < 4; ++skip) {
+    const Chain& c = by_skip[skip];
+    ASSERT_EQ(c.count, full.count - skip) << "skip " << skip;
+    for (int i = 0; i < c.count; ++i) EXPECT_EQ(c.frames[i], full.frames[i + skip]) << "skip " << skip << " frame " << i;
+  }
+  EXPECT_EQ(by_skip[3].frames[0], full.resume[2]);
+}
+
+TEST_F(StackCapture, MaxTruncatesAndBadArgumentsGiveNothing) {
+  std::uintptr_t out[2] = {};
+  EXPECT_EQ(capture_stack(out, 2, 0), 2);
+  EXPECT_NE(out[0], 0u);
+  EXPECT_NE(out[1], 0u);
+  EXPECT_EQ(capture_stack(out, 0, 0), 0);
+  EXPECT_EQ(capture_stack(nullptr, 2, 0), 0);
+  EXPECT_EQ(capture_stack(out, 2, 100000), 0);
+}
+
+TEST_F(StackCapture, ManyThreadsAtOnce) {
+  constexpr int kThreads = 8, kRounds = 2000;
+  std::atomic<int> failures{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&] {
+      while (!go.load()) std::this_thread::yield();
+      for (int i = 0; i < kRounds; ++i) {
+        const Chain c = run_chain(0);
+        if (c.count < 4 || c.frames[1] != c.resume[0] || c.frames[2] != c.resume[1] || c.frames[3] != c.resume[2])
+          failures.fetch_add(1);
+      }
+    });
+  go.store(true);
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+#ifdef NNPROF_TEST_COUNTS_ALLOCATIONS
+TEST_F(StackCapture, NoAllocationAfterInit) {
+  const std::uint64_t before = tls_allocations;
+  Chain c = run_chain(0);
+  EXPECT_EQ(tls_allocations, before);
+  EXPECT_GE(c.count, 4);
+
+  // Including a thread's first capture (libunwind sets up its per-thread cache then).
+  std::uint64_t on_thread = 1;
+  std::thread([&] {
+    const std::uint64_t start = tls_allocations;
+    c = run_chain(0);
+    on_thread = tls_allocations - start;
+  }).join();
+  EXPECT_EQ(on_thread, 0u);
+  EXPECT_GE(c.count, 4);
+}
+#endif
+
+}  // namespace
