@@ -5,7 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <array>
+#include <chrono>
+#include <future>
+#include <thread>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -153,5 +158,116 @@ TEST(Cli, HelpAndVersionSucceed) {
   EXPECT_EQ(v.status, 0);
   EXPECT_NE(v.output.find("nnprof 0."), std::string::npos) << v.output;
 }
+
+#ifdef NNPROF_RECORD_TESTS
+// ---- nnprof record --memory on unmodified programs ----------------------------------------
+
+fs::path record_dir() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("nnprof_cli_record_" + std::to_string(::getpid()));
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+/// Live blocks allocated by `function`, leaked or not: the reachability check is conservative
+/// (a stale copy of a pointer in a reachable block keeps a leak "reachable", as in LSan).
+nnprof::LeakSite blocks_from(const nnprof::Profile& p, const std::string& function) {
+  nnprof::LeakSite total;
+  for (const auto& l : p.leaks)
+    if (l.caller != nnprof::kNone && p.frames[l.caller].function != nnprof::kNone &&
+        p.str(p.frames[l.caller].function) == function) {
+      total.caller = l.caller;
+      total.blocks += l.blocks;
+      total.bytes += l.bytes;
+      if (!l.reachable) total.stack = 0;  // marks "at least one group was found leaked"
+    }
+  return total;
+}
+
+TEST(CliRecord, SmallCProgramLeakIsFoundAtItsSite) {
+  const std::string out = (record_dir() / "small.nnprof").string();
+  const CliRun r = run_cli("record --memory -o " + out + " -- " SMALL_LEAK_PATH);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("small_leak done"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(out), std::string::npos) << r.output;
+  const nnprof::Profile p = nnprof::Profile::load(out);
+  ASSERT_TRUE(p.heap.tracked);
+  EXPECT_EQ(p.heap.source, "preload");
+  // 10,000 churned blocks, the calloc, and 11 realloc steps (64 B .. 64 KiB) at least.
+  EXPECT_GE(p.heap.alloc_count, 10'000u + 1 + 11 + 3);
+  const nnprof::LeakSite leak = blocks_from(p, "leak_three");
+  ASSERT_NE(leak.caller, nnprof::kNone) << r.output;
+  EXPECT_EQ(leak.blocks, 3u);
+  EXPECT_EQ(leak.bytes, 3072u);
+  EXPECT_EQ(leak.stack, 0u) << "none of the three blocks was found unreachable";
+  EXPECT_GE(p.heap.leaked_bytes, 1024u);
+  const auto& frame = p.frames[leak.caller];
+  ASSERT_NE(frame.file, nnprof::kNone);
+  EXPECT_NE(p.str(frame.file).find("small_leak.c"), std::string::npos);
+  // The global table is referenced from .bss: still reachable, not a leak.
+  bool table_reachable = false;
+  for (const auto& l : p.leaks)
+    if (l.reachable && l.bytes == 512 * 8) table_reachable = true;
+  EXPECT_TRUE(table_reachable);
+}
+
+TEST(CliRecord, MultiThreadedCppProgram) {
+  const std::string out = (record_dir() / "threads.nnprof").string();
+  const CliRun r = run_cli("record --memory -q -o " + out + " -- " THREADED_ALLOC_PATH);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nnprof::Profile p = nnprof::Profile::load(out);
+  ASSERT_TRUE(p.heap.tracked);
+  EXPECT_GE(p.threads.size(), 5u);  // main and four workers
+  // 4 threads x 50 rounds x (200 map nodes + strings + one vector).
+  EXPECT_GE(p.heap.alloc_count, 4u * 50 * 201);
+  EXPECT_GT(p.heap.peak_bytes, 0u);
+  EXPECT_FALSE(p.heap_samples.empty());
+}
+
+TEST(CliRecord, SigtermLeavesALoadableProfile) {
+  const std::string out = (record_dir() / "term.nnprof").string();
+  const fs::path pid_file = record_dir() / "term.pid";
+  fs::remove(pid_file);
+  auto run = std::async(std::launch::async, [&] {
+    return run_cli("record --memory -q -o " + out + " -- " WAIT_FOR_SIGNAL_PATH " " + pid_file.string());
+  });
+  for (int i = 0; i < 200 && !fs::exists(pid_file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(fs::exists(pid_file));
+  int pid = 0;
+  std::ifstream(pid_file) >> pid;
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  const CliRun r = run.get();
+  EXPECT_EQ(r.status, 128 + SIGTERM) << r.output;
+  EXPECT_NE(r.output.find("SIGTERM"), std::string::npos) << r.output;
+  const nnprof::Profile p = nnprof::Profile::load(out);
+  ASSERT_TRUE(p.heap.tracked);
+  EXPECT_GE(p.heap.current_bytes, 100u * 4096);
+}
+
+TEST(CliRecord, SegfaultLeavesALoadableProfile) {
+  const std::string out = (record_dir() / "crash.nnprof").string();
+  const CliRun r = run_cli("record --memory -q -o " + out + " -- " SEGFAULT_PATH);
+  EXPECT_EQ(r.status, 128 + SIGSEGV) << r.output;
+  EXPECT_NE(r.output.find("crashed"), std::string::npos) << r.output;
+  const nnprof::Profile p = nnprof::Profile::load(out);
+  ASSERT_TRUE(p.heap.tracked);
+  EXPECT_GE(p.heap.current_bytes, 10u * 2048);
+}
+
+TEST(CliRecord, BadInvocationsSayWhatToDo) {
+  for (const char* args : {"record -- /bin/true", "record --memory", "record --memory -o /no/such/dir/x.nnprof -- /bin/true"}) {
+    const CliRun r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find("nnprof:"), std::string::npos) << r.output;
+  }
+  const CliRun missing = run_cli("record --memory -o " + (record_dir() / "x.nnprof").string() + " -- /no/such/program");
+  EXPECT_NE(missing.status, 0);
+  EXPECT_NE(missing.output.find("cannot run"), std::string::npos) << missing.output;
+}
+#endif
 
 }  // namespace

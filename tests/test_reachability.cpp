@@ -173,7 +173,7 @@ TEST(Reachability, PointerOnAnotherThreadStack) {
       cv.notify_all();
       cv.wait(lock, [&] { return done; });
     }
-    on_stack = nullptr;
+    static_cast<void>(on_stack);  // live until here
   });
   {
     std::unique_lock lock(m);

@@ -69,6 +69,10 @@ class NNPROF_API MemoryTracking {
 
   /// Stops tracking; later snapshots of the profiler still contain what was tracked.
   void stop() noexcept;
+  /// stop() for an atexit handler or a crash handler's helper thread: the calling thread's
+  /// stack then holds no live frames of the program, only stale values of returned calls, so
+  /// the leak check does not take it as a root.
+  void stop_at_exit() noexcept;
   [[nodiscard]] bool active() const noexcept;
   [[nodiscard]] HeapCounters counters() const noexcept;
 

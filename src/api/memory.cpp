@@ -15,6 +15,12 @@ void MemoryTracking::stop() noexcept {
   run_ = 0;
 }
 
+void MemoryTracking::stop_at_exit() noexcept {
+  if (run_ == 0) return;
+  detail::HeapTracker::instance().stop(run_, /*calling_thread_is_root=*/false);
+  run_ = 0;
+}
+
 bool MemoryTracking::active() const noexcept { return run_ != 0 && detail::HeapTracker::instance().active(); }
 
 HeapCounters MemoryTracking::counters() const noexcept { return detail::HeapTracker::instance().counters(); }

@@ -129,6 +129,26 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
     w.event(R"j({{"ph":"C","pid":{},"ts":{},"name":"memory (all counters)","args":{{"bytes":{}}}}})j", pid,
             Micros{e.time_ns}, total);
   }
+  // The heap timeline: one counter track per series, as Perfetto shows process memory.
+  for (const HeapSample& sample : p.heap_samples) {
+    w.event(R"({{"ph":"C","pid":{},"ts":{},"name":"heap in use","args":{{"bytes":{}}}}})", pid,
+            Micros{sample.time_ns}, sample.heap_bytes);
+    w.event(R"({{"ph":"C","pid":{},"ts":{},"name":"RSS","args":{{"bytes":{}}}}})", pid, Micros{sample.time_ns},
+            sample.rss_bytes);
+    w.event(R"j({{"ph":"C","pid":{},"ts":{},"name":"RSS peak (VmHWM)","args":{{"bytes":{}}}}})j", pid,
+            Micros{sample.time_ns}, sample.rss_peak_bytes);
+  }
+  if (p.heap.tracked) {
+    // Where the heap peaked, on the thread whose allocation reached it.
+    const std::string path = p.heap.peak_node == 0 ? "[outside any scope]" : p.node_path(p.heap.peak_node);
+    if (p.heap.peak_thread < p.threads.size()) {
+      w.event(R"({{"ph":"i","s":"t","pid":{},"tid":{},"ts":{},"name":"heap peak","args":{{"bytes":{},"scope":{}}}}})",
+              pid, tid_of(p.heap.peak_thread), Micros{p.heap.peak_time_ns}, p.heap.peak_bytes, quoted(path));
+    } else {
+      w.event(R"({{"ph":"i","s":"p","pid":{},"ts":{},"name":"heap peak","args":{{"bytes":{},"scope":{}}}}})", pid,
+              Micros{p.heap.peak_time_ns}, p.heap.peak_bytes, quoted(path));
+    }
+  }
   w.raw("\n]}}\n");
   w.flush();
 }

@@ -22,8 +22,13 @@ void write_record(const Profile& profile, const ScopeStats& scope, std::ostream&
       << fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", t.count, scope.total_ns,
                      scope.self_ns, t.mean_ns, t.stddev_ns, t.min_ns, t.max_ns, t.p50_ns, t.p95_ns,
                      t.p99_ns, scope.thread_count, scope.items, scope.items_per_second(),
-                     m.alloc_bytes, m.alloc_count, m.free_bytes, m.free_count)
-      << kRecordEnd;
+                     m.alloc_bytes, m.alloc_count, m.free_bytes, m.free_count);
+  if (profile.heap.tracked) {
+    const HeapAttribution& h = scope.heap;
+    out << fmt::format(",{},{},{},{},{},{},{}", h.alloc_bytes, h.alloc_count, h.free_bytes, h.free_count,
+                       h.retained_bytes, h.retained_blocks, h.peak_live_bytes);
+  }
+  out << kRecordEnd;
 }
 
 }  // namespace
@@ -42,7 +47,9 @@ std::string csv_field(std::string_view field) {
 }
 
 void write_csv(const Profile& profile, std::ostream& out) {
-  out << kCsvHeader << kRecordEnd;
+  out << kCsvHeader;
+  if (profile.heap.tracked) out << kCsvHeapColumns;
+  out << kRecordEnd;
   for (const ScopeStats& scope : profile.scopes) write_record(profile, scope, out);
 }
 

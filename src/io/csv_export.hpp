@@ -15,11 +15,18 @@ inline constexpr std::string_view kCsvHeader =
     "scope,calls,total_ns,self_ns,mean_ns,std_ns,min_ns,max_ns,p50_ns,p95_ns,p99_ns,threads,"
     "items,items_per_second,alloc_bytes,alloc_count,free_bytes,free_count";
 
+/// Fields appended to kCsvHeader, and to every record, when the profile has heap tracking
+/// (Profile::heap.tracked): ScopeStats::heap, bytes and counts.
+inline constexpr std::string_view kCsvHeapColumns =
+    ",heap_alloc_bytes,heap_alloc_count,heap_free_bytes,heap_free_count,heap_retained_bytes,"
+    "heap_retained_blocks,heap_peak_live_bytes";
+
 /// `field` as one RFC 4180 field: quoted when it contains a comma, a double quote, CR or
 /// LF, with every double quote doubled; otherwise unchanged.
 std::string csv_field(std::string_view field);
 
-/// Writes a header and one record per entry of `profile.scopes`, in that order. Fields
+/// Writes a header and one record per entry of `profile.scopes`, in that order, with the
+/// heap columns when the heap was tracked. Fields
 /// follow RFC 4180 (CRLF after every record, quoting as `csv_field`); numbers are plain
 /// (integers in nanoseconds, bytes or counts; fractions in the shortest form that reads
 /// back to the same double), so that a program can read them without parsing units.

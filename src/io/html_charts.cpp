@@ -520,8 +520,8 @@ std::string step_path(const std::vector<const MemoryEvent*>& events, const Chart
   return path;
 }
 
-void write_memory_axes(const MemoryRange& range, double low, double high, double step,
-                       const ChartScale& scale, std::string& out) {
+void write_memory_axes(std::uint64_t end_ns, double low, double high, double step, const ChartScale& scale,
+                       std::string& out) {
   out += "<g class=\"axis\">";
   for (double v = low; v <= high + step / 2; v += step) {
     const double y = scale.y(v);
@@ -530,9 +530,9 @@ void write_memory_axes(const MemoryRange& range, double low, double high, double
     append(out, "<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", kChartLeftPx - 6, y + 3.5,
            format_bytes(static_cast<std::int64_t>(v)));
   }
-  const double tstep = std::max(1.0, nice_step(static_cast<double>(range.end_ns) / 8.0));
+  const double tstep = std::max(1.0, nice_step(static_cast<double>(end_ns) / 8.0));
   const double bottom = kChartTopPx + kChartHeightPx;
-  for (double t = 0; t <= static_cast<double>(range.end_ns); t += tstep) {
+  for (double t = 0; t <= static_cast<double>(end_ns); t += tstep) {
     const double x = scale.x(static_cast<std::uint64_t>(t));
     append(out, "<line x1=\"{0:.1f}\" y1=\"{1:.0f}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>", x, bottom, bottom + 5);
     append(out, "<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\">{}</text>", x, bottom + 17,
@@ -551,18 +551,31 @@ void write_memory_axes(const MemoryRange& range, double low, double high, double
          kChartTopPx + kChartHeightPx / 2);
 }
 
-void write_peak_marker(const MemoryRange& range, const ChartScale& scale, std::string& out) {
-  const double x = scale.x(range.peak_time_ns);
-  const double y = scale.y(static_cast<double>(range.high));
+// A dashed line at the peak and a dot at its time, labelled "<what> <bytes> at <time>".
+void write_peak_marker(std::string_view what, std::int64_t bytes, std::uint64_t time_ns, const ChartScale& scale,
+                       std::string& out) {
+  const double x = scale.x(time_ns);
+  const double y = scale.y(static_cast<double>(bytes));
   const bool right_half = x > kChartLeftPx + kChartWidthPx * 0.7;
   append(out, "<line class=\"pk\" x1=\"{:.0f}\" y1=\"{:.1f}\" x2=\"{:.0f}\" y2=\"{:.1f}\"/>", kChartLeftPx, y,
          kChartLeftPx + kChartWidthPx, y);
   append(out,
-         "<circle class=\"pk\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\"><title>peak {} at {}</title></circle>", x,
-         y, format_bytes(static_cast<std::int64_t>(range.high)), format_duration(range.peak_time_ns));
-  append(out, "<text class=\"pkl\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">peak {} at {}</text>",
-         right_half ? x - 8 : x + 8, std::max(y - 8, kChartTopPx - 6), right_half ? "end" : "start",
-         format_bytes(static_cast<std::int64_t>(range.high)), format_duration(range.peak_time_ns));
+         "<circle class=\"pk\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\"><title>{} {} at {}</title></circle>", x, y,
+         what, format_bytes(bytes), format_duration(time_ns));
+  append(out, "<text class=\"pkl\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">{} {} at {}</text>",
+         right_half ? x - 8 : x + 8, std::max(y - 8, kChartTopPx - 6), right_half ? "end" : "start", what,
+         format_bytes(bytes), format_duration(time_ns));
+}
+
+// The opening <svg> of a memory chart and its axes.
+void open_memory_svg(std::string_view label, std::uint64_t end_ns, double low, double high, double step,
+                     const ChartScale& scale, std::string& out) {
+  append(
+      out,
+      "<svg class=\"mem\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" role=\"img\" "
+      "aria-label=\"{2}\">",
+      kChartLeftPx + kChartWidthPx + kChartRightPx, kChartTopPx + kChartHeightPx + kChartBottomPx, label);
+  write_memory_axes(end_ns, low, high, step, scale, out);
 }
 
 }  // namespace
@@ -584,15 +597,92 @@ void write_memory_chart(const Profile& profile, std::string& out) {
   const double high = std::max(std::ceil(static_cast<double>(range.high) / step) * step, step);
   const ChartScale scale(low, high, range.end_ns);
   const std::string line = step_path(events, scale, range.end_ns);
-  append(
-      out,
-      "<svg class=\"mem\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" role=\"img\" "
-      "aria-label=\"Memory in use over time\">",
-      kChartLeftPx + kChartWidthPx + kChartRightPx, kChartTopPx + kChartHeightPx + kChartBottomPx);
-  write_memory_axes(range, low, high, step, scale, out);
+  open_memory_svg("Memory in use over time", range.end_ns, low, high, step, scale, out);
   append(out, "<path class=\"area\" d=\"{}V{:.1f}H{:.1f}Z\"/>", line, scale.y(0.0), scale.x(0));
   append(out, "<path class=\"line\" d=\"{}\"/>", line);
-  write_peak_marker(range, scale, out);
+  write_peak_marker("peak", range.high, range.peak_time_ns, scale, out);
+  out += "</svg>";
+}
+
+// ---- heap chart ---------------------------------------------------------------------
+
+namespace {
+
+// A line through one series of the heap timeline. Samples that fall in one pixel column
+// become one vertical stroke (first, lowest, highest, last), so that a long run at a short
+// interval draws at most a few commands per column.
+std::string sample_path(const std::vector<HeapSample>& samples, std::uint64_t HeapSample::*series,
+                        const ChartScale& scale) {
+  std::string path;
+  std::size_t i = 0;
+  while (i < samples.size()) {
+    const double x = scale.x(samples[i].time_ns);
+    const auto column = static_cast<long long>(std::floor(x));
+    const std::uint64_t first = samples[i].*series;
+    std::uint64_t low = first;
+    std::uint64_t high = first;
+    std::uint64_t last = first;
+    for (; i < samples.size() && static_cast<long long>(std::floor(scale.x(samples[i].time_ns))) == column; ++i) {
+      last = samples[i].*series;
+      low = std::min(low, last);
+      high = std::max(high, last);
+    }
+    append(path, "{}{:.1f},{:.1f}", path.empty() ? "M" : "L", x, scale.y(static_cast<double>(first)));
+    if (low != high) {
+      append(path, "V{:.1f}V{:.1f}V{:.1f}", scale.y(static_cast<double>(low)), scale.y(static_cast<double>(high)),
+             scale.y(static_cast<double>(last)));
+    }
+  }
+  return path;
+}
+
+struct HeapLine {
+  std::uint64_t HeapSample::*series;
+  std::string_view label;
+  std::string_view css;  // class of the path; the style is in the page's heap CSS
+};
+
+constexpr HeapLine kHeapLines[] = {{&HeapSample::heap_bytes, "heap in use", "line"},
+                                   {&HeapSample::rss_bytes, "RSS", "rss"},
+                                   {&HeapSample::rss_peak_bytes, "RSS peak (VmHWM)", "hwm"}};
+
+void write_heap_legend(std::string& out) {
+  double x = kChartLeftPx + 8;
+  for (const HeapLine& line : kHeapLines) {
+    append(out, "<line class=\"{}\" x1=\"{:.0f}\" y1=\"10\" x2=\"{:.0f}\" y2=\"10\"/>", line.css, x, x + 18);
+    append(out, "<text x=\"{:.0f}\" y=\"14\">{}</text>", x + 23, line.label);
+    x += 36 + 6.5 * static_cast<double>(line.label.size());
+  }
+}
+
+}  // namespace
+
+void write_heap_chart(const Profile& profile, std::string& out) {
+  const std::vector<HeapSample>& samples = profile.heap_samples;
+  if (samples.empty()) {
+    out += "<p class=\"note\" id=\"no-heap-timeline\">No memory timeline was sampled: the session ended before "
+           "the first sample.</p>";
+    return;
+  }
+  std::uint64_t top = profile.heap.peak_bytes;
+  for (const HeapSample& s : samples) top = std::max({top, s.heap_bytes, s.rss_bytes, s.rss_peak_bytes});
+  const std::uint64_t end_ns = std::max({profile.meta.duration_ns, samples.back().time_ns, std::uint64_t{1}});
+  const double step = byte_step(static_cast<double>(top));
+  const double high = std::max(std::ceil(static_cast<double>(top) / step) * step, step);
+  const ChartScale scale(0.0, high, end_ns);
+  open_memory_svg("Heap in use and RSS over time", end_ns, 0.0, high, step, scale, out);
+  const std::string heap = sample_path(samples, &HeapSample::heap_bytes, scale);
+  append(out, "<path class=\"area\" d=\"{}V{:.1f}H{:.1f}Z\"/>", heap, scale.y(0.0),
+         scale.x(samples.front().time_ns));
+  for (const HeapLine& line : kHeapLines) {
+    append(out, "<path class=\"{}\" d=\"{}\"><title>{}</title></path>", line.css,
+           line.series == &HeapSample::heap_bytes ? heap : sample_path(samples, line.series, scale), line.label);
+  }
+  write_heap_legend(out);
+  if (profile.heap.peak_bytes > 0) {
+    write_peak_marker("heap peak", static_cast<std::int64_t>(profile.heap.peak_bytes), profile.heap.peak_time_ns,
+                      scale, out);
+  }
   out += "</svg>";
 }
 

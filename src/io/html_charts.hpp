@@ -66,4 +66,9 @@ void write_timeline_svg(const Profile& profile, const TimelineLayout& layout, st
 /// inline <svg>, or a note saying that no memory was recorded.
 void write_memory_chart(const Profile& profile, std::string& out);
 
+/// Appends the chart of the heap timeline (heap in use, RSS and VmHWM over time, with the
+/// heap peak marked) as an inline <svg>, or a note saying that no sample was taken. Its
+/// line styles are html_report's heap CSS.
+void write_heap_chart(const Profile& profile, std::string& out);
+
 }  // namespace nnprof::io::html

@@ -14,6 +14,7 @@
 #include "analysis/call_tree.hpp"
 #include "analysis/facts.hpp"
 #include "analysis/insights.hpp"
+#include "analysis/memory_findings.hpp"
 #include "analysis/rankings.hpp"
 #include "io/format.hpp"
 #include "io/html_charts.hpp"
@@ -263,6 +264,14 @@ constexpr std::string_view kScript = R"JS(
 })();
 )JS";
 
+// Only in pages of heap-tracked profiles, so that other pages stay as they were.
+constexpr std::string_view kHeapStyle = R"CSS(
+.mem .rss{fill:none;stroke:#7c3aed;stroke-width:1.4}
+.mem .hwm{fill:none;stroke:#7c3aed;stroke-width:1;stroke-dasharray:3 3;opacity:.7}
+h3{font-size:14px;margin:18px 0 6px;font-weight:650}
+td.site{white-space:normal;min-width:220px}
+)CSS";
+
 std::string page_title(const Profile& profile) {
   const Metadata& meta = profile.meta;
   if (!meta.command_line.empty()) return "nnprof — " + meta.command_line;
@@ -280,6 +289,7 @@ void write_head(const Profile& profile, std::string& out) {
   append_escaped(out, page_title(profile));
   out += "</title>\n<style>";
   out += kStyle;
+  if (profile.heap.tracked) out += kHeapStyle;
   out += "</style>\n</head>\n<body data-ready=\"0\">\n";
 }
 
@@ -382,6 +392,13 @@ void write_cards(const Profile& profile, std::uint64_t instrumented_ns, const Pe
     write_card(out, "Peak memory", format_bytes(profile.memory.peak_bytes),
                fmt::format("at {}, over {}", format_duration(profile.memory.peak_time_ns),
                            format_count(profile.memory_counters.size(), "named counter", "named counters")));
+  }
+  if (profile.heap.tracked) {
+    const HeapSummary& h = profile.heap;
+    write_card(out, "Peak heap", format_bytes(h.peak_bytes),
+               fmt::format("at {}, {}", format_duration(h.peak_time_ns),
+                           html::escape(h.peak_node == 0 ? std::string("outside any scope")
+                                                         : "in " + profile.node_path(h.peak_node))));
   }
   write_card(out, "Spans kept", c.spans_enabled ? format_count(c.spans_kept) : "none", spans_card_sub(c));
   write_overhead_card(profile, percent, out);
@@ -631,7 +648,145 @@ void write_counters_table(const Profile& profile, std::string& out) {
   out += "</tbody></table></div>";
 }
 
+// ---- heap ---------------------------------------------------------------------------
+
+void write_heap_facts(const Profile& profile, std::string& out) {
+  out += "<dl class=\"kv\" id=\"heap-facts\">";
+  for (const analysis::Fact& fact : analysis::heap_facts(profile)) {
+    append(out, "<dt>{}</dt><dd>{}</dd>", fact.label, render(profile, fact.value, kHtml));
+  }
+  out += "</dl>";
+  const analysis::LeakVerdict verdict = analysis::leak_verdict(profile);
+  append(out, "<p class=\"note{}\" id=\"leak-verdict\" data-leak=\"{}\">{}</p>",
+         verdict.memory_leak_detected ? "" : " info", verdict.memory_leak_detected ? 1 : 0,
+         render(profile, verdict.explanation, kHtml));
+}
+
+void write_heap_allocators(const Profile& profile, std::string& out) {
+  const auto top = analysis::top_allocators(profile, kMaxTableRows);
+  if (top.empty()) return;
+  out += "<h3>Top allocators</h3><p class=\"lead\">Heap bytes allocated while the scope was the innermost open "
+         "one; % is of every heap byte allocated; retained is what was allocated there and still live at the "
+         "end.</p>";
+  out += "<div class=\"scroll\"><table class=\"sortable\" id=\"heap-allocators-table\"><thead><tr>";
+  write_th(out, "Scope", "scope", false);
+  constexpr std::pair<std::string_view, std::string_view> kColumns[] = {
+      {"Allocated", "alloc"}, {"% of heap", "pct"},      {"Allocs", "allocs"},   {"Avg per call", "per-call"},
+      {"Retained", "retained"}, {"Retained blocks", "blocks"}, {"Peak live", "peak"}};
+  for (const auto& [label, key] : kColumns) write_th(out, label, key, true);
+  out += "</tr></thead><tbody>\n";
+  const PercentOf percent(profile.heap.alloc_bytes);
+  for (const analysis::HeapAllocator& a : top) {
+    out += "<tr>";
+    write_td_name(out, profile.str(a.scope->name));
+    write_td_num(out, format_bytes(a.alloc_bytes), a.alloc_bytes);
+    write_td_percent(out, percent, a.alloc_bytes);
+    write_td_num(out, format_count(a.alloc_count), a.alloc_count);
+    write_td_num(out, a.bytes_per_call ? format_bytes(*a.bytes_per_call) : std::string("n/a"),
+                 a.bytes_per_call.value_or(0));
+    write_td_num(out, format_bytes(a.retained_bytes), a.retained_bytes);
+    write_td_num(out, format_count(a.retained_blocks), a.retained_blocks);
+    write_td_num(out, format_bytes(a.peak_live_bytes), a.peak_live_bytes);
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>";
+}
+
+// The sampled stack of a leak site, one frame per line, for a tooltip.
+std::string stack_text(const Profile& profile, const LeakSite& site) {
+  if (site.stack >= profile.stacks.size()) return "no stack sampled for this site";
+  std::string text = "sampled stack, innermost first:";
+  for (const std::uint32_t frame : profile.stacks[site.stack].frames) {
+    text += "\n";
+    text += analysis::frame_label(profile, frame);
+  }
+  return text;
+}
+
+void write_leak_sites(const Profile& profile, std::string& out) {
+  if (profile.leaks.empty()) return;
+  out += "<h3>Blocks still allocated at the end</h3><p class=\"lead\">By allocation site, largest first: the "
+         "innermost scope and the function that called the allocator (hover it for the sampled stack). Leaked "
+         "blocks are unreachable; reachable ones are still referenced from globals or thread stacks.</p>";
+  out += "<div class=\"scroll\"><table class=\"sortable\" id=\"leaks-table\"><thead><tr>";
+  write_th(out, "Scope", "scope", false);
+  write_th(out, "Allocated at", "caller", false);
+  write_th(out, "Blocks", "blocks", true);
+  write_th(out, "Bytes", "bytes", true);
+  write_th(out, "State", "state", false);
+  out += "</tr></thead><tbody>\n";
+  const char* unreachable = profile.heap.reachability_checked ? "leaked" : "not checked";
+  const std::size_t rows = std::min(profile.leaks.size(), kMaxTableRows);
+  for (std::size_t i = 0; i < rows; ++i) {
+    const LeakSite& site = profile.leaks[i];
+    out += "<tr>";
+    write_td_name(out, analysis::scope_path_label(profile, site.node));
+    out += "<td class=\"site\" title=\"";
+    append_escaped(out, stack_text(profile, site));
+    out += "\"><code>";
+    append_escaped(out, analysis::frame_label(profile, site.caller));
+    out += "</code></td>";
+    write_td_num(out, format_count(site.blocks), site.blocks);
+    write_td_num(out, format_bytes(site.bytes), site.bytes);
+    write_td_text(out, site.reachable ? "reachable" : unreachable);
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>";
+  if (rows < profile.leaks.size()) {
+    append(out, "<p class=\"muted\">Showing the {} largest of {} sites.</p>", format_count(rows),
+           format_count(profile.leaks.size()));
+  }
+}
+
+// Bottleneck severities in the badge colours of diagnostics.
+std::string_view badge_class(analysis::BottleneckSeverity severity) {
+  switch (severity) {
+    case analysis::BottleneckSeverity::High: return "error";
+    case analysis::BottleneckSeverity::Medium: return "warning";
+    case analysis::BottleneckSeverity::Low: return "info";
+  }
+  return "info";
+}
+
+void write_memory_findings(const Profile& profile, std::string& out) {
+  out += "<h3>Findings</h3><ul class=\"insights\" id=\"memory-findings\">";
+  const std::vector<analysis::Bottleneck> found = analysis::memory_bottlenecks(profile);
+  if (found.empty()) append(out, "<li>{}</li>", render(profile, analysis::no_memory_bottlenecks(), kHtml));
+  for (const analysis::Bottleneck& b : found) {
+    append(out, "<li data-kind=\"{}\"><span class=\"sev {}\">{}</span> <b>{}</b>: {} {}</li>",
+           analysis::to_string(b.kind), badge_class(b.severity), analysis::to_string(b.severity),
+           analysis::title(b.kind), render(profile, b.description, kHtml), render(profile, b.suggestion, kHtml));
+  }
+  out += "</ul>";
+}
+
+// With heap tracking the memory section leads with the heap; named counters follow.
+void write_heap_memory(const Profile& profile, std::string& out) {
+  open_section(out, "memory", "Memory",
+               "Heap in use (every malloc and new, tracked automatically), the process's resident set size (RSS) "
+               "and its peak (VmHWM) over time; times are since the session start.");
+  out += "<div class=\"scroll\">";
+  html::write_heap_chart(profile, out);
+  out += "</div>";
+  write_heap_facts(profile, out);
+  write_heap_allocators(profile, out);
+  write_leak_sites(profile, out);
+  write_memory_findings(profile, out);
+  if (!profile.memory_counters.empty()) {
+    out += "<h3>Named memory counters</h3><p class=\"lead\">Bytes in use over time: the sum of every named "
+           "counter (record_alloc minus record_free).</p>";
+    html::write_memory_chart(profile, out);
+    append(out, "<p class=\"muted\">{}</p>", render(profile, analysis::memory_totals(profile), kHtml));
+    write_counters_table(profile, out);
+  }
+  out += "</section>\n";
+}
+
 void write_memory(const Profile& profile, std::string& out) {
+  if (profile.heap.tracked) {
+    write_heap_memory(profile, out);
+    return;
+  }
   open_section(out, "memory", "Memory",
                "Bytes in use over time: the sum of every named counter (record_alloc minus record_free).");
   html::write_memory_chart(profile, out);

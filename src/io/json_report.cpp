@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/memory_findings.hpp"
+#include "io/sentence_markup.hpp"
 #include "nnprof/error.hpp"
 
 namespace nnprof::io {
@@ -47,6 +49,18 @@ Json memory_attribution(const MemoryAttribution& m) {
   return j;
 }
 
+Json heap_attribution(const HeapAttribution& h) {
+  Json j = Json::object();
+  j["alloc_bytes"] = h.alloc_bytes;
+  j["alloc_count"] = h.alloc_count;
+  j["free_bytes"] = h.free_bytes;
+  j["free_count"] = h.free_count;
+  j["retained_bytes"] = h.retained_bytes;
+  j["retained_blocks"] = h.retained_blocks;
+  j["peak_live_bytes"] = h.peak_live_bytes;
+  return j;
+}
+
 Json metadata(const Profile& profile) {
   const Metadata& meta = profile.meta;
   const ClockCalibration& clock = meta.clock;
@@ -72,7 +86,7 @@ Json metadata(const Profile& profile) {
   return j;
 }
 
-Json scope_timing(const ScopeStats& scope) {
+Json scope_timing(const Profile& profile, const ScopeStats& scope) {
   const DurationStats& t = scope.time;
   Json j = Json::object();
   j["count"] = t.count;
@@ -89,6 +103,7 @@ Json scope_timing(const ScopeStats& scope) {
   j["items"] = scope.items;
   j["items_per_second"] = scope.items_per_second();
   j["memory"] = memory_attribution(scope.memory);
+  if (profile.heap.tracked) j["heap"] = heap_attribution(scope.heap);
   return j;
 }
 
@@ -131,6 +146,7 @@ Json tree_node(const Profile& profile, const CallTreeNode& node) {
   j["max_ns"] = node.time.max_ns;
   j["threads"] = node.thread_count;
   j["memory"] = memory_attribution(node.memory);
+  if (profile.heap.tracked) j["heap"] = heap_attribution(node.heap);
   j["children"] = Json::array();
   return j;
 }
@@ -205,13 +221,160 @@ Json diagnostic(const Profile& profile, const Diagnostic& d) {
   return j;
 }
 
+// ---- heap ---------------------------------------------------------------------------
+
+Json string_or_null(const Profile& profile, StringId id) {
+  return id == kNone ? Json(nullptr) : Json(profile.str(id));
+}
+
+Json frame(const Profile& profile, std::uint32_t index) {
+  if (index >= profile.frames.size()) return nullptr;
+  const StackFrame& f = profile.frames[index];
+  Json j = Json::object();
+  j["address"] = f.address;
+  j["function"] = string_or_null(profile, f.function);
+  j["file"] = string_or_null(profile, f.file);
+  j["line"] = f.line;
+  j["module"] = string_or_null(profile, f.module);
+  return j;
+}
+
+// The scope path of a call-tree node, null outside any scope.
+Json scope_path(const Profile& profile, std::uint32_t node) {
+  return node == 0 || node >= profile.call_tree.size() ? Json(nullptr) : Json(profile.node_path(node));
+}
+
+Json peak(const Profile& profile) {
+  const HeapSummary& h = profile.heap;
+  Json j = Json::object();
+  j["bytes"] = h.peak_bytes;
+  j["time_ns"] = h.peak_time_ns;
+  j["thread"] = h.peak_thread == kNone ? Json(nullptr) : Json(h.peak_thread);
+  j["scope_path"] = scope_path(profile, h.peak_node);
+  j["resolution_bytes"] = h.peak_resolution_bytes;
+  return j;
+}
+
+Json growth(const analysis::MemoryGrowth& g) {
+  Json j = Json::object();
+  j["assessed"] = g.assessed;
+  j["steady"] = g.steady;
+  j["samples"] = g.samples;
+  j["from_ns"] = g.from_ns;
+  j["to_ns"] = g.to_ns;
+  j["start_bytes"] = g.start_bytes;
+  j["bytes_per_second"] = g.bytes_per_second;
+  j["total_bytes"] = g.total_bytes;
+  j["fit"] = g.fit;
+  return j;
+}
+
+Json leak_verdict(const Profile& profile) {
+  const analysis::LeakVerdict v = analysis::leak_verdict(profile);
+  Json j = Json::object();
+  j["memory_leak_detected"] = v.memory_leak_detected;
+  j["unfreed_bytes"] = v.unfreed.bytes;
+  j["unfreed_blocks"] = v.unfreed.blocks;
+  j["unfreed_unreachable"] = v.unfreed.confirmed;
+  j["heap_growth"] = growth(v.heap);
+  j["rss_growth"] = growth(v.rss);
+  j["explanation"] = render(profile, v.explanation);
+  return j;
+}
+
+Json top_allocator(const Profile& profile, const analysis::HeapAllocator& a) {
+  Json j = Json::object();
+  j["scope"] = profile.str(a.scope->name);
+  j["alloc_bytes"] = a.alloc_bytes;
+  j["alloc_count"] = a.alloc_count;
+  j["bytes_per_call"] = a.bytes_per_call ? Json(*a.bytes_per_call) : Json(nullptr);
+  j["retained_bytes"] = a.retained_bytes;
+  j["retained_blocks"] = a.retained_blocks;
+  j["peak_live_bytes"] = a.peak_live_bytes;
+  j["share"] = a.share;
+  return j;
+}
+
+Json leak_site(const Profile& profile, const LeakSite& site) {
+  Json j = Json::object();
+  j["scope_path"] = scope_path(profile, site.node);
+  j["reachable"] = site.reachable;
+  j["blocks"] = site.blocks;
+  j["bytes"] = site.bytes;
+  j["caller"] = frame(profile, site.caller);
+  if (site.stack < profile.stacks.size()) {
+    j["stack"] = array_of(profile.stacks[site.stack].frames, [&](std::uint32_t f) { return frame(profile, f); });
+  } else {
+    j["stack"] = nullptr;
+  }
+  return j;
+}
+
+Json heap_sample(const HeapSample& s) {
+  Json j = Json::object();
+  j["time_ns"] = s.time_ns;
+  j["heap_bytes"] = s.heap_bytes;
+  j["rss_bytes"] = s.rss_bytes;
+  j["rss_peak_bytes"] = s.rss_peak_bytes;
+  return j;
+}
+
+Json heap(const Profile& profile) {
+  const HeapSummary& h = profile.heap;
+  Json j = Json::object();
+  j["source"] = h.source;
+  j["alloc_bytes"] = h.alloc_bytes;
+  j["alloc_count"] = h.alloc_count;
+  j["free_bytes"] = h.free_bytes;
+  j["free_count"] = h.free_count;
+  j["current_bytes"] = h.current_bytes;
+  j["current_blocks"] = h.current_blocks;
+  j["peak"] = peak(profile);
+  j["reachability_checked"] = h.reachability_checked;
+  j["leaked_bytes"] = h.leaked_bytes;
+  j["leaked_blocks"] = h.leaked_blocks;
+  j["reachable_bytes"] = h.reachable_bytes;
+  j["reachable_blocks"] = h.reachable_blocks;
+  j["untracked_frees"] = h.untracked_frees;
+  j["untracked_allocs"] = h.untracked_allocs;
+  j["stack_sample_bytes"] = h.stack_sample_bytes;
+  j["sample_interval_ns"] = h.sample_interval_ns;
+  j["rss"] = Json{{"initial_bytes", h.rss_initial_bytes}, {"peak_bytes", h.rss_peak_bytes},
+                  {"final_bytes", h.rss_final_bytes}};
+  j["leak_verdict"] = leak_verdict(profile);
+  j["top_allocators"] = array_of(analysis::top_allocators(profile, profile.scopes.size()),
+                                 [&](const analysis::HeapAllocator& a) { return top_allocator(profile, a); });
+  j["leaks"] = array_of(profile.leaks, [&](const LeakSite& site) { return leak_site(profile, site); });
+  j["timeline"] = array_of(profile.heap_samples, heap_sample);
+  return j;
+}
+
+Json bottleneck(const Profile& profile, const analysis::Bottleneck& b) {
+  Json j = Json::object();
+  j["kind"] = analysis::to_string(b.kind);
+  j["severity"] = analysis::to_string(b.severity);
+  j["scope"] = string_or_null(profile, b.scope);
+  j["value"] = b.value;
+  j["threshold"] = b.threshold;
+  j["description"] = render(profile, b.description);
+  j["suggestion"] = render(profile, b.suggestion);
+  return j;
+}
+
 Json report(const Profile& profile) {
   Json j = Json::object();
   j["schema"] = kJsonSchemaName;
   j["schema_version"] = kJsonSchemaVersion;
   j["metadata"] = metadata(profile);
-  j["timing"] = by_name(profile, profile.scopes, kEvery, scope_timing);
+  j["timing"] = by_name(profile, profile.scopes, kEvery,
+                        [&](const ScopeStats& scope) { return scope_timing(profile, scope); });
   j["memory"] = memory(profile);
+  // Only with heap tracking, so that a profile without it reads exactly as before.
+  if (profile.heap.tracked) {
+    j["heap"] = heap(profile);
+    j["bottlenecks"] = array_of(analysis::memory_bottlenecks(profile),
+                                [&](const analysis::Bottleneck& b) { return bottleneck(profile, b); });
+  }
   j["throughput"] = by_name(
       profile, profile.scopes, [](const ScopeStats& s) { return s.items > 0; }, scope_throughput);
   j["call_tree"] = call_tree(profile);

@@ -14,6 +14,7 @@
 #include "analysis/call_tree.hpp"
 #include "analysis/facts.hpp"
 #include "analysis/insights.hpp"
+#include "analysis/memory_findings.hpp"
 #include "analysis/rankings.hpp"
 #include "io/format.hpp"
 #include "io/report_tables.hpp"
@@ -29,6 +30,7 @@ constexpr std::size_t kTopByTotal = 30;
 constexpr std::size_t kTopBySelf = 30;
 constexpr std::size_t kTopAllocators = 15;
 constexpr std::size_t kTopCalled = 15;
+constexpr std::size_t kLeakSites = 15;
 // Same cut as the text report: deeper or longer trees are counted, not printed.
 constexpr analysis::TreeLimits kTreeLimits{12, 200};
 
@@ -219,6 +221,59 @@ void write_memory_counters(const Profile& profile, std::ostream& out) {
   out << '\n' << render(profile, analysis::memory_totals(profile), kMarkdown) << '\n';
 }
 
+// ---- heap ---------------------------------------------------------------------------
+
+void write_heap_allocators(const Profile& profile, std::ostream& out) {
+  const auto top = analysis::top_by_heap_bytes(profile, kTopAllocators);
+  if (top.empty()) return;
+  out << "\n### Top allocators\n\n";
+  write_ranking_note(out, top.size(), analysis::heap_allocating_scope_count(profile));
+  out << fmt::format("Heap bytes allocated while the scope was the innermost open one. Percentages are of the "
+                     "{} allocated in all; retained is what was allocated there and still live at the end.\n\n",
+                     format_bytes(profile.heap.alloc_bytes));
+  using enum ScopeColumn;
+  write_table(scope_table(profile, top,
+                          {Rank, Name, HeapAllocated, HeapShare, HeapAllocs, HeapPerCall, HeapRetained, HeapPeakLive},
+                          Headers::Document),
+              out);
+}
+
+void write_leak_sites(const Profile& profile, std::ostream& out) {
+  if (profile.leaks.empty()) return;
+  out << "\n### Blocks still allocated at the end\n\n";
+  if (profile.leaks.size() > kLeakSites) {
+    out << fmt::format("Top {} of {} allocation sites.\n\n", kLeakSites, profile.leaks.size());
+  }
+  out << "Grouped by allocation site, largest first: the innermost scope and the function that called the "
+         "allocator. Leaked blocks are unreachable; reachable ones are still referenced (globals, thread "
+         "stacks).\n\n";
+  write_table(leak_sites_table(profile, kLeakSites, Headers::Document), out);
+}
+
+void write_memory_findings(const Profile& profile, std::ostream& out) {
+  out << "\n### Memory findings\n\n";
+  const std::vector<analysis::Bottleneck> found = analysis::memory_bottlenecks(profile);
+  if (found.empty()) out << "- " << render(profile, analysis::no_memory_bottlenecks(), kMarkdown) << '\n';
+  for (const analysis::Bottleneck& b : found) {
+    out << fmt::format("- **{}** ({} severity): {} {}\n", analysis::title(b.kind), analysis::to_string(b.severity),
+                       render(profile, b.description, kMarkdown), render(profile, b.suggestion, kMarkdown));
+  }
+}
+
+// Heap tracking: the summary and verdict, who allocates, what is left, what to fix.
+void write_heap(const Profile& profile, std::ostream& out) {
+  write_heading(out, "Heap memory");
+  TextTable table({{"Measure", Align::Left}, {"Value", Align::Left}});
+  for (const analysis::Fact& fact : analysis::heap_facts(profile)) {
+    table.add_row({std::string(fact.label), render(profile, fact.value)});
+  }
+  table.add_row({"Leak verdict", render(profile, analysis::leak_verdict(profile).explanation)});
+  write_table(table, out);
+  write_heap_allocators(profile, out);
+  write_leak_sites(profile, out);
+  write_memory_findings(profile, out);
+}
+
 // ---- insights, completeness, diagnostics --------------------------------------------
 
 void write_insights(const Profile& profile, std::ostream& out) {
@@ -323,6 +378,7 @@ void write_markdown_report(const Profile& profile, std::ostream& out) {
     write_threads(profile, out);
   }
   if (!profile.memory_counters.empty()) write_memory_counters(profile, out);
+  if (profile.heap.tracked) write_heap(profile, out);
   if (!profile.scopes.empty()) write_insights(profile, out);
   // As in the text report: an empty profile's zeros are noise, its diagnostics may not be.
   if (!profile.empty()) write_completeness(profile, out);

@@ -128,6 +128,8 @@ int run_record(const RecordOptions& o) {
   }
   fs::remove(manifest);
   const std::string how = fmt::format("'{}' {}", o.command[0], describe_status(status));
+  if (written.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 127)
+    throw Error(fmt::format("'{}' could not be started (exit status 127); nothing was recorded", o.command[0]));
   if (written.empty()) {
     throw Error(fmt::format(
         "{} without writing a profile: it ended in a way no handler sees (SIGKILL, _exit, or the out-of-memory "

@@ -93,7 +93,7 @@ void write_profile(const char* why) {
   if (getpid() != a.pid) return;  // a forked child that did not exec: not tracked
   if (a.written.exchange(true)) return;
   try {
-    if (a.tracking != nullptr) a.tracking->stop();  // freezes the heap as it is now
+    if (a.tracking != nullptr) a.tracking->stop_at_exit();  // freezes the heap as it is now
     nnprof::global_profiler().save(a.out);
     say(std::string("heap profile written to ") + a.out + " (" + why + ")");
     if (!a.manifest.empty()) {
@@ -185,13 +185,17 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
     if (options.interval.count() == 0) options.interval = std::chrono::milliseconds(100);
     std::string why;
     if (!nnprof::heap_hooks_available(&why)) say("warning: " + why);
-    a.tracking = new nnprof::MemoryTracking(nnprof::global_profiler(), options);
-    if (pipe2(a.wake, O_CLOEXEC) == 0 && pipe2(a.done, O_CLOEXEC) == 0) {
+    // The flusher first, so that its own allocations are not the program's.
+    const bool handlers = pipe2(a.wake, O_CLOEXEC) == 0 && pipe2(a.done, O_CLOEXEC) == 0;
+    if (handlers)
       std::thread(flusher_main).detach();
+    else
+      say(std::string("no crash handler (pipe: ") + std::strerror(errno) + "); the profile is written at exit only");
+    nnprof::global_profiler();
+    a.tracking = new nnprof::MemoryTracking(nnprof::global_profiler(), options);
+    if (handlers) {
       a.started.store(true);
       install_handlers();
-    } else {
-      say(std::string("no crash handler (pipe: ") + std::strerror(errno) + "); the profile is written at exit only");
     }
     std::atexit(at_exit);
   } catch (const std::exception& e) {

@@ -192,6 +192,18 @@ std::uint64_t HeapTracker::start(Profiler& profiler, const MemoryTrackingOptions
         &find);
     if (find.range.end != 0) own_code_.push_back(find.range);
   }
+  loader_code_ = {};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        if (info->dlpi_name == nullptr || std::strstr(info->dlpi_name, "/ld-linux") == nullptr) return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const auto& ph = info->dlpi_phdr[i];
+          if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) != 0)
+            *static_cast<CodeRange*>(data) = {info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz};
+        }
+        return 1;
+      },
+      &loader_code_);
   source_ = std::make_shared<TrackedHeap>();
   core_->session->set_heap_source(source_);
   const std::uint64_t run = epoch_.fetch_add(1, std::memory_order_acq_rel) + 1;  // threads attach anew
@@ -201,7 +213,7 @@ std::uint64_t HeapTracker::start(Profiler& profiler, const MemoryTrackingOptions
   return run;
 }
 
-void HeapTracker::stop(std::uint64_t run) noexcept {
+void HeapTracker::stop(std::uint64_t run, bool calling_thread_is_root) noexcept {
   InternalAllocations internal;
   std::lock_guard start_lock(start_mutex());
   if (!active() || (run != 0 && run != epoch_.load(std::memory_order_acquire))) return;
@@ -216,7 +228,7 @@ void HeapTracker::stop(std::uint64_t run) noexcept {
   try {
     take_sample();  // the last point of the timeline: the moment tracking stopped
     RawHeap frozen;
-    snapshot(frozen);
+    snapshot(frozen, calling_thread_is_root);
     source_->freeze(std::move(frozen));
   } catch (...) {
     // Out of memory while freezing: later snapshots show no heap rather than a wrong one.
@@ -463,7 +475,7 @@ void HeapTracker::take_sample() {
 
 // ---- snapshots ---------------------------------------------------------------------------
 
-void HeapTracker::collect_leaks(RawHeap& out) {
+void HeapTracker::collect_leaks(RawHeap& out, bool calling_thread_is_root) {
   struct Key {
     const Node* node;
     std::uintptr_t caller;
@@ -515,8 +527,12 @@ void HeapTracker::collect_leaks(RawHeap& out) {
     }
     // The calling thread's live frames only: below them lie stale values of returned calls.
     const collect::MemoryRange mine = collect::current_thread_stack();
-    if (mine.end > here) roots.push_back(collect::MemoryRange{here, mine.end});
+    if (calling_thread_is_root && mine.end > here) roots.push_back(collect::MemoryRange{here, mine.end});
     reachable = collect::find_reachable(live, roots);
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      const std::uintptr_t caller = keys[blocks[i].group].caller;
+      if (caller >= loader_code_.begin && caller < loader_code_.end) reachable[i] = true;
+    }
     out.reachability_checked = true;
   }
 
@@ -550,7 +566,7 @@ void HeapTracker::collect_leaks(RawHeap& out) {
   out.leaks = std::move(groups);
 }
 
-void HeapTracker::snapshot(RawHeap& out) {
+void HeapTracker::snapshot(RawHeap& out, bool calling_thread_is_root) {
   InternalAllocations internal;
   out = RawHeap{};
   out.tracked = true;
@@ -558,7 +574,7 @@ void HeapTracker::snapshot(RawHeap& out) {
   out.stack_sample_bytes = options_.stack_sample_bytes;
   out.interval_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(options_.interval).count());
   out.peak_resolution_bytes = static_cast<std::uint64_t>(kFlushBytes);
-  collect_leaks(out);
+  collect_leaks(out, calling_thread_is_root);
   const ProcessMemory mem = read_process_memory();
   out.rss_initial = rss_initial_;
   out.rss_final = mem.rss;

@@ -47,7 +47,8 @@ class HeapTracker {
   std::uint64_t start(Profiler& profiler, const MemoryTrackingOptions& options);
   /// Stops run `run` (0: whichever runs); the profiler's later snapshots show the heap as it
   /// was at this moment.
-  void stop(std::uint64_t run = 0) noexcept;
+  /// `calling_thread_is_root` false: see MemoryTracking::stop_at_exit.
+  void stop(std::uint64_t run = 0, bool calling_thread_is_root = true) noexcept;
   [[nodiscard]] bool active() const noexcept { return active_.load(std::memory_order_acquire); }
   [[nodiscard]] HeapCounters counters() const noexcept;
 
@@ -59,7 +60,7 @@ class HeapTracker {
   void restore(void* block, const collect::LiveBlockInfo& info) noexcept;  // put one back
 
   /// Fills `out` with the heap as it is now.
-  void snapshot(RawHeap& out);
+  void snapshot(RawHeap& out, bool calling_thread_is_root = true);
 
   /// The flush threshold: a thread adds its heap change to the global counter when it passes
   /// this many bytes (or may set a new peak), so the peak is exact to within this per thread.
@@ -76,7 +77,7 @@ class HeapTracker {
   void reset_countdown(HeapThread& t) noexcept;
   void sampler_main();
   void take_sample();
-  void collect_leaks(RawHeap& out);
+  void collect_leaks(RawHeap& out, bool calling_thread_is_root);
   void note_fork() noexcept;
   void forked_child() noexcept;
   bool in_own_code(std::uintptr_t pc) const noexcept;
@@ -114,6 +115,8 @@ class HeapTracker {
     std::uintptr_t begin = 0, end = 0;
   };
   std::vector<CodeRange> own_code_;  // libnnprof and the hooks: trimmed from sampled stacks
+  CodeRange loader_code_;            // ld.so: its blocks (TLS vectors) are referenced from thread
+                                     // control blocks, which the leak check does not scan
 
   std::mutex sampler_mu_;
   std::condition_variable sampler_cv_;

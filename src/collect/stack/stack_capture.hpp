@@ -15,8 +15,10 @@ bool stack_capture_init() noexcept;
 /// returns how many. out[0] is where the caller of capture_stack resumes after it returns,
 /// out[1] where the caller's caller resumes, ...; `skip` drops that many of these first. All
 /// entries are return addresses: symbolize them with return_address = true.
-/// Does not allocate (safe in malloc hooks) and may run on many threads at once; returns 0
-/// before stack_capture_init. Not async-signal-safe with libunwind's cache misses.
+/// May run on many threads at once; returns 0 before stack_capture_init. Does not allocate,
+/// except once per thread with libunwind: its first capture on a thread makes glibc allocate
+/// libunwind's thread-local block (dynamic TLS of a dlopen'd library, one small malloc), so a
+/// malloc hook must mark itself as inside the hook before calling this, or it recurses.
 int capture_stack(std::uintptr_t* out, int max, int skip) noexcept;
 
 /// "libunwind", "backtrace", or "none" (before init, or when neither unwinder works).

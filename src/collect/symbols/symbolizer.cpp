@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <link.h>
 #include <unistd.h>
 
@@ -30,8 +31,17 @@ struct ModuleTable {
   Dwarf_Addr low = 0, high = 0;
   std::string name;  // with low/high, tells a reused Dwfl_Module* from the one we indexed
   std::vector<FunctionSymbol> functions;
+  // Executable segments: an address elsewhere (data, .bss) is in no function, whatever
+  // symbol precedes it. Empty when the ELF file could not be read: then no filter.
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> code;
+
+  bool in_code(std::uintptr_t pc) const {
+    if (code.empty()) return true;
+    return std::any_of(code.begin(), code.end(), [pc](const auto& r) { return pc >= r.first && pc < r.second; });
+  }
 
   const FunctionSymbol* find(std::uintptr_t pc) const {
+    if (!in_code(pc)) return nullptr;
     auto it = std::upper_bound(functions.begin(), functions.end(), pc,
                                [](std::uintptr_t a, const FunctionSymbol& f) { return a < f.address; });
     // The nearest start may be a small symbol inside a larger one: look a few entries back.
@@ -144,6 +154,17 @@ struct Symbolizer::Impl {
     if (!inserted) return table;
     const char* name = dwfl_module_info(module, nullptr, &table.low, &table.high, nullptr, nullptr, nullptr, nullptr);
     table.name = name != nullptr ? name : "";
+    GElf_Addr bias = 0;
+    if (Elf* elf = dwfl_module_getelf(module, &bias)) {
+      std::size_t count = 0;
+      if (elf_getphdrnum(elf, &count) == 0) {
+        for (std::size_t i = 0; i < count; ++i) {
+          GElf_Phdr ph;
+          if (gelf_getphdr(elf, static_cast<int>(i), &ph) != nullptr && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) != 0)
+            table.code.emplace_back(ph.p_vaddr + bias, ph.p_vaddr + bias + ph.p_memsz);
+        }
+      }
+    }
     const int count = dwfl_module_getsymtab(module);
     for (int i = 0; i < count; ++i) {
       GElf_Sym sym;
