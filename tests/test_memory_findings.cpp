@@ -397,3 +397,14 @@ TEST(HeapBottlenecks, HeapProfileHasTwoHotspotsAndALeak) {
 
 }  // namespace
 }  // namespace nnprof
+// TEMP-DUMP
+#include <fstream>
+#include "io/exporter.hpp"
+namespace nnprof { namespace {
+TEST(TempDump, AllFormats) {
+  for (const char* f : {"text", "markdown", "json", "csv", "chrome", "html"}) {
+    std::ofstream out(std::string("/tmp/helper-a-dump.") + f, std::ios::binary);
+    io::find_exporter(f)->write(testing::heap_profile(), out);
+  }
+}
+}}

@@ -2,6 +2,7 @@
 #include <chrono>
 #include <iostream>
 #include <filesystem>
+#include <optional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <fmt/core.h>
 
 #include "commands.hpp"
+#include "nnprof/memory.hpp"
 #include "demo_workload.hpp"
 #include "nnprof/nnprof.hpp"
 
@@ -32,8 +34,17 @@ Action add_demo_command(CLI::App& app) {
     if (!cmd->parsed()) return -1;
     Profiler profiler;
     set_thread_name("main");
+    // Heap tracking shows where the workload's memory goes; a build whose allocator is replaced
+    // (a sanitizer) runs the demo without it.
+    std::optional<MemoryTracking> tracking;
+    try {
+      tracking.emplace(profiler);
+    } catch (const Error& e) {
+      std::cerr << "nnprof: the demo runs without heap tracking: " << e.what() << "\n";
+    }
     const auto t0 = std::chrono::steady_clock::now();
     const demo::DemoResult r = demo::run_demo_workload(profiler, *options);
+    if (tracking) tracking->stop();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const Profile profile = profiler.snapshot();
     const Report report(profile);
