@@ -43,7 +43,7 @@ RESULTS="$OUT/results.txt"
 
 for ((i = 1; i <= RUNS; ++i)); do
   for t in "${TOOLS[@]}"; do
-    rm -f "$OUT"/x.nnprof "$OUT"/ht.*
+    case $t in nnprof) rm -f "$OUT"/x.nnprof ;; heaptrack) rm -f "$OUT"/ht.* ;; esac
     # shellcheck disable=SC2086  # the commands are word lists
     /usr/bin/time -f '%e %U %S' -o "$OUT/time.txt" ${CMD[$t]} >"$OUT/stdout.txt" 2>"$OUT/stderr.txt" || {
       echo "$t failed:" >&2
@@ -52,10 +52,14 @@ for ((i = 1; i <= RUNS; ++i)); do
     }
     read -r wall user sys <"$OUT/time.txt"
     loop=$(awk '/^loop_seconds/ { print $2 }' "$OUT/stdout.txt")
-    size=$(stat -c %s "$OUT"/x.nnprof "$OUT"/ht.* 2>/dev/null | head -1 || true)
+    case $t in
+      nnprof) size=$(stat -c %s "$OUT"/x.nnprof) ;;
+      heaptrack) size=$(stat -c %s "$OUT"/ht.*) ;;
+      *) size=- ;;
+    esac
     cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
     printf '%-10s run %d  wall %6.2f s  loop %6.2f s  cpu %6.2f s (user %.2f sys %.2f)  file %s bytes\n' \
-      "$t" "$i" "$wall" "$loop" "$cpu" "$user" "$sys" "${size:--}"
+      "$t" "$i" "$wall" "$loop" "$cpu" "$user" "$sys" "$size"
     echo "$t $wall $loop $cpu" >>"$RESULTS"
   done
 done
@@ -87,3 +91,4 @@ awk -v tools="${TOOLS[*]}" '
   function extra(h, x, p) { return x > p ? sprintf("%.1fx", (h - p) / (x - p)) : "n/a (nnprof within noise)" }
   ' "$RESULTS"
 echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); raw results in $RESULTS"
+echo "# profiles of the last runs: $OUT/x.nnprof ($NNPROF report), $(echo "$OUT"/ht.*) (heaptrack --analyze)"

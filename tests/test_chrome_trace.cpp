@@ -2,6 +2,9 @@
 
 #include <map>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -50,6 +53,42 @@ TEST(ChromeTrace, ParsesAndCarriesEveryThreadSpanAndCounter) {
   for (const auto& e : j["traceEvents"])
     if (e["ph"] == "C" && e["name"] == "memory: weights") weights.push_back(e["args"]["bytes"]);
   EXPECT_EQ(weights, (std::vector<std::int64_t>{2048, 4096, 3072}));
+}
+
+TEST(ChromeTrace, HeapTimelineIsThreeCounterTracksAndThePeakAnInstant) {
+  const auto p = nnprof::testing::heap_profile();
+  const auto j = trace_of(p);
+  std::map<std::string, std::vector<std::pair<double, std::uint64_t>>> tracks;
+  std::vector<nlohmann::json> instants;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "C") tracks[e["name"]].emplace_back(e["ts"].get<double>(), e["args"]["bytes"].get<std::uint64_t>());
+    if (e["ph"] == "i") instants.push_back(e);
+  }
+  ASSERT_EQ(tracks.size(), 3u);
+  const auto& heap = tracks.at("heap in use");
+  const auto& rss = tracks.at("RSS");
+  const auto& hwm = tracks.at("RSS peak (VmHWM)");
+  ASSERT_EQ(heap.size(), 50u);
+  ASSERT_EQ(rss.size(), 50u);
+  ASSERT_EQ(hwm.size(), 50u);
+  EXPECT_EQ(heap[0], (std::pair<double, std::uint64_t>{0.0, 8 * (1u << 20) + 4096}));
+  EXPECT_EQ(heap[49], (std::pair<double, std::uint64_t>{980000.0, 17'829'888}));
+  EXPECT_EQ(rss[49].second, 59'768'832u);
+  EXPECT_EQ(hwm[49].second, 61'865'984u);
+  ASSERT_EQ(instants.size(), 1u);
+  EXPECT_EQ(instants[0]["name"], "heap peak");
+  EXPECT_EQ(instants[0]["s"], "t");
+  EXPECT_EQ(instants[0]["tid"], 2001);
+  EXPECT_DOUBLE_EQ(instants[0]["ts"].get<double>(), 948500.0);
+  EXPECT_EQ(instants[0]["args"]["bytes"], 23'072'768);
+  EXPECT_EQ(instants[0]["args"]["scope"], "train_step > forward > matmul");
+}
+
+TEST(ChromeTrace, WithoutHeapTrackingNoHeapEvents) {
+  std::ostringstream out;
+  nnprof::io::write_chrome_trace(nnprof::testing::rich_profile(), out);
+  EXPECT_EQ(out.str().find("heap"), std::string::npos);
+  EXPECT_EQ(out.str().find("RSS"), std::string::npos);
 }
 
 TEST(ChromeTrace, NestedSpansNestInTime) {

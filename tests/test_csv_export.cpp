@@ -135,6 +135,28 @@ TEST(CsvExport, OneRecordPerScopeInProfileOrderFieldByField) {
                     "0"}));
 }
 
+TEST(CsvExport, HeapColumnsOnlyWithHeapTracking) {
+  const auto records = parse_csv(csv_of(testing::heap_profile()));
+  ASSERT_EQ(records.size(), 7u);
+  Record header = kHeader;
+  for (const char* column : {"heap_alloc_bytes", "heap_alloc_count", "heap_free_bytes", "heap_free_count",
+                             "heap_retained_bytes", "heap_retained_blocks", "heap_peak_live_bytes"}) {
+    header.push_back(column);
+  }
+  EXPECT_EQ(records[0], header);
+  for (const Record& r : records) EXPECT_EQ(r.size(), header.size());
+  // In the profile's order (by total time): load_batch is fifth.
+  EXPECT_EQ(records[5], (Record{"load_batch", "10", "100000000", "100000000", "10000000", "0", "10000000",
+                                "10000000", "10000000", "10000000", "10000000", "1", "0", "0", "0", "0", "0", "0",
+                                "83889152", "13", "0", "0", "8391680", "4", "16780288"}));
+  EXPECT_EQ(records[1].back(), "65536") << "train_step's peak live bytes";
+  EXPECT_EQ(records[1][20], "76152832") << "train_step freed the batches";
+  // The same profile without heap tracking: the version-1 columns only.
+  Profile untracked = testing::heap_profile();
+  untracked.heap.tracked = false;
+  EXPECT_EQ(parse_csv(csv_of(untracked))[0], kHeader);
+}
+
 TEST(CsvExport, RawTextUsesCrlfAndDoublesQuotes) {
   const std::string text = csv_of(testing::export_profile());
   EXPECT_NE(text.find("\r\n\"load, \"\"batch\"\" | 1\nnext\",10,5000000,"), std::string::npos);

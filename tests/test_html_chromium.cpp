@@ -224,6 +224,17 @@ TEST_F(HtmlInChromium, RecordedReportRendersWithoutScriptErrors) {
   expect_rendered(html, dir_.path() / "recorded.png");
 }
 
+TEST_F(HtmlInChromium, HeapReportRendersWithoutScriptErrors) {
+  const fs::path html = write_report(testing::heap_profile(), "heap.html");
+  expect_rendered(html, dir_.path() / "heap.png");
+  const BrowserRun run = dump_dom(dir_.path(), file_url(html));
+  ASSERT_EQ(run.exit_code, 0) << tail(run.err);
+  EXPECT_EQ(script_messages(run.err), std::vector<std::string>{});
+  EXPECT_NE(run.out.find("data-ready=\"1\""), std::string::npos) << "the script did not finish";
+  EXPECT_NE(run.out.find("aria-label=\"Heap in use and RSS over time\""), std::string::npos);
+  EXPECT_NE(run.out.find("id=\"leaks-table\""), std::string::npos);
+}
+
 TEST_F(HtmlInChromium, ScriptSortsAndFiltersAsTheLinkAsks) {
   const Profile profile = testing::recorded_profile();
   const fs::path html = write_report(profile, "recorded.html");

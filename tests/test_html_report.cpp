@@ -311,6 +311,110 @@ TEST(HtmlReport, NoMemoryCountersSaysSo) {
   EXPECT_FALSE(has(html, "id=\"counters-table\""));
 }
 
+// ---- heap ---------------------------------------------------------------------------
+
+TEST(HtmlReport, NoHeapContentWithoutHeapTracking) {
+  const std::string html = html_of(testing::rich_profile());
+  EXPECT_FALSE(has(html, "heap"));
+  EXPECT_FALSE(has(html, "Peak heap"));
+  EXPECT_FALSE(has(html, ".mem .rss"));
+  EXPECT_FALSE(has(html, "leak-verdict"));
+}
+
+TEST(HtmlReport, HeapChartShowsHeapRssAndVmHwmWithThePeak) {
+  const std::string html = html_of(testing::heap_profile());
+  expect_self_contained(html);
+  EXPECT_TRUE(has(html, ".mem .rss{"));  // the heap CSS, in the page's one style element
+  const std::string_view svg = between(html, "<svg class=\"mem\"", "</svg>");
+  ASSERT_FALSE(svg.empty());
+  EXPECT_TRUE(has(svg, "aria-label=\"Heap in use and RSS over time\""));
+  EXPECT_TRUE(has(svg, "<path class=\"area\" d=\"M"));
+  EXPECT_TRUE(has(svg, "<title>heap in use</title>"));
+  EXPECT_TRUE(has(svg, "<title>RSS</title>"));
+  EXPECT_TRUE(has(svg, "<title>RSS peak (VmHWM)</title>"));
+  EXPECT_TRUE(has(svg, ">heap peak 22.0 MiB at 949 ms</text>"));
+  EXPECT_TRUE(has(svg, ">60.0 MiB</text>")) << "the y axis reaches above the highest RSS (59 MiB)";
+  EXPECT_TRUE(has(svg, ">1.00 s</text>"));
+  // 50 samples 20 ms apart are 22 px apart: one point each, no column folded.
+  const std::string_view heap = between(svg, "<path class=\"line\" d=\"", "\">");
+  EXPECT_EQ(count(heap, "M"), 1u);
+  EXPECT_EQ(count(heap, "L"), 49u);
+  EXPECT_EQ(count(heap, "V"), 0u);
+  EXPECT_EQ(count(svg, "<path class=\"rss\" d=\"M"), 1u);
+  EXPECT_EQ(count(svg, "<path class=\"hwm\" d=\"M"), 1u);
+}
+
+TEST(HtmlReport, HeapChartFoldsSamplesOfOnePixelColumn) {
+  Profile p = testing::heap_profile();
+  // 10,000 samples in 1 s: about 9 per pixel column of the 1100 px axis.
+  p.heap_samples.clear();
+  for (std::uint64_t i = 0; i < 10'000; ++i) {
+    const std::uint64_t bytes = (i % 2 == 0 ? 10 : 12) * testing::kMiB;
+    p.heap_samples.push_back(HeapSample{i * 100 * testing::kUs, bytes, 2 * bytes, 24 * testing::kMiB});
+  }
+  const std::string html = html_of(p);
+  const std::string_view heap = between(html, "<path class=\"line\" d=\"", "\">");
+  EXPECT_LE(count(heap, "L"), 1100u);
+  EXPECT_GT(count(heap, "V"), 1000u) << "each column's low and high";
+  EXPECT_LT(heap.size(), 60'000u);
+}
+
+TEST(HtmlReport, HeapCardFactsAndVerdict) {
+  const std::string html = html_of(testing::heap_profile());
+  EXPECT_TRUE(has(html, "<div class=\"k\">Peak heap</div><div class=\"v\">22.0 MiB</div><div class=\"s\">at 949 "
+                        "ms, in train_step &gt; forward &gt; matmul</div>"));
+  const std::string_view facts = between(html, "<dl class=\"kv\" id=\"heap-facts\">", "</dl>");
+  EXPECT_TRUE(has(facts, "<dt>Peak</dt><dd><b>22.0 MiB</b> at 949 ms after the session start, on main (TID 2001), "
+                         "in <code>train_step</code> &gt; <code>forward</code> &gt; <code>matmul</code></dd>"));
+  EXPECT_TRUE(has(facts, "<dt>RSS</dt><dd>initial 48.0 MiB, peak 59.0 MiB (VmHWM), final 57.0 MiB</dd>"));
+  EXPECT_TRUE(has(facts, "<dt>Tracked by</dt><dd><code>nnprof::MemoryTracking</code> (in-process)</dd>"));
+  EXPECT_TRUE(has(html, "<p class=\"note\" id=\"leak-verdict\" data-leak=\"1\">Memory leak detected: 13 blocks "
+                        "(<b>10.0 MiB</b>) were unreachable at the end; heap in use grew steadily over the second "
+                        "half of the run (500 ms to 980 ms): by 4.62 MiB, 9.62 MiB/s; RSS grew steadily too: by "
+                        "4.62 MiB, 9.62 MiB/s.</p>"));
+}
+
+TEST(HtmlReport, HeapAllocatorsLeakSitesAndFindings) {
+  const std::string html = html_of(testing::heap_profile());
+  const std::string_view top = between(html, "id=\"heap-allocators-table\"", "</table>");
+  EXPECT_EQ(count(top, "<tr>"), 1u + 6u);
+  EXPECT_TRUE(has(top, "<td class=\"name\" title=\"load_batch\">load_batch</td><td class=\"num\" "
+                       "data-v=\"83889152\">80.0 MiB</td>"));
+  EXPECT_TRUE(has(top, "<td class=\"num\" data-v=\"8391680\">8.00 MiB</td><td class=\"num\" data-v=\"4\">4</td>"
+                       "<td class=\"num\" data-v=\"16780288\">16.0 MiB</td>"));
+  const std::string_view leaks = between(html, "id=\"leaks-table\"", "</table>");
+  EXPECT_EQ(count(leaks, "<tr>"), 1u + 4u);
+  EXPECT_TRUE(has(leaks, "<td class=\"name\" title=\"train_step &gt; optimizer_step\">train_step &gt; "
+                         "optimizer_step</td><td class=\"site\" title=\"sampled stack, innermost first:\n"
+                         "History::append(Tensor const&amp;) (src/optim/history.cpp:42)\nOptimizer::step() "
+                         "(src/optim/sgd.cpp:97)\nmain (src/train.cpp:31)\"><code>History::append(Tensor "
+                         "const&amp;) (src/optim/history.cpp:42)</code></td><td class=\"num\" data-v=\"10\">10</td>"
+                         "<td class=\"num\" data-v=\"10485760\">10.0 MiB</td><td>leaked</td>"));
+  EXPECT_TRUE(has(leaks, "<code>Reader&lt;Header&gt;::parse(std::istream&amp;) (src/data/reader.cpp:88)</code>"));
+  EXPECT_TRUE(has(leaks, "title=\"[outside any scope]\""));
+  const std::string_view findings = between(html, "<ul class=\"insights\" id=\"memory-findings\">", "</ul>");
+  EXPECT_EQ(count(findings, "<li"), 3u);
+  EXPECT_TRUE(has(findings, "<li data-kind=\"memory_hotspot\"><span class=\"sev error\">high</span> <b>Memory "
+                            "hotspot</b>: <code>load_batch</code> held up to <b>16.0 MiB</b> live at once, 72.7% of "
+                            "the 22.0 MiB heap peak (threshold 30.0%). It allocates 8.00 MiB per call"));
+  EXPECT_TRUE(has(findings, "<li data-kind=\"memory_leak\"><span class=\"sev warning\">medium</span> <b>Memory "
+                            "leak</b>: <b>10.0 MiB</b> in 13 blocks"));
+}
+
+TEST(HtmlReport, HeapWithCountersAndWithoutSamples) {
+  Profile p = testing::heap_profile();
+  p.heap_samples.clear();
+  p.memory_counters = {MemoryCounter{0, 5, 5, 5, 0, 1, 0}};
+  p.memory_events = {MemoryEvent{1000, 0, 0, 5}};
+  p.memory = {5, 5, 1000};
+  const std::string html = html_of(p);
+  EXPECT_TRUE(has(html, "id=\"no-heap-timeline\""));
+  EXPECT_TRUE(has(html, "<h3>Named memory counters</h3>"));
+  EXPECT_TRUE(has(html, "aria-label=\"Memory in use over time\""));
+  EXPECT_TRUE(has(html, "id=\"counters-table\""));
+  EXPECT_EQ(count(html, "<section id=\"memory\">"), 1u);
+}
+
 // ---- odd profiles -------------------------------------------------------------------
 
 TEST(HtmlReport, EmptyProfileIsAValidPage) {

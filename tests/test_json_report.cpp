@@ -144,6 +144,125 @@ TEST(JsonReport, MemoryAndThroughput) {
   EXPECT_EQ(t["matmul"]["items_per_second"].get<double>(), 50'000.0);
 }
 
+TEST(JsonReport, NoHeapKeysWithoutHeapTracking) {
+  const json j = json_of(testing::export_profile());
+  EXPECT_FALSE(j.contains("heap"));
+  EXPECT_FALSE(j.contains("bottlenecks"));
+  EXPECT_FALSE(j["timing"]["matmul"].contains("heap"));
+  EXPECT_FALSE(j["call_tree"][0].contains("heap"));
+}
+
+TEST(JsonReport, HeapSummaryPeakRssAndVerdict) {
+  const auto ordered = ordered_of(testing::heap_profile());
+  EXPECT_EQ(keys(ordered), (std::vector<std::string>{"schema", "schema_version", "metadata", "timing", "memory", "heap",
+                                                     "bottlenecks", "throughput", "call_tree", "threads",
+                                                     "completeness", "diagnostics"}));
+  const json j = json_of(testing::heap_profile());
+  const json& h = j["heap"];
+  EXPECT_EQ(h["source"], "in-process");
+  EXPECT_EQ(h["alloc_bytes"], 171'056'128);
+  EXPECT_EQ(h["alloc_count"], 185);
+  EXPECT_EQ(h["free_bytes"], 152'174'592);
+  EXPECT_EQ(h["free_count"], 169);
+  EXPECT_EQ(h["current_bytes"], 18'881'536);
+  EXPECT_EQ(h["current_blocks"], 16);
+  EXPECT_EQ(h["peak"], (json{{"bytes", 22 * kMiB + 4096},
+                             {"time_ns", 948'500 * kUs},
+                             {"thread", 0},
+                             {"scope_path", "train_step > forward > matmul"},
+                             {"resolution_bytes", 0}}));
+  EXPECT_EQ(h["leaked_bytes"], 10 * kMiB + 3072);
+  EXPECT_EQ(h["leaked_blocks"], 13);
+  EXPECT_EQ(h["reachable_blocks"], 3);
+  EXPECT_EQ(h["untracked_frees"], 1);
+  EXPECT_EQ(h["rss"], (json{{"initial_bytes", 48 * kMiB}, {"peak_bytes", 59 * kMiB}, {"final_bytes", 57 * kMiB}}));
+  const json& v = h["leak_verdict"];
+  EXPECT_EQ(v["memory_leak_detected"], true);
+  EXPECT_EQ(v["unfreed_bytes"], 10 * kMiB + 3072);
+  EXPECT_EQ(v["unfreed_unreachable"], true);
+  EXPECT_EQ(v["heap_growth"]["steady"], true);
+  EXPECT_EQ(v["heap_growth"]["samples"], 25);
+  EXPECT_EQ(v["heap_growth"]["from_ns"], 500 * kMs);
+  EXPECT_EQ(v["heap_growth"]["to_ns"], 980 * kMs);
+  EXPECT_NEAR(v["heap_growth"]["bytes_per_second"].get<double>(), 125.0 / 13.0 * kMiB, 1e-3);
+  EXPECT_EQ(v["explanation"],
+            "Memory leak detected: 13 blocks (10.0 MiB) were unreachable at the end; heap in use grew steadily over "
+            "the second half of the run (500 ms to 980 ms): by 4.62 MiB, 9.62 MiB/s; RSS grew steadily too: by 4.62 "
+            "MiB, 9.62 MiB/s.");
+  ASSERT_EQ(h["timeline"].size(), 50u);
+  EXPECT_EQ(h["timeline"][49], (json{{"time_ns", 980 * kMs},
+                                     {"heap_bytes", 17'829'888},
+                                     {"rss_bytes", 59'768'832},
+                                     {"rss_peak_bytes", 61'865'984}}));
+}
+
+TEST(JsonReport, HeapTopAllocatorsLeaksAndPerScopeHeap) {
+  const json j = json_of(testing::heap_profile());
+  const json& top = j["heap"]["top_allocators"];
+  ASSERT_EQ(top.size(), 6u);
+  EXPECT_EQ(top[0]["scope"], "load_batch");
+  EXPECT_EQ(top[0]["alloc_bytes"], 80 * kMiB + 3072);
+  EXPECT_EQ(top[0]["alloc_count"], 13);
+  EXPECT_EQ(top[0]["bytes_per_call"], (80 * kMiB + 3072) / 10);
+  EXPECT_EQ(top[0]["retained_bytes"], 8 * kMiB + 3072);
+  EXPECT_EQ(top[0]["retained_blocks"], 4);
+  EXPECT_EQ(top[0]["peak_live_bytes"], 16 * kMiB + 3072);
+  EXPECT_NEAR(top[0]["share"].get<double>(), 0.49041886, 1e-8);
+  EXPECT_EQ(top[5]["scope"], "train_step");
+  const json& leaks = j["heap"]["leaks"];
+  ASSERT_EQ(leaks.size(), 4u);
+  EXPECT_EQ(leaks[0]["scope_path"], "train_step > optimizer_step");
+  EXPECT_EQ(leaks[0]["reachable"], false);
+  EXPECT_EQ(leaks[0]["blocks"], 10);
+  EXPECT_EQ(leaks[0]["bytes"], 10 * kMiB);
+  const json history = {{"address", 0x401a2c},
+                        {"function", "History::append(Tensor const&)"},
+                        {"file", "src/optim/history.cpp"},
+                        {"line", 42},
+                        {"module", "./train"}};
+  EXPECT_EQ(leaks[0]["caller"], history);
+  ASSERT_EQ(leaks[0]["stack"].size(), 3u);
+  EXPECT_EQ(leaks[0]["stack"][0], history);
+  EXPECT_EQ(leaks[0]["stack"][2]["function"], "main");
+  // An unsymbolized frame: nulls, line 0.
+  EXPECT_EQ(leaks[1]["stack"][2], (json{{"address", 0x7f3a1c2b4d10},
+                                        {"function", nullptr},
+                                        {"file", nullptr},
+                                        {"line", 0},
+                                        {"module", "libc.so.6"}}));
+  EXPECT_EQ(leaks[2]["scope_path"], nullptr) << "allocated outside any scope";
+  EXPECT_EQ(leaks[2]["stack"], nullptr) << "no stack sampled";
+  EXPECT_EQ(j["timing"]["load_batch"]["heap"], (json{{"alloc_bytes", 80 * kMiB + 3072},
+                                                     {"alloc_count", 13},
+                                                     {"free_bytes", 0},
+                                                     {"free_count", 0},
+                                                     {"retained_bytes", 8 * kMiB + 3072},
+                                                     {"retained_blocks", 4},
+                                                     {"peak_live_bytes", 16 * kMiB + 3072}}));
+  EXPECT_EQ(j["call_tree"][0]["name"], "train_step");
+  EXPECT_EQ(j["call_tree"][0]["heap"]["free_bytes"], 640 * 1024 + 72 * kMiB);
+}
+
+TEST(JsonReport, Bottlenecks) {
+  const json b = json_of(testing::heap_profile())["bottlenecks"];
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[0]["kind"], "memory_hotspot");
+  EXPECT_EQ(b[0]["severity"], "high");
+  EXPECT_EQ(b[0]["scope"], "load_batch");
+  EXPECT_NEAR(b[0]["value"].get<double>(), 0.7272767, 1e-6);
+  EXPECT_EQ(b[0]["threshold"].get<double>(), 0.3);
+  EXPECT_EQ(b[0]["description"],
+            "load_batch held up to 16.0 MiB live at once, 72.7% of the 22.0 MiB heap peak (threshold 30.0%).");
+  EXPECT_EQ(b[2]["kind"], "memory_leak");
+  EXPECT_EQ(b[2]["severity"], "medium");
+  EXPECT_EQ(b[2]["scope"], "optimizer_step");
+  EXPECT_EQ(b[2]["threshold"].get<double>(), 0.05);
+  EXPECT_EQ(b[2]["suggestion"],
+            "Free the blocks allocated at History::append(Tensor const&) (src/optim/history.cpp:42) in train_step > "
+            "optimizer_step (10.0 MiB in 10 blocks), or give them an owner that frees them (a std::unique_ptr, a "
+            "container, an RAII wrapper).");
+}
+
 TEST(JsonReport, CallTreeIsNested) {
   const json tree = json_of(testing::export_profile())["call_tree"];
   ASSERT_EQ(tree.size(), 1u);

@@ -205,6 +205,77 @@ TEST(MarkdownReport, NoAllocatorsOrThroughputSectionsWithoutData) {
   EXPECT_EQ(text.find("Highest allocation"), std::string::npos);
 }
 
+// The lines of `lines` after the "### title" heading, up to the next heading.
+std::vector<std::string> subsection(const std::vector<std::string>& lines, std::string_view title) {
+  std::vector<std::string> result;
+  bool inside = false;
+  for (const std::string& line : lines) {
+    if (line.starts_with("#")) {
+      if (inside) break;
+      inside = line == "### " + std::string(title);
+      continue;
+    }
+    if (inside) result.push_back(line);
+  }
+  return result;
+}
+
+TEST(MarkdownReport, NoHeapSectionWithoutHeapTracking) {
+  const std::string text = report_of(testing::export_profile());
+  EXPECT_EQ(text.find("## Heap memory"), std::string::npos);
+  EXPECT_EQ(text.find("Leak verdict"), std::string::npos);
+}
+
+TEST(MarkdownReport, HeapMemorySummaryAndVerdict) {
+  const std::string text = report_of(testing::heap_profile());
+  EXPECT_LT(text.find("## Threads"), text.find("## Heap memory"));
+  EXPECT_LT(text.find("## Heap memory"), text.find("## Insights"));
+  const Table t = first_table(section(text, "Heap memory"));
+  EXPECT_EQ(t.header, (Row{"Measure", "Value"}));
+  ASSERT_EQ(t.rows.size(), 9u);
+  EXPECT_EQ(t.rows[0], (Row{"Tracked by", "nnprof::MemoryTracking (in-process)"}));
+  EXPECT_EQ(t.rows[2], (Row{"Peak", "22.0 MiB at 949 ms after the session start, on main (TID 2001), in train_step "
+                                    "\\> forward \\> matmul"}));
+  EXPECT_EQ(t.rows[4], (Row{"RSS", "initial 48.0 MiB, peak 59.0 MiB (VmHWM), final 57.0 MiB"}));
+  EXPECT_EQ(t.rows[8], (Row{"Leak verdict",
+                            "Memory leak detected: 13 blocks (10.0 MiB) were unreachable at the end; heap in use "
+                            "grew steadily over the second half of the run (500 ms to 980 ms): by 4.62 MiB, 9.62 "
+                            "MiB/s; RSS grew steadily too: by 4.62 MiB, 9.62 MiB/s."}));
+}
+
+TEST(MarkdownReport, HeapTopAllocatorsLeakSitesAndFindings) {
+  const auto lines = section(report_of(testing::heap_profile()), "Heap memory");
+  const auto allocators = subsection(lines, "Top allocators");
+  EXPECT_TRUE(contains(allocators, "Percentages are of the 163 MiB allocated in all"));
+  const Table top = first_table(allocators);
+  EXPECT_EQ(top.header, (Row{"#", "Scope", "Allocated", "% of heap allocated", "Allocations", "Avg per call",
+                             "Retained at end", "Peak live"}));
+  ASSERT_EQ(top.rows.size(), 6u);
+  EXPECT_EQ(top.rows[0],
+            (Row{"1", "load_batch", "80.0 MiB", "49.0%", "13", "8.00 MiB", "8.00 MiB in 4 blocks", "16.0 MiB"}));
+  EXPECT_EQ(top.rows[5], (Row{"6", "train_step", "640 KiB", "0.4%", "10", "64.0 KiB", "0 B", "64.0 KiB"}));
+  const Table sites = first_table(subsection(lines, "Blocks still allocated at the end"));
+  EXPECT_EQ(sites.header, (Row{"#", "Scope", "Allocated at (calling function)", "Blocks", "Bytes", "State"}));
+  ASSERT_EQ(sites.rows.size(), 4u);
+  EXPECT_EQ(sites.rows[0], (Row{"1", "train_step \\> optimizer_step",
+                                "History::append(Tensor const\\&) (src/optim/history.cpp:42)", "10", "10.0 MiB",
+                                "leaked"}));
+  EXPECT_EQ(sites.rows[3], (Row{"4", "load_batch", "Reader\\<Header\\>::parse(std::istream\\&) (src/data/reader.cpp:88)",
+                                "3", "3.00 KiB", "leaked"}));
+  const auto findings = subsection(lines, "Memory findings");
+  EXPECT_TRUE(contains(findings,
+                       "- **Memory hotspot** (high severity): **load_batch** held up to 16.0 MiB live at once, "
+                       "72.7% of the 22.0 MiB heap peak (threshold 30.0%). It allocates 8.00 MiB per call (80.0 "
+                       "MiB over 10 calls), far more than it holds at once: allocate the buffers once, outside the "
+                       "loop, and reuse them across iterations, or take them from a pool."));
+  EXPECT_TRUE(contains(findings,
+                       "- **Memory leak** (medium severity): 10.0 MiB in 13 blocks (6.1% of the 163 MiB allocated; "
+                       "threshold 5.0%) were never freed, and nothing points to them any more. Free the blocks "
+                       "allocated at History::append(Tensor const\\&) (src/optim/history.cpp:42) in "
+                       "**train_step** \\> **optimizer_step** (10.0 MiB in 10 blocks), or give them an owner that "
+                       "frees them (a std::unique_ptr, a container, an RAII wrapper)."));
+}
+
 TEST(MarkdownReport, Throughput) {
   const Table t = first_table(section(report_of(testing::export_profile()), "Throughput"));
   EXPECT_EQ(t.header, (Row{"Scope", "Items", "Total", "Throughput"}));
@@ -400,6 +471,18 @@ TEST(MarkdownReport, EveryTableInTheReportIsWellFormed) {
     first_table({lines.begin() + static_cast<std::ptrdiff_t>(i), lines.end()});
   }
   EXPECT_EQ(tables, 10u);
+}
+
+TEST(MarkdownReport, EveryTableOfAHeapReportIsWellFormed) {
+  const std::vector<std::string> lines = lines_of(report_of(testing::heap_profile()));
+  std::size_t tables = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (!lines[i].starts_with("|") || (i > 0 && lines[i - 1].starts_with("|"))) continue;
+    ++tables;
+    EXPECT_TRUE(i == 0 || lines[i - 1].empty()) << "a table must follow a blank line: " << lines[i];
+    first_table({lines.begin() + static_cast<std::ptrdiff_t>(i), lines.end()});
+  }
+  EXPECT_EQ(tables, 10u);  // system, 2 hot paths, most called, threads, heap, allocators, sites, completeness, diagnostics
 }
 
 TEST(MarkdownReport, RegisteredByNameAndExtension) {

@@ -344,6 +344,21 @@ TEST(HeapFacts, HeapProfile) {
                    }));
 }
 
+TEST(HeapFacts, NothingLeakedOrNothingLeft) {
+  Profile p = testing::heap_profile();
+  p.heap.current_bytes = 736;
+  p.heap.current_blocks = 2;
+  p.heap.leaked_bytes = 0;
+  p.heap.leaked_blocks = 0;
+  p.heap.reachable_bytes = 736;
+  p.heap.reachable_blocks = 2;
+  EXPECT_EQ(text(p, analysis::heap_facts(p)[3].value), "736 B in 2 blocks: none leaked (unreachable), 736 B in 2 "
+                                                       "blocks still reachable");
+  p.heap.current_bytes = 0;
+  p.heap.current_blocks = 0;
+  EXPECT_EQ(text(p, analysis::heap_facts(p)[3].value), "nothing: every block was freed");
+}
+
 TEST(HeapFacts, PreloadPeakOutsideScopesUnknownThreadAndResolution) {
   Profile p = testing::heap_profile();
   p.heap.source = "preload";
@@ -397,14 +412,3 @@ TEST(HeapBottlenecks, HeapProfileHasTwoHotspotsAndALeak) {
 
 }  // namespace
 }  // namespace nnprof
-// TEMP-DUMP
-#include <fstream>
-#include "io/exporter.hpp"
-namespace nnprof { namespace {
-TEST(TempDump, AllFormats) {
-  for (const char* f : {"text", "markdown", "json", "csv", "chrome", "html"}) {
-    std::ofstream out(std::string("/tmp/helper-a-dump.") + f, std::ios::binary);
-    io::find_exporter(f)->write(testing::heap_profile(), out);
-  }
-}
-}}

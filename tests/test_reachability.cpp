@@ -78,7 +78,8 @@ TEST(Reachability, PointerInGlobalData) {
 TEST(Reachability, GlobalRangesCoverDataAndExcludeModules) {
   const auto here = reinterpret_cast<std::uintptr_t>(&g_in_data);
   auto covers = [here](const std::vector<MemoryRange>& ranges) {
-    return std::any_of(ranges.begin(), ranges.end(), [here](const MemoryRange& r) { return here >= r.begin && here < r.end; });
+    return std::any_of(ranges.begin(), ranges.end(),
+                       [here](const MemoryRange& r) { return here >= r.begin && here < r.end; });
   };
   EXPECT_TRUE(covers(nnprof::collect::global_data_ranges()));
   // Excluding this executable (named by any address in it, here a function's) drops its data.
@@ -100,7 +101,7 @@ TEST(Reachability, TransitiveThroughBlocks) {
   void** lone = heap.make();
   void** points_to_lone_but_unreachable = heap.make();
   g_roots[0] = a;
-  a[3] = b;  // not at the start of the block
+  a[3] = b;   // not at the start of the block
   b[15] = c;  // the last word of b
   points_to_lone_but_unreachable[0] = lone;
   const MemoryRange roots[] = {range_of(g_roots, sizeof g_roots)};
@@ -199,7 +200,8 @@ TEST(Reachability, UnmappedMemoryInRootsAndBlocks) {
   void** b = heap.make();
   void** c = heap.make();
   // Three pages: a pointer to `a` in the first, a hole, a pointer to `b` in the third.
-  auto* region = static_cast<char*>(mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  auto* region =
+      static_cast<char*>(mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(region, MAP_FAILED);
   *reinterpret_cast<void**>(region + 8) = a;
   *reinterpret_cast<void**>(region + 2 * page + 16) = b;
@@ -217,8 +219,8 @@ TEST(Reachability, UnmappedMemoryInRootsAndBlocks) {
   auto blocks = heap.sorted();
   blocks.push_back({reinterpret_cast<std::uintptr_t>(gone), page});
   std::sort(blocks.begin(), blocks.end(), [](const LiveBlock& x, const LiveBlock& y) { return x.address < y.address; });
-  const MemoryRange roots[] = {range_of(region, 3 * page), range_of(sealed, page), range_of(g_roots, sizeof g_roots),
-                               {0, 4096}};
+  const MemoryRange roots[] = {
+      range_of(region, 3 * page), range_of(sealed, page), range_of(g_roots, sizeof g_roots), {0, 4096}};
   const auto result = find_reachable(blocks, roots);
   auto is_reachable = [&](const void* p) {
     for (std::size_t i = 0; i < blocks.size(); ++i)

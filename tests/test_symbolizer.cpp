@@ -126,7 +126,8 @@ TEST(Symbolizer, CapturedStackThroughLibc) {
   bool in_libc = false, in_test_body = false;
   for (const Symbol& sym : syms) {
     in_libc = in_libc || (sym.module.find("libc.so") != std::string::npos && !sym.function.empty());
-    in_test_body = in_test_body || sym.function.find("Symbolizer_CapturedStackThroughLibc_Test::TestBody") != std::string::npos;
+    in_test_body =
+        in_test_body || sym.function.find("Symbolizer_CapturedStackThroughLibc_Test::TestBody") != std::string::npos;
   }
   EXPECT_TRUE(in_libc) << "qsort's frames";
   EXPECT_TRUE(in_test_body);

@@ -248,6 +248,77 @@ TEST(TextReport, NoMemorySectionWithoutCounters) {
   EXPECT_TRUE(section(report_of(p), "Memory").empty());
 }
 
+TEST(TextReport, NoHeapSectionWithoutHeapTracking) {
+  const std::string text = report_of(sample_profile());
+  EXPECT_TRUE(section(text, "Heap").empty());
+  EXPECT_EQ(text.find("Leak verdict"), std::string::npos);
+}
+
+TEST(TextReport, HeapSummaryVerdictAndPeak) {
+  const std::string text = report_of(testing::heap_profile());
+  EXPECT_LT(text.find("\nThreads\n"), text.find("\nHeap\n"));
+  EXPECT_LT(text.find("\nHeap\n"), text.find("\nInsights\n"));
+  const auto lines = section(text, "Heap");
+  ASSERT_FALSE(lines.empty());
+  EXPECT_TRUE(contains(lines, "  Tracked by:         nnprof::MemoryTracking (in-process)"));
+  EXPECT_TRUE(contains(lines, "  Allocated:          163 MiB in 185 allocations; 145 MiB freed in 169 frees"));
+  EXPECT_TRUE(contains(lines, "  Peak:               22.0 MiB at 949 ms after the session start, on main (TID 2001), "
+                              "in train_step > forward > matmul"));
+  EXPECT_TRUE(contains(lines, "  At the end:         18.0 MiB in 16 blocks: 10.0 MiB in 13 blocks leaked "
+                              "(unreachable), 8.00 MiB in 3 blocks still reachable"));
+  EXPECT_TRUE(contains(lines, "  RSS:                initial 48.0 MiB, peak 59.0 MiB (VmHWM), final 57.0 MiB"));
+  EXPECT_TRUE(contains(lines, "  Timeline:           50 samples, every 20.0 ms"));
+  EXPECT_TRUE(contains(lines, "  Leak verdict:       Memory leak detected: 13 blocks (10.0 MiB) were unreachable at "
+                              "the end; heap in use grew steadily over the second half of the run (500 ms to 980 "
+                              "ms): by 4.62 MiB, 9.62 MiB/s; RSS grew steadily too: by 4.62 MiB, 9.62 MiB/s."));
+}
+
+TEST(TextReport, HeapTopAllocatorsAndLeakSites) {
+  const auto lines = section(report_of(testing::heap_profile()), "Heap");
+  EXPECT_TRUE(contains(lines, "  Top allocators (heap bytes allocated while the scope was the innermost open one):"));
+  const auto allocators = table_rows(lines);
+  ASSERT_EQ(allocators.size(), 6u);
+  EXPECT_EQ(allocators[0],
+            (Row{"1", "load_batch", "80.0 MiB", "49.0%", "13", "8.00 MiB", "8.00 MiB in 4 blocks", "16.0 MiB"}));
+  EXPECT_EQ(allocators[1], (Row{"2", "matmul", "40.0 MiB", "24.5%", "40", "1.00 MiB", "0 B", "1.00 MiB"}));
+  EXPECT_EQ(allocators[4],
+            (Row{"5", "optimizer_step", "10.0 MiB", "6.1%", "10", "1.00 MiB", "10.0 MiB in 10 blocks", "10.0 MiB"}));
+  std::size_t at = 0;
+  while (at < lines.size() && !lines[at].starts_with("  Blocks still allocated at the end")) ++at;
+  ASSERT_LT(at, lines.size());
+  const auto sites = table_rows(std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(at), lines.end()));
+  ASSERT_EQ(sites.size(), 4u);
+  EXPECT_EQ(sites[0], (Row{"1", "train_step > optimizer_step",
+                           "History::append(Tensor const&) (src/optim/history.cpp:42)", "10", "10.0 MiB", "leaked"}));
+  EXPECT_EQ(sites[2], (Row{"3", "[outside any scope]", "init_logging() (src/log.cpp:12)", "2", "4.00 KiB",
+                           "reachable"}));
+  EXPECT_EQ(sites[3], (Row{"4", "load_batch", "Reader<Header>::parse(std::istream&) (src/data/reader.cpp:88)", "3",
+                           "3.00 KiB", "leaked"}));
+}
+
+TEST(TextReport, HeapFindings) {
+  const auto lines = section(report_of(testing::heap_profile()), "Heap");
+  EXPECT_TRUE(contains(lines,
+                       "  - [high] Memory hotspot: load_batch held up to 16.0 MiB live at once, 72.7% of the 22.0 "
+                       "MiB heap peak (threshold 30.0%). It allocates 8.00 MiB per call (80.0 MiB over 10 calls), "
+                       "far more than it holds at once: allocate the buffers once, outside the loop, and reuse them "
+                       "across iterations, or take them from a pool."));
+  EXPECT_TRUE(contains(lines, "  - [medium] Memory hotspot: optimizer_step held up to 10.0 MiB live at once, 45.4%"));
+  EXPECT_TRUE(contains(lines,
+                       "  - [medium] Memory leak: 10.0 MiB in 13 blocks (6.1% of the 163 MiB allocated; threshold "
+                       "5.0%) were never freed, and nothing points to them any more. Free the blocks allocated at "
+                       "History::append(Tensor const&) (src/optim/history.cpp:42) in train_step > optimizer_step "
+                       "(10.0 MiB in 10 blocks), or give them an owner that frees them (a std::unique_ptr, a "
+                       "container, an RAII wrapper)."));
+  // Nothing past the thresholds: the report says which thresholds were not passed.
+  Profile quiet = testing::heap_profile();
+  for (ScopeStats& scope : quiet.scopes) scope.heap.peak_live_bytes = 0;
+  quiet.heap.leaked_bytes = 0;
+  EXPECT_TRUE(contains(section(report_of(quiet), "Heap"),
+                       "  - No memory bottleneck: no scope held more than 30.0% of the heap peak, and no more than "
+                       "5.0% of the bytes allocated were left unfreed."));
+}
+
 TEST(TextReport, Insights) {
   const auto lines = section(report_of(sample_profile()), "Insights");
   EXPECT_TRUE(

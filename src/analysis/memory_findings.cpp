@@ -225,13 +225,19 @@ Sentence peak_fact(const Profile& profile) {
   return s;
 }
 
+// "8.00 MiB in 3 blocks <what>", or "none <what>".
+Sentence& append_blocks(Sentence& s, std::uint64_t bytes, std::uint64_t blocks, std::string_view what) {
+  if (blocks == 0 && bytes == 0) return s.words("none ").words(what);
+  return s.bytes(bytes).words(" in ").count(blocks, "block", "blocks").words(" ").words(what);
+}
+
 Sentence end_fact(const HeapSummary& h) {
   Sentence s;
+  if (h.current_blocks == 0 && h.current_bytes == 0) return s.words("nothing: every block was freed");
   s.bytes(h.current_bytes).words(" in ").count(h.current_blocks, "block", "blocks");
   if (!h.reachability_checked) return s.words(" (reachability not checked)");
-  return s.words(": ").bytes(h.leaked_bytes).words(" in ").count(h.leaked_blocks, "block", "blocks")
-      .words(" leaked (unreachable), ").bytes(h.reachable_bytes).words(" in ")
-      .count(h.reachable_blocks, "block", "blocks").words(" still reachable");
+  append_blocks(s.words(": "), h.leaked_bytes, h.leaked_blocks, "leaked (unreachable)");
+  return append_blocks(s.words(", "), h.reachable_bytes, h.reachable_blocks, "still reachable");
 }
 
 Sentence timeline_fact(const Profile& profile) {

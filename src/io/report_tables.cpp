@@ -54,7 +54,9 @@ struct Shares {
   PercentOf of_heap;
 };
 
+// "8.00 MiB in 4 blocks"; just "0 B" for none.
 std::string bytes_in_blocks(std::uint64_t bytes, std::uint64_t blocks) {
+  if (blocks == 0) return format_bytes(bytes);
   return fmt::format("{} in {}", format_bytes(bytes), format_count(blocks, "block", "blocks"));
 }
 

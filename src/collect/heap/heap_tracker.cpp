@@ -293,7 +293,8 @@ HeapThread* HeapTracker::attach() noexcept {
   t->claims = 0;
   t->untracked_frees.store(0, std::memory_order_relaxed);
   t->untracked_allocs.store(0, std::memory_order_relaxed);
-  const collect::MemoryRange stack = collect::current_thread_stack();
+  // The whole stack: frames this thread pushes later lie below the one it is in now.
+  const collect::MemoryRange stack = collect::thread_stack(pthread_self()).value_or(collect::current_thread_stack());
   t->stack_begin = stack.begin;
   t->stack_end = stack.end;
   t->rng = (static_cast<std::uint64_t>(ts->priv->os_tid) << 32) ^ read_ticks() ^ 0x9E3779B97F4A7C15ull;

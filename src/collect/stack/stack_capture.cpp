@@ -24,10 +24,16 @@ constexpr int kRawFrames = 256;
 // address in a raw trace (1-2 in practice; searched, not assumed).
 constexpr int kInternalFrames = 8;
 
+// ThreadSanitizer finishes a thread in the last round of thread-specific-data destructors;
+// libunwind frees its per-thread cache in that round too, taking a mutex through TSan's
+// interceptor on the finished thread, which crashes at thread exit.
+bool under_thread_sanitizer() noexcept { return dlsym(RTLD_DEFAULT, "__tsan_init") != nullptr; }
+
 Method choose_method() noexcept {
   // RTLD_LOCAL: libunwind's own _Unwind_* stay out of the global scope, so exceptions keep
   // going through libgcc_s. The handle is never closed: captures may run at any time.
-  if (void* lib = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL)) {
+  void* lib = under_thread_sanitizer() ? nullptr : dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
+  if (lib != nullptr) {
     if (auto fn = reinterpret_cast<UnwBacktraceFn>(dlsym(lib, "unw_backtrace"))) {
       // The first call sets up libunwind's caches (pthread keys, mmap'd pools) and binds
       // its lazy symbols; do it here rather than inside the first malloc hook.
@@ -66,9 +72,8 @@ __attribute__((noinline)) int capture_stack(std::uintptr_t* out, int max, int sk
 
   void* raw[kRawFrames];
   const int want = std::min(kRawFrames, kInternalFrames + skip + max);
-  const int n = method == Method::libunwind
-                    ? g_unw_backtrace.load(std::memory_order_relaxed)(raw, want)
-                    : ::backtrace(raw, want);
+  const int n =
+      method == Method::libunwind ? g_unw_backtrace.load(std::memory_order_relaxed)(raw, want) : ::backtrace(raw, want);
 
   // How many entries belong to the unwinder differs between unwinders (and versions): find
   // the address at which our caller resumes instead of assuming a count.

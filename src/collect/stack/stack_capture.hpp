@@ -8,10 +8,11 @@ namespace nnprof::collect {
 /// Chooses the unwinder; call once before any capture_stack, outside malloc hooks and signal
 /// handlers (it loads libraries and allocates). Loads libunwind with dlopen rather than linking
 /// it, since linking -lunwind would replace _Unwind_* (C++ exceptions) process-wide; falls back
-/// to glibc's backtrace(). Idempotent and thread-safe. Returns false when neither works.
+/// to glibc's backtrace() (also under ThreadSanitizer, which crashes with libunwind at thread
+/// exit). Idempotent and thread-safe. Returns false when neither works.
 bool stack_capture_init() noexcept;
 
-/// Writes up to `max` return addresses of the calling thread into `out`, innermost first, and
+/// Writes up to `max` (at most 248) return addresses of the calling thread into `out`, innermost first, and
 /// returns how many. out[0] is where the caller of capture_stack resumes after it returns,
 /// out[1] where the caller's caller resumes, ...; `skip` drops that many of these first. All
 /// entries are return addresses: symbolize them with return_address = true.

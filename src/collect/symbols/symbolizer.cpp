@@ -41,7 +41,6 @@ struct ModuleTable {
   }
 
   const FunctionSymbol* find(std::uintptr_t pc) const {
-    if (!in_code(pc)) return nullptr;
     auto it = std::upper_bound(functions.begin(), functions.end(), pc,
                                [](std::uintptr_t a, const FunctionSymbol& f) { return a < f.address; });
     // The nearest start may be a small symbol inside a larger one: look a few entries back.
@@ -160,7 +159,8 @@ struct Symbolizer::Impl {
       if (elf_getphdrnum(elf, &count) == 0) {
         for (std::size_t i = 0; i < count; ++i) {
           GElf_Phdr ph;
-          if (gelf_getphdr(elf, static_cast<int>(i), &ph) != nullptr && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) != 0)
+          if (gelf_getphdr(elf, static_cast<int>(i), &ph) != nullptr && ph.p_type == PT_LOAD &&
+              (ph.p_flags & PF_X) != 0)
             table.code.emplace_back(ph.p_vaddr + bias, ph.p_vaddr + bias + ph.p_memsz);
         }
       }
@@ -181,24 +181,33 @@ struct Symbolizer::Impl {
       if (a.rank != b.rank) return a.rank < b.rank;
       return std::strlen(a.name) < std::strlen(b.name);
     });
-    table.functions.erase(std::unique(table.functions.begin(), table.functions.end(),
-                                      [](const FunctionSymbol& a, const FunctionSymbol& b) { return a.address == b.address; }),
-                          table.functions.end());
+    table.functions.erase(
+        std::unique(table.functions.begin(), table.functions.end(),
+                    [](const FunctionSymbol& a, const FunctionSymbol& b) { return a.address == b.address; }),
+        table.functions.end());
     return table;
   }
 
-  Symbol compute(std::uintptr_t pc) {
+  Dwfl_Module* module_of(std::uintptr_t pc) {
     Dwfl_Module* module = dwfl_addrmodule(dwfl, pc);
+    if (module == nullptr) return nullptr;
+    // dwfl_addrmodule also answers for addresses past the last module (the stack, say).
+    Dwarf_Addr low = 0, high = 0;
+    dwfl_module_info(module, nullptr, &low, &high, nullptr, nullptr, nullptr, nullptr);
+    return pc >= low && pc < high ? module : nullptr;
+  }
+
+  Symbol compute(std::uintptr_t pc) {
+    Dwfl_Module* module = module_of(pc);
     if (module == nullptr && loader_generation() != generation) {
       report();
-      module = dwfl_addrmodule(dwfl, pc);
+      module = module_of(pc);
     }
     Symbol s;
     if (module == nullptr) return s;
     const ModuleTable& table = table_for(module);
-    // dwfl_addrmodule also answers for some addresses past the last module (the stack).
-    if (pc < table.low || pc >= table.high) return s;
     s.module = table.name;
+    if (!table.in_code(pc)) return s;  // data: no function, and no DWARF to load for it
     if (const FunctionSymbol* f = table.find(pc)) s.function = demangle(f->name);
     if (Dwfl_Line* line = dwfl_module_getsrc(module, pc)) {
       int lineno = 0;

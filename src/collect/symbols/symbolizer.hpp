@@ -13,7 +13,7 @@ struct Symbol {
   std::string function;  ///< demangled; empty when no symbol covers the address
   std::string file;      ///< source file from DWARF line tables; empty without debug info
   std::uint32_t line = 0;
-  std::string module;    ///< path of the executable or shared object; empty when unmapped
+  std::string module;  ///< path of the executable or shared object; empty when unmapped
 };
 
 /// Symbolizes addresses of the current process. Construction reads /proc/self/maps (~0.3 ms);
