@@ -33,11 +33,11 @@ NNPROF_API HeapBlockToken heap_realloc_begin(void* old_block) noexcept;
 NNPROF_API void heap_realloc_end(const HeapBlockToken& old, void* old_block, void* new_block, std::size_t size,
                                  const void* caller) noexcept;
 
-/// The hooks library announces itself when it is loaded. `malloc_entry` is its malloc, so that
-/// libnnprof can check that the process's malloc really resolves to it.
+/// The hooks library announces itself when it is loaded. `any_address` lies in it, so that
+/// libnnprof can check that the process's malloc really resolves into that library.
 struct HeapHooksInfo {
-  const char* library = nullptr;  ///< "libnnprof_memory.so" or "libnnprof_preload.so"
-  void* malloc_entry = nullptr;
+  const char* library = nullptr;  ///< path of libnnprof_memory.so or libnnprof_preload.so
+  void* any_address = nullptr;
 };
 NNPROF_API void heap_hooks_loaded(const HeapHooksInfo& info) noexcept;
 

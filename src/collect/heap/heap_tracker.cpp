@@ -33,9 +33,14 @@ namespace {
 struct LoadedHooks {
   std::atomic<bool> loaded{false};
   const char* library = nullptr;
-  void* malloc_entry = nullptr;
+  void* any_address = nullptr;
 };
 constinit LoadedHooks g_hooks;
+
+const void* module_base(const void* address) {
+  Dl_info info{};
+  return dladdr(address, &info) != 0 ? info.dli_fbase : nullptr;
+}
 
 std::mutex& start_mutex() {
   static std::mutex mu;
@@ -168,7 +173,7 @@ std::uint64_t HeapTracker::start(Profiler& profiler, const MemoryTrackingOptions
   }
   collect::stack_capture_init();
   own_code_.clear();
-  for (const void* in : {reinterpret_cast<const void*>(&heap_on_alloc), static_cast<const void*>(g_hooks.malloc_entry)}) {
+  for (const void* in : {reinterpret_cast<const void*>(&heap_on_alloc), static_cast<const void*>(g_hooks.any_address)}) {
     if (in == nullptr) continue;
     // The whole text of the module holding `in`, so that its frames can be trimmed.
     struct Find {
@@ -661,7 +666,7 @@ void heap_realloc_end(const HeapBlockToken& old, void* old_block, void* new_bloc
 
 void heap_hooks_loaded(const HeapHooksInfo& info) noexcept {
   g_hooks.library = info.library;
-  g_hooks.malloc_entry = info.malloc_entry;
+  g_hooks.any_address = info.any_address;
   g_hooks.loaded.store(true, std::memory_order_release);
 }
 
@@ -679,7 +684,7 @@ bool heap_hooks_available(std::string* why) {
     return false;
   }
   void* resolved = dlsym(RTLD_DEFAULT, "malloc");
-  if (resolved != g_hooks.malloc_entry) {
+  if (resolved == nullptr || detail::module_base(resolved) != detail::module_base(g_hooks.any_address)) {
     if (why != nullptr)
       *why = fmt::format(
           "malloc in this process resolves to {} rather than to nnprof's hooks in {}: another allocator (a "

@@ -314,5 +314,7 @@ __attribute__((constructor(101))) static void nnprof_hooks_announce() {
   const char* library = "nnprof allocation hooks";
   if (dladdr(reinterpret_cast<void*>(&nnprof_hooks_announce), &info) != 0 && info.dli_fname != nullptr)
     library = info.dli_fname;
-  nnprof::detail::heap_hooks_loaded({library, reinterpret_cast<void*>(static_cast<void* (*)(std::size_t)>(&malloc))});
+  // Any address in this library: libnnprof checks that malloc resolves into the same module
+  // (`&malloc` would go through the GOT and name whichever malloc won, a sanitizer's say).
+  nnprof::detail::heap_hooks_loaded({library, reinterpret_cast<void*>(&nnprof_hooks_announce)});
 }
