@@ -41,7 +41,9 @@ struct MemoryTrackingOptions {
   bool partial_ok = false;
 };
 
-/// Current figures of a running tracker.
+/// Current figures of a running tracker. current_bytes and peak_bytes are this tracking run's;
+/// alloc_bytes, alloc_count, free_count and current_blocks sum the profiler's call-tree nodes,
+/// so they include earlier tracking runs into the same profiler.
 struct HeapCounters {
   std::uint64_t current_bytes = 0;
   std::uint64_t current_blocks = 0;
