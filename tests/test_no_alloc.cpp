@@ -7,38 +7,7 @@
 
 #include "nnprof/nnprof.hpp"
 
-extern "C" {
-void* __libc_malloc(std::size_t);
-void* __libc_calloc(std::size_t, std::size_t);
-void* __libc_realloc(void*, std::size_t);
-void* __libc_memalign(std::size_t, std::size_t);
-}
-
-namespace {
-constinit thread_local std::uint64_t tls_allocations = 0;
-}
-
-extern "C" void* malloc(std::size_t n) {
-  ++tls_allocations;
-  return __libc_malloc(n);
-}
-extern "C" void* calloc(std::size_t n, std::size_t s) {
-  ++tls_allocations;
-  return __libc_calloc(n, s);
-}
-extern "C" void* realloc(void* p, std::size_t n) {
-  ++tls_allocations;
-  return __libc_realloc(p, n);
-}
-extern "C" void* aligned_alloc(std::size_t a, std::size_t n) {
-  ++tls_allocations;
-  return __libc_memalign(a, n);
-}
-extern "C" int posix_memalign(void** out, std::size_t a, std::size_t n) {
-  ++tls_allocations;
-  *out = __libc_memalign(a, n);
-  return *out ? 0 : ENOMEM;
-}
+#include "counting_malloc.hpp"
 
 void* operator new(std::size_t n) {
   if (void* p = malloc(n)) return p;

@@ -31,14 +31,9 @@ struct StringTable {
   }
 };
 
-void add_heap(HeapAttribution& into, const detail::RawNodeHeap& h) {
-  into.alloc_bytes += h.alloc_bytes;
-  into.alloc_count += h.alloc_count;
-  into.free_bytes += h.free_bytes;
-  into.free_count += h.free_count;
-  into.retained_bytes += h.retained_bytes;
-  into.retained_blocks += h.retained_blocks;
-  into.peak_live_bytes += h.peak_live;  // per-thread peaks summed: an upper bound across threads
+HeapAttribution to_heap(const detail::RawNodeHeap& h) {
+  return HeapAttribution{h.alloc_bytes,    h.alloc_count,     h.free_bytes, h.free_count,
+                         h.retained_bytes, h.retained_blocks, h.peak_live};
 }
 
 void add_heap(HeapAttribution& into, const HeapAttribution& h) {
@@ -48,7 +43,7 @@ void add_heap(HeapAttribution& into, const HeapAttribution& h) {
   into.free_count += h.free_count;
   into.retained_bytes += h.retained_bytes;
   into.retained_blocks += h.retained_blocks;
-  into.peak_live_bytes += h.peak_live_bytes;
+  into.peak_live_bytes += h.peak_live_bytes;  // per-thread peaks summed: an upper bound across threads
 }
 
 struct NodeAccumulator {
@@ -70,7 +65,7 @@ struct NodeAccumulator {
     memory.alloc_count += r.alloc_count;
     memory.free_bytes += r.free_bytes;
     memory.free_count += r.free_count;
-    add_heap(heap, r.heap);
+    add_heap(heap, to_heap(r.heap));
     if (last_thread != thread) {
       last_thread = thread;
       ++thread_count;
@@ -162,7 +157,7 @@ class Builder {
       map.assign(t.nodes.size(), kNone);
       if (!t.nodes.empty()) {
         map[0] = 0;
-        add_heap(profile_.call_tree[0].heap, t.nodes[0].heap);  // allocations outside any scope
+        add_heap(profile_.call_tree[0].heap, to_heap(t.nodes[0].heap));  // allocations outside any scope
       }
       for (std::size_t i = 1; i < t.nodes.size(); ++i) {
         const RawNode& n = t.nodes[i];
