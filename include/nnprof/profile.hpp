@@ -163,13 +163,16 @@ struct MemorySummary {
   bool operator==(const MemorySummary&) const = default;
 };
 
-/// One symbolized code address of the profiled process.
+/// One symbolized code address of the profiled process. Where the compiler inlined
+/// functions, one address gives several frames: the inlined ones (innermost first, `inlined`
+/// set) followed by the function they were inlined into, all with the same address.
 struct StackFrame {
   std::uint64_t address = 0;   ///< as it was in the profiled process (differs per run: ASLR)
   StringId function = kNone;   ///< demangled name; kNone when no symbol covers the address
   StringId file = kNone;       ///< source file from DWARF line tables; kNone without debug info
   std::uint32_t line = 0;
   StringId module = kNone;     ///< executable or shared object that holds the address
+  bool inlined = false;        ///< inlined into the next frame of the stack (which has the same address)
 
   bool operator==(const StackFrame&) const = default;
 };
@@ -179,6 +182,34 @@ struct CallStack {
   std::vector<std::uint32_t> frames;
 
   bool operator==(const CallStack&) const = default;
+};
+
+/// One sample of the CPU sampling profiler (nnprof::CpuProfiler, `nnprof record --sample-hz`):
+/// where a thread was when the sampler interrupted it.
+struct CpuSample {
+  std::uint64_t time_ns = 0;     ///< since the session's start
+  std::uint32_t thread = 0;      ///< index in Profile::threads
+  std::uint32_t stack = kNone;   ///< Profile::stacks, innermost first, inlined frames expanded; kNone: no stack
+  std::uint32_t node = 0;        ///< innermost open instrumented scope (call-tree node); 0: outside any scope
+  std::uint64_t weight_ns = 0;   ///< CPU (or wall) time this sample stands for: the sampling period
+
+  bool operator==(const CpuSample&) const = default;
+};
+
+/// How CPU sampling ran, and how complete its samples are.
+struct CpuProfileSummary {
+  bool sampled = false;              ///< sampling ran; everything below is meaningful only then
+  std::string mode;                  ///< "cpu" (CPU time of each thread) or "wall" (elapsed time)
+  std::string mechanism;             ///< "perf_event", "thread-cpu-timer" or "wall-timer"
+  std::string unwinder;              ///< "libunwind", "frame-pointer" or "none" (call graph off)
+  double requested_hz = 0.0;         ///< samples per second of CPU (wall) time per thread asked for
+  std::uint64_t period_ns = 0;       ///< CPU (wall) time between two samples of one thread
+  std::uint64_t samples = 0;         ///< samples taken (Profile::cpu_samples holds them all)
+  std::uint64_t samples_dropped = 0; ///< lost because the sample buffer was full
+  std::uint64_t truncated_stacks = 0;  ///< stacks deeper than the depth limit, cut at their outer end
+  std::uint32_t threads_sampled = 0; ///< threads that had a sampling timer at some point
+
+  bool operator==(const CpuProfileSummary&) const = default;
 };
 
 /// Heap in use and process memory at one moment of the memory timeline.
@@ -246,6 +277,7 @@ enum class DiagnosticKind : std::uint8_t {
   CallTreeFull,        ///< a thread's call tree reached its node limit
   NegativeMemory,      ///< record_free of more bytes than were recorded as allocated
   HeapTracking,        ///< heap tracking could not see everything (foreign allocator, fork, full table)
+  CpuSampling,         ///< CPU sampling could not see everything (rate capped, buffer full, no unwinder)
   InstrumentationOverhead,
 };
 
@@ -296,6 +328,8 @@ class NNPROF_API Profile {
   std::vector<LeakSite> leaks;           ///< live blocks at the end, largest first
   std::vector<StackFrame> frames;        ///< symbolized addresses, shared by every stack
   std::vector<CallStack> stacks;
+  CpuProfileSummary cpu;
+  std::vector<CpuSample> cpu_samples;    ///< sorted by time
   Completeness completeness;
   std::vector<Diagnostic> diagnostics;
 
@@ -307,7 +341,7 @@ class NNPROF_API Profile {
   /// Path of names from the root to `node`, joined by " > ".
   [[nodiscard]] std::string node_path(std::uint32_t node) const;
   [[nodiscard]] bool empty() const {
-    return scopes.empty() && memory_counters.empty() && spans.empty() && !heap.tracked;
+    return scopes.empty() && memory_counters.empty() && spans.empty() && !heap.tracked && cpu_samples.empty();
   }
 
   /// Writes the profile to `path` as a .nnprof file: a SQLite database whose schema is in

@@ -46,6 +46,7 @@ const char* to_string(DiagnosticKind kind) noexcept {
     case DiagnosticKind::CallTreeFull: return "call_tree_full";
     case DiagnosticKind::NegativeMemory: return "negative_memory";
     case DiagnosticKind::HeapTracking: return "heap_tracking";
+    case DiagnosticKind::CpuSampling: return "cpu_sampling";
     case DiagnosticKind::InstrumentationOverhead: return "instrumentation_overhead";
   }
   return "unknown";
