@@ -14,6 +14,7 @@ namespace nnprof::analysis {
 enum class BottleneckKind : std::uint8_t {
   MemoryHotspot,  ///< one scope holds a large share of the heap peak
   MemoryLeak,     ///< a large share of the allocated heap bytes was never freed
+  CpuHotspot,     ///< one function was running in a large share of the CPU samples (self)
 };
 
 /// How much fixing it may gain, judged from how far the measure passes its threshold.
@@ -35,20 +36,22 @@ struct Bottleneck {
   bool operator==(const Bottleneck&) const = default;
 };
 
-/// "memory_hotspot", "memory_leak": the names the JSON report uses.
+/// "memory_hotspot", "memory_leak", "cpu_hotspot": the names the JSON report uses.
 constexpr std::string_view to_string(BottleneckKind kind) noexcept {
   switch (kind) {
     case BottleneckKind::MemoryHotspot: return "memory_hotspot";
     case BottleneckKind::MemoryLeak: return "memory_leak";
+    case BottleneckKind::CpuHotspot: return "cpu_hotspot";
   }
   return "unknown";
 }
 
-/// "Memory hotspot", "Memory leak": the title reports print.
+/// "Memory hotspot", "Memory leak", "CPU hotspot": the title reports print.
 constexpr std::string_view title(BottleneckKind kind) noexcept {
   switch (kind) {
     case BottleneckKind::MemoryHotspot: return "Memory hotspot";
     case BottleneckKind::MemoryLeak: return "Memory leak";
+    case BottleneckKind::CpuHotspot: return "CPU hotspot";
   }
   return "Bottleneck";
 }
