@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/rankings.hpp"
+#include "cpu_profile_fixture.hpp"
 #include "io/exporter.hpp"
 #include "io/format.hpp"
 #include "nnprof/profile.hpp"
@@ -317,6 +318,52 @@ TEST(TextReport, HeapFindings) {
   EXPECT_TRUE(contains(section(report_of(quiet), "Heap"),
                        "  - No memory bottleneck: no scope held more than 30.0% of the heap peak, and no more than "
                        "5.0% of the bytes allocated were left unfreed."));
+}
+
+// ---- CPU samples ---------------------------------------------------------------------
+
+TEST(TextReport, CpuSummaryAndTopFunctions) {
+  const std::string text = report_of(testing::cpu_profile());
+  EXPECT_LT(text.find("\nThreads\n"), text.find("\nCPU samples\n"));
+  EXPECT_LT(text.find("\nCPU samples\n"), text.find("\nInsights\n"));
+  const auto lines = section(text, "CPU samples");
+  ASSERT_FALSE(lines.empty());
+  EXPECT_TRUE(contains(lines, "  Sampling:           CPU time of each thread, 1000 Hz requested (one sample every 1.00 "
+                              "ms), by perf_event; call stacks by libunwind"));
+  EXPECT_TRUE(contains(lines, "  Samples:            14 samples (16.0 ms of CPU time) on 2 threads"));
+  EXPECT_TRUE(contains(lines, "  Samples lost:       3 dropped (the sample buffer was full), 1 stack cut at the depth "
+                              "limit, 1 without a stack"));
+  const auto functions = table_rows(lines);
+  ASSERT_EQ(functions.size(), 8u);
+  EXPECT_EQ(functions[0], (Row{"1", "matmul", "train", "28.6%", "4", "6.00 ms", "64.3%", "9"}));
+  EXPECT_EQ(functions[2], (Row{"3", "recurse", "train", "14.3%", "2", "2.00 ms", "14.3%", "2"}));
+  EXPECT_EQ(functions[4], (Row{"5", "libfoo.so+0x7000", "libfoo.so", "7.1%", "1", "1.00 ms", "7.1%", "1"}));
+  EXPECT_EQ(functions[6], (Row{"7", "main", "train", "0.0%", "0", "0 ns", "92.9%", "13"}));
+  EXPECT_TRUE(contains(lines, "  - matmul: called from run_step (9 samples, 100.0%); calls dot (4 samples, 44.4%), "
+                              "memcpy (1 sample, 11.1%)"));
+  EXPECT_TRUE(contains(lines, "  - recurse: called from run_step (2 samples, 100.0%)"));
+}
+
+TEST(TextReport, CpuHotLinesScopesAndFindings) {
+  const auto lines = section(report_of(testing::cpu_profile()), "CPU samples");
+  std::size_t at = 0;
+  while (at < lines.size() && !lines[at].starts_with("  Hot lines")) ++at;
+  ASSERT_LT(at, lines.size());
+  const auto hot = table_rows(std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(at), lines.end()));
+  ASSERT_GE(hot.size(), 3u);
+  EXPECT_EQ(hot[0], (Row{"1", "model.cpp:31", "matmul", "4", "28.6%", "6.00 ms"}));
+  EXPECT_EQ(hot[1], (Row{"2", "model.cpp:42", "dot", "4", "28.6%", "4.00 ms"}));
+  EXPECT_EQ(hot[2], (Row{"3", "model.cpp:50", "recurse", "2", "14.3%", "2.00 ms"}));
+  EXPECT_TRUE(contains(lines, "  train_step > forward         9  64.3%  11.0 ms  matmul 44.4%, dot 44.4%, memcpy 11.1%"));
+  EXPECT_TRUE(contains(lines, "  [outside any scope]          2  14.3%  2.00 ms  [unknown] 50.0%"));
+  EXPECT_TRUE(contains(lines, "  - Too few CPU samples to judge (14, at least 20 needed): sample longer or at a higher "
+                              "rate."));
+}
+
+TEST(TextReport, NoCpuSectionWithoutSampling) {
+  const std::string text = report_of(sample_profile());
+  EXPECT_TRUE(section(text, "CPU samples").empty());
+  EXPECT_EQ(text.find("Hot lines"), std::string::npos);
 }
 
 TEST(TextReport, Insights) {

@@ -565,4 +565,14 @@ std::vector<Bottleneck> cpu_bottlenecks(const Profile& profile, const CpuFinding
   return out;
 }
 
+Sentence no_cpu_bottlenecks(const Profile& profile, const CpuFindingOptions& options) {
+  Sentence s;
+  if (profile.cpu_samples.size() < options.min_samples) {
+    return s.words("Too few CPU samples to judge (").count(profile.cpu_samples.size())
+        .words(", at least ").count(options.min_samples).words(" needed): sample longer or at a higher rate.");
+  }
+  return s.words("No function was running in more than ").share(options.hotspot_share)
+      .words(" of the CPU samples: the time is spread out; look at the top functions by total.");
+}
+
 }  // namespace nnprof::analysis

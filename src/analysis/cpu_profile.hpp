@@ -176,4 +176,7 @@ struct CpuFindingOptions {
 /// with the line, caller and kind of code to look at. Empty without CPU samples.
 std::vector<Bottleneck> cpu_bottlenecks(const Profile& profile, const CpuFindingOptions& options = {});
 
+/// What reports say when cpu_bottlenecks finds nothing: the threshold that was not passed.
+Sentence no_cpu_bottlenecks(const Profile& profile, const CpuFindingOptions& options = {});
+
 }  // namespace nnprof::analysis

@@ -178,4 +178,86 @@ TextTable leak_sites_table(const Profile& profile, std::size_t max_rows, Headers
   return table;
 }
 
+// ---- CPU sampling ---------------------------------------------------------------------
+
+TextTable cpu_functions_table(const std::vector<analysis::CpuFunction>& functions, Headers headers) {
+  const bool terminal = headers == Headers::Terminal;
+  TextTable table({{"#", Align::Right},
+                   {"Function", Align::Left},
+                   {"Module", Align::Left},
+                   {terminal ? "Self %" : "Self (% of samples)", Align::Right},
+                   {terminal ? "Self" : "Self samples", Align::Right},
+                   {terminal ? "Self time" : "Self time", Align::Right},
+                   {terminal ? "Total %" : "Total (% of samples)", Align::Right},
+                   {terminal ? "Total" : "Total samples", Align::Right}});
+  for (std::size_t i = 0; i < functions.size(); ++i) {
+    const analysis::CpuFunction& f = functions[i];
+    table.add_row({std::to_string(i + 1), f.name, f.module.empty() ? "?" : f.module, format_percent(f.self_share),
+                   format_count(f.self.samples), format_duration(f.self.ns), format_percent(f.total_share),
+                   format_count(f.total.samples)});
+  }
+  return table;
+}
+
+TextTable cpu_lines_table(const std::vector<analysis::CpuLine>& lines, Headers headers) {
+  const bool terminal = headers == Headers::Terminal;
+  TextTable table({{"#", Align::Right},
+                   {"Line", Align::Left},
+                   {"Function", Align::Left},
+                   {terminal ? "Samples" : "Self samples", Align::Right},
+                   {terminal ? "%" : "% of samples", Align::Right},
+                   {"Time", Align::Right}});
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const analysis::CpuLine& l = lines[i];
+    table.add_row({std::to_string(i + 1), fmt::format("{}:{}", l.file, l.line), l.function,
+                   format_count(l.self.samples), format_percent(l.share), format_duration(l.self.ns)});
+  }
+  return table;
+}
+
+TextTable cpu_scopes_table(const std::vector<analysis::CpuScope>& scopes, Headers headers) {
+  const bool terminal = headers == Headers::Terminal;
+  TextTable table({{"Scope", Align::Left},
+                   {"Samples", Align::Right},
+                   {terminal ? "%" : "% of samples", Align::Right},
+                   {"Time", Align::Right},
+                   {terminal ? "Top functions (self % of the scope)" : "Hottest functions (self, % of the scope's samples)",
+                    Align::Left}});
+  for (const analysis::CpuScope& scope : scopes) {
+    std::string top;
+    for (const analysis::CpuFunction& f : scope.top) {
+      if (f.self.samples == 0) continue;
+      if (!top.empty()) top += ", ";
+      top += fmt::format("{} {}", f.name, format_percent(f.self_share));
+    }
+    table.add_row({scope.path, format_count(scope.samples.samples), format_percent(scope.share),
+                   format_duration(scope.samples.ns), top.empty() ? "-" : top});
+  }
+  return table;
+}
+
+std::string cpu_callers_summary(const analysis::CpuCallers& calls, std::size_t max_edges) {
+  auto list = [&](const std::vector<analysis::CpuEdge>& edges) {
+    std::string out;
+    for (std::size_t i = 0; i < edges.size() && i < max_edges; ++i) {
+      if (i > 0) out += ", ";
+      out += fmt::format("{} ({}, {})", edges[i].function, format_count(edges[i].weight.samples, "sample", "samples"),
+                         format_percent(edges[i].share));
+    }
+    if (edges.size() > max_edges) out += fmt::format(" and {} more", edges.size() - max_edges);
+    return out;
+  };
+  std::string out;
+  if (!calls.callers.empty()) out += "called from " + list(calls.callers);
+  if (calls.outermost.samples > 0) {
+    out += out.empty() ? "" : "; ";
+    out += fmt::format("outermost frame in {}", format_count(calls.outermost.samples, "sample", "samples"));
+  }
+  if (!calls.callees.empty()) {
+    out += out.empty() ? "" : "; ";
+    out += "calls " + list(calls.callees);
+  }
+  return out.empty() ? "no caller or callee sampled" : out;
+}
+
 }  // namespace nnprof::io

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "analysis/cpu_profile.hpp"
 #include "io/format.hpp"
 #include "nnprof/profile.hpp"
 
@@ -58,5 +59,20 @@ TextTable memory_counters_table(const Profile& profile, Headers headers);
 /// The first `max_rows` leak sites (live blocks at the end, largest first): where they were
 /// allocated (scope path and calling function), blocks, bytes, and whether still reachable.
 TextTable leak_sites_table(const Profile& profile, std::size_t max_rows, Headers headers);
+
+/// CPU sampling: functions in the order given: rank, function, module, self (% of samples,
+/// samples, time), total (% of samples, samples).
+TextTable cpu_functions_table(const std::vector<analysis::CpuFunction>& functions, Headers headers);
+
+/// CPU sampling: source lines in the order given: rank, file:line, function, self samples, %.
+TextTable cpu_lines_table(const std::vector<analysis::CpuLine>& lines, Headers headers);
+
+/// CPU sampling: scopes in the order given: path, samples, % of all samples, time, and the
+/// scope's hottest functions by self samples with their share of the scope's samples.
+TextTable cpu_scopes_table(const std::vector<analysis::CpuScope>& scopes, Headers headers);
+
+/// "called from a (9 samples, 100.0%), b (...); calls c (4 samples, 44.4%)": who calls a
+/// function and whom it calls, at most `max_edges` of each, or "no caller or callee sampled".
+std::string cpu_callers_summary(const analysis::CpuCallers& calls, std::size_t max_edges);
 
 }  // namespace nnprof::io

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "analysis/call_tree.hpp"
+#include "analysis/cpu_profile.hpp"
 #include "analysis/facts.hpp"
 #include "analysis/insights.hpp"
 #include "analysis/memory_findings.hpp"
@@ -29,6 +30,12 @@ constexpr std::size_t kTopCalled = 10;
 constexpr std::size_t kTopAllocating = 10;
 constexpr std::size_t kTopHeapAllocators = 10;
 constexpr std::size_t kLeakSites = 10;
+constexpr std::size_t kTopCpuFunctions = 15;
+constexpr std::size_t kCpuCallerFunctions = 3;  // hottest functions whose callers are listed
+constexpr std::size_t kCpuEdges = 3;            // callers and callees listed per function
+constexpr std::size_t kHotLines = 10;
+constexpr std::size_t kCpuScopes = 15;
+constexpr std::size_t kCpuScopeTop = 3;
 // Beyond these the tree stops being readable in a terminal; the nodes left out are counted
 // and the count printed, so a reader knows the tree is cut.
 constexpr analysis::TreeLimits kTreeLimits{12, 200};
@@ -172,6 +179,61 @@ void write_heap(const Profile& profile, std::ostream& out) {
   write_bottlenecks(profile, out);
 }
 
+// ---- CPU samples ----------------------------------------------------------------------
+
+// CPU sampling: how it ran, the hottest functions and who calls them, hot lines, each scope's
+// samples, and what to fix.
+void write_cpu(const Profile& profile, std::ostream& out) {
+  write_heading(out, "CPU samples");
+  for (const analysis::Fact& fact : analysis::cpu_facts(profile)) {
+    write_field(out, fact.label, render(profile, fact.value));
+  }
+  std::vector<analysis::CpuFunction> functions = analysis::cpu_functions(profile);
+  if (functions.empty()) {
+    out << "\n  No sample has a stack: there is nothing to attribute to functions.\n";
+    return;
+  }
+  const std::size_t all = functions.size();
+  if (functions.size() > kTopCpuFunctions) functions.resize(kTopCpuFunctions);
+  out << fmt::format("\n  {} (self: the innermost frame; total: anywhere on the stack, once per sample; % of "
+                     "every sample):\n",
+                     all > functions.size()
+                         ? fmt::format("Top functions (top {} of {} functions)", functions.size(), all)
+                         : std::string("Top functions"));
+  cpu_functions_table(functions, Headers::Terminal).write(out);
+
+  out << "\n  Who calls the hottest functions:\n";
+  for (std::size_t i = 0; i < functions.size() && i < kCpuCallerFunctions; ++i) {
+    if (functions[i].self.samples == 0) break;
+    const analysis::CpuCallers calls = analysis::cpu_callers(profile, functions[i].name);
+    out << fmt::format("  - {}: {}\n", functions[i].name, cpu_callers_summary(calls, kCpuEdges));
+  }
+
+  const std::vector<analysis::CpuLine> lines = analysis::cpu_hot_lines(profile, kHotLines);
+  if (!lines.empty()) {
+    out << "\n  Hot lines (samples whose innermost frame was on the line):\n";
+    cpu_lines_table(lines, Headers::Terminal).write(out);
+  }
+
+  std::vector<analysis::CpuScope> scopes = analysis::cpu_scopes(profile, kCpuScopeTop);
+  if (!scopes.empty()) {
+    const std::size_t all_scopes = scopes.size();
+    if (scopes.size() > kCpuScopes) scopes.resize(kCpuScopes);
+    out << "\n  Samples per scope (each scope with everything below it";
+    if (all_scopes > scopes.size()) out << fmt::format("; top {} of {}", scopes.size(), all_scopes);
+    out << "):\n";
+    cpu_scopes_table(scopes, Headers::Terminal).write(out);
+  }
+
+  const std::vector<analysis::Bottleneck> found = analysis::cpu_bottlenecks(profile);
+  out << "\n  Findings:\n";
+  if (found.empty()) out << "  - " << render(profile, analysis::no_cpu_bottlenecks(profile)) << '\n';
+  for (const analysis::Bottleneck& b : found) {
+    out << fmt::format("  - [{}] {}: {} {}\n", analysis::to_string(b.severity), analysis::title(b.kind),
+                       render(profile, b.description), render(profile, b.suggestion));
+  }
+}
+
 // ---- insights, completeness, diagnostics --------------------------------------------
 
 void write_insights(const Profile& profile, std::ostream& out) {
@@ -220,6 +282,7 @@ void write_text_report(const Profile& profile, std::ostream& out) {
   }
   if (!profile.memory_counters.empty()) write_memory(profile, out);
   if (profile.heap.tracked) write_heap(profile, out);
+  if (profile.cpu.sampled) write_cpu(profile, out);
   if (!profile.scopes.empty()) write_insights(profile, out);
   // Zeros in an empty profile would only be noise; its diagnostics may say why it is empty.
   if (!profile.empty()) write_completeness(profile, out);
