@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu_profile_fixture.hpp"
 #include "sample_profiles.hpp"
 #include "text_search.hpp"
 #include "io/exporter.hpp"
@@ -274,6 +275,44 @@ TEST(MarkdownReport, HeapTopAllocatorsLeakSitesAndFindings) {
                        "allocated at History::append(Tensor const\\&) (src/optim/history.cpp:42) in "
                        "**train_step** \\> **optimizer_step** (10.0 MiB in 10 blocks), or give them an owner that "
                        "frees them (a std::unique_ptr, a container, an RAII wrapper)."));
+}
+
+// ---- CPU samples ---------------------------------------------------------------------
+
+TEST(MarkdownReport, CpuSummaryTopFunctionsAndCallers) {
+  const std::string text = report_of(testing::cpu_profile());
+  EXPECT_LT(text.find("## CPU samples"), text.find("## Insights"));
+  const auto lines = section(text, "CPU samples");
+  const Table facts = first_table(lines);
+  ASSERT_EQ(facts.rows.size(), 3u);
+  EXPECT_EQ(facts.rows[1], (Row{"Samples", "14 samples (16.0 ms of CPU time) on 2 threads"}));
+  const Table top = first_table(subsection(lines, "Top functions"));
+  EXPECT_EQ(top.header, (Row{"#", "Function", "Module", "Self (% of samples)", "Self samples", "Self time",
+                             "Total (% of samples)", "Total samples"}));
+  ASSERT_EQ(top.rows.size(), 8u);
+  EXPECT_EQ(top.rows[0], (Row{"1", "matmul", "train", "28.6%", "4", "6.00 ms", "64.3%", "9"}));
+  EXPECT_EQ(top.rows[3], (Row{"4", "\\[unknown\\]", "?", "7.1%", "1", "1.00 ms", "7.1%", "1"}));
+  EXPECT_TRUE(contains(subsection(lines, "Who calls the hottest functions"),
+                       "- **matmul**: called from run_step (9 samples, 100.0%); calls dot (4 samples, 44.4%), memcpy "
+                       "(1 sample, 11.1%)"));
+}
+
+TEST(MarkdownReport, CpuHotLinesScopesAndFindings) {
+  const auto lines = section(report_of(testing::cpu_profile()), "CPU samples");
+  const Table hot = first_table(subsection(lines, "Hot lines"));
+  ASSERT_EQ(hot.rows.size(), 3u);
+  EXPECT_EQ(hot.rows[0], (Row{"1", "model.cpp:31", "matmul", "4", "28.6%", "6.00 ms"}));
+  const Table scopes = first_table(subsection(lines, "Samples per scope"));
+  ASSERT_EQ(scopes.rows.size(), 4u);
+  EXPECT_EQ(scopes.rows[1], (Row{"train_step \\> forward", "9", "64.3%", "11.0 ms",
+                                 "matmul 44.4%, dot 44.4%, memcpy 11.1%"}));
+  EXPECT_TRUE(contains(subsection(lines, "CPU findings"), "- Too few CPU samples to judge (14, at least 20 needed)"));
+}
+
+TEST(MarkdownReport, NoCpuSectionWithoutSampling) {
+  const std::string text = report_of(testing::export_profile());
+  EXPECT_EQ(text.find("## CPU samples"), std::string::npos);
+  EXPECT_EQ(text.find("Hot lines"), std::string::npos);
 }
 
 TEST(MarkdownReport, Throughput) {

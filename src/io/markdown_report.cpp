@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "analysis/call_tree.hpp"
+#include "analysis/cpu_profile.hpp"
 #include "analysis/facts.hpp"
 #include "analysis/insights.hpp"
 #include "analysis/memory_findings.hpp"
@@ -274,6 +275,72 @@ void write_heap(const Profile& profile, std::ostream& out) {
   write_memory_findings(profile, out);
 }
 
+// ---- CPU samples ----------------------------------------------------------------------
+
+constexpr std::size_t kTopCpuFunctions = 20;
+constexpr std::size_t kCpuCallerFunctions = 5;
+constexpr std::size_t kCpuEdges = 5;
+constexpr std::size_t kHotLines = 15;
+constexpr std::size_t kCpuScopes = 20;
+constexpr std::size_t kCpuScopeTop = 3;
+
+// CPU sampling: how it ran, the hottest functions and who calls them, hot lines, each scope's
+// samples, and what to fix. Percentages are of the samples, not of instrumented time.
+void write_cpu(const Profile& profile, std::ostream& out) {
+  write_heading(out, "CPU samples");
+  TextTable facts({{"Measure", Align::Left}, {"Value", Align::Left}});
+  for (const analysis::Fact& fact : analysis::cpu_facts(profile)) {
+    facts.add_row({std::string(fact.label), render(profile, fact.value)});
+  }
+  write_table(facts, out);
+  std::vector<analysis::CpuFunction> functions = analysis::cpu_functions(profile);
+  if (functions.empty()) {
+    out << "\nNo sample has a stack: there is nothing to attribute to functions.\n";
+    return;
+  }
+  out << "\n### Top functions\n\n";
+  if (functions.size() > kTopCpuFunctions) {
+    out << fmt::format("Top {} of {} functions.\n\n", kTopCpuFunctions, functions.size());
+    functions.resize(kTopCpuFunctions);
+  }
+  out << "Self: samples whose innermost frame is the function; total: samples with the function anywhere on the "
+         "stack, counted once per sample. Percentages are of every sample.\n\n";
+  write_table(cpu_functions_table(functions, Headers::Document), out);
+
+  out << "\n### Who calls the hottest functions\n\n";
+  for (std::size_t i = 0; i < functions.size() && i < kCpuCallerFunctions; ++i) {
+    if (functions[i].self.samples == 0) break;
+    const analysis::CpuCallers calls = analysis::cpu_callers(profile, functions[i].name);
+    out << fmt::format("- **{}**: {}\n", markdown_escape(functions[i].name),
+                       markdown_escape(cpu_callers_summary(calls, kCpuEdges)));
+  }
+
+  const std::vector<analysis::CpuLine> lines = analysis::cpu_hot_lines(profile, kHotLines);
+  if (!lines.empty()) {
+    out << "\n### Hot lines\n\nSamples whose innermost frame was on the line.\n\n";
+    write_table(cpu_lines_table(lines, Headers::Document), out);
+  }
+
+  std::vector<analysis::CpuScope> scopes = analysis::cpu_scopes(profile, kCpuScopeTop);
+  if (!scopes.empty()) {
+    out << "\n### Samples per scope\n\n";
+    if (scopes.size() > kCpuScopes) {
+      out << fmt::format("Top {} of {} scopes.\n\n", kCpuScopes, scopes.size());
+      scopes.resize(kCpuScopes);
+    }
+    out << "Each scope with everything below it; its hottest functions by self samples.\n\n";
+    write_table(cpu_scopes_table(scopes, Headers::Document), out);
+  }
+
+  out << "\n### CPU findings\n\n";
+  const std::vector<analysis::Bottleneck> found = analysis::cpu_bottlenecks(profile);
+  if (found.empty()) out << "- " << render(profile, analysis::no_cpu_bottlenecks(profile), kMarkdown) << '\n';
+  for (const analysis::Bottleneck& b : found) {
+    out << fmt::format("- **{}** ({} severity): {} {}\n", analysis::title(b.kind), analysis::to_string(b.severity),
+                       render(profile, b.description, kMarkdown), render(profile, b.suggestion, kMarkdown));
+  }
+}
+
 // ---- insights, completeness, diagnostics --------------------------------------------
 
 void write_insights(const Profile& profile, std::ostream& out) {
@@ -379,6 +446,7 @@ void write_markdown_report(const Profile& profile, std::ostream& out) {
   }
   if (!profile.memory_counters.empty()) write_memory_counters(profile, out);
   if (profile.heap.tracked) write_heap(profile, out);
+  if (profile.cpu.sampled) write_cpu(profile, out);
   if (!profile.scopes.empty()) write_insights(profile, out);
   // As in the text report: an empty profile's zeros are noise, its diagnostics may not be.
   if (!profile.empty()) write_completeness(profile, out);
