@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cpu_profile_fixture.hpp"
 #include "sample_profiles.hpp"
 #include "io/exporter.hpp"
 #include "nnprof/nnprof.hpp"
@@ -261,6 +262,89 @@ TEST(JsonReport, Bottlenecks) {
             "Free the blocks allocated at History::append(Tensor const&) (src/optim/history.cpp:42) in train_step > "
             "optimizer_step (10.0 MiB in 10 blocks), or give them an owner that frees them (a std::unique_ptr, a "
             "container, an RAII wrapper).");
+}
+
+// ---- CPU samples ---------------------------------------------------------------------
+
+TEST(JsonReport, NoCpuKeyWithoutSampling) {
+  const json j = json_of(testing::export_profile());
+  EXPECT_FALSE(j.contains("cpu"));
+}
+
+TEST(JsonReport, CpuSummaryAndFunctions) {
+  const auto ordered = ordered_of(testing::cpu_profile());
+  EXPECT_EQ(keys(ordered), (std::vector<std::string>{"schema", "schema_version", "metadata", "timing", "memory", "cpu",
+                                                     "bottlenecks", "throughput", "call_tree", "threads",
+                                                     "completeness", "diagnostics"}));
+  const json c = json_of(testing::cpu_profile())["cpu"];
+  EXPECT_EQ(c["mode"], "cpu");
+  EXPECT_EQ(c["mechanism"], "perf_event");
+  EXPECT_EQ(c["unwinder"], "libunwind");
+  EXPECT_EQ(c["requested_hz"], 1000.0);
+  EXPECT_EQ(c["period_ns"], 1'000'000);
+  EXPECT_EQ(c["samples"], 14);
+  EXPECT_EQ(c["sampled_ns"], 16 * kMs);
+  EXPECT_EQ(c["samples_dropped"], 3);
+  EXPECT_EQ(c["truncated_stacks"], 1);
+  EXPECT_EQ(c["samples_without_stack"], 1);
+  EXPECT_EQ(c["threads_sampled"], 2);
+  ASSERT_EQ(c["functions"].size(), 8u);
+  const json& matmul = c["functions"][0];
+  EXPECT_EQ(matmul["name"], "matmul");
+  EXPECT_EQ(matmul["module"], "train");
+  EXPECT_TRUE(matmul["address"].is_null());
+  EXPECT_EQ(matmul["self_samples"], 4);
+  EXPECT_EQ(matmul["self_ns"], 6 * kMs);
+  EXPECT_DOUBLE_EQ(matmul["self_share"].get<double>(), 4.0 / 14.0);
+  EXPECT_EQ(matmul["total_samples"], 9);
+  EXPECT_EQ(matmul["total_ns"], 11 * kMs);
+  EXPECT_EQ(c["functions"][2]["name"], "recurse");
+  EXPECT_EQ(c["functions"][2]["total_samples"], 2);  // recursion counted once per sample
+  EXPECT_EQ(c["functions"][4]["name"], "libfoo.so+0x7000");
+  EXPECT_EQ(c["functions"][4]["address"], 0x7000);
+  EXPECT_TRUE(c["functions"][3]["module"].is_null());  // [unknown]
+}
+
+TEST(JsonReport, CpuCallGraphHotLinesAndScopes) {
+  const json c = json_of(testing::cpu_profile())["cpu"];
+  ASSERT_EQ(c["call_graph"].size(), 6u);  // every function with self samples (at most 10)
+  const json& matmul = c["call_graph"][0];
+  EXPECT_EQ(matmul["function"], "matmul");
+  EXPECT_EQ(matmul["callers"], json::parse(R"([{"function":"run_step","samples":9,"ns":11000000,"share":1.0}])"));
+  ASSERT_EQ(matmul["callees"].size(), 2u);
+  EXPECT_EQ(matmul["callees"][0]["function"], "dot");
+  EXPECT_EQ(matmul["callees"][0]["samples"], 4);
+  ASSERT_EQ(c["hot_lines"].size(), 3u);
+  EXPECT_EQ(c["hot_lines"][0]["file"], "model.cpp");
+  EXPECT_EQ(c["hot_lines"][0]["line"], 31);
+  EXPECT_EQ(c["hot_lines"][0]["function"], "matmul");
+  EXPECT_EQ(c["hot_lines"][0]["samples"], 4);
+  EXPECT_EQ(c["hot_lines"][0]["ns"], 6 * kMs);
+  ASSERT_EQ(c["scopes"].size(), 4u);
+  EXPECT_EQ(c["scopes"][1]["scope_path"], "train_step > forward");
+  EXPECT_EQ(c["scopes"][1]["samples"], 9);
+  EXPECT_EQ(c["scopes"][1]["ns"], 11 * kMs);
+  EXPECT_EQ(c["scopes"][1]["top_functions"][0]["name"], "matmul");
+  EXPECT_DOUBLE_EQ(c["scopes"][1]["top_functions"][0]["self_share"].get<double>(), 4.0 / 9.0);
+  EXPECT_TRUE(c["scopes"][2]["scope_path"].is_null());  // outside any scope
+  EXPECT_EQ(c["scopes"][2]["samples"], 2);
+}
+
+TEST(JsonReport, CpuHotspotInBottlenecks) {
+  Profile p = testing::cpu_profile();
+  // 20 more samples in matmul: 24 of 34 samples, past 40%.
+  for (int i = 0; i < 20; ++i) p.cpu_samples.push_back({100'000'000, 0, testing::kStackMatmul, 2, 1'000'000});
+  const json b = json_of(p)["bottlenecks"];
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0]["kind"], "cpu_hotspot");
+  EXPECT_EQ(b[0]["severity"], "medium");
+  EXPECT_TRUE(b[0]["scope"].is_null());
+  EXPECT_DOUBLE_EQ(b[0]["value"].get<double>(), 24.0 / 34.0);
+  EXPECT_EQ(b[0]["threshold"], 0.4);
+  EXPECT_EQ(b[0]["description"],
+            "matmul (train) was running in 70.6% of the 34 CPU samples (26.0 ms of its own; threshold 40.0%).");
+  // Without a hotspot the list is there, and empty.
+  EXPECT_EQ(json_of(testing::cpu_profile())["bottlenecks"], json::array());
 }
 
 TEST(JsonReport, CallTreeIsNested) {

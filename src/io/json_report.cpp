@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/cpu_profile.hpp"
 #include "analysis/memory_findings.hpp"
 #include "io/sentence_markup.hpp"
 #include "nnprof/error.hpp"
@@ -349,6 +350,100 @@ Json heap(const Profile& profile) {
   return j;
 }
 
+// ---- CPU samples ----------------------------------------------------------------------
+
+constexpr std::size_t kCallGraphFunctions = 10;
+constexpr std::size_t kHotLines = 50;
+constexpr std::size_t kScopeTopFunctions = 5;
+
+Json cpu_function(const analysis::CpuFunction& f) {
+  Json j = Json::object();
+  j["name"] = f.name;
+  j["module"] = f.module.empty() ? Json(nullptr) : Json(f.module);
+  j["address"] = f.function == kNone && !f.module.empty() ? Json(f.address) : Json(nullptr);
+  j["self_samples"] = f.self.samples;
+  j["self_ns"] = f.self.ns;
+  j["self_share"] = f.self_share;
+  j["total_samples"] = f.total.samples;
+  j["total_ns"] = f.total.ns;
+  j["total_share"] = f.total_share;
+  return j;
+}
+
+Json cpu_edge(const analysis::CpuEdge& e) {
+  Json j = Json::object();
+  j["function"] = e.function;
+  j["samples"] = e.weight.samples;
+  j["ns"] = e.weight.ns;
+  j["share"] = e.share;
+  return j;
+}
+
+Json cpu_callers(const analysis::CpuCallers& c) {
+  Json j = Json::object();
+  j["function"] = c.function;
+  j["self_samples"] = c.self.samples;
+  j["total_samples"] = c.total.samples;
+  j["outermost_samples"] = c.outermost.samples;
+  j["callers"] = array_of(c.callers, cpu_edge);
+  j["callees"] = array_of(c.callees, cpu_edge);
+  return j;
+}
+
+Json cpu_line(const analysis::CpuLine& l) {
+  Json j = Json::object();
+  j["file"] = l.file;
+  j["line"] = l.line;
+  j["function"] = l.function;
+  j["samples"] = l.self.samples;
+  j["ns"] = l.self.ns;
+  j["share"] = l.share;
+  return j;
+}
+
+Json cpu_scope(const analysis::CpuScope& s) {
+  Json j = Json::object();
+  j["scope_path"] = s.node == 0 ? Json(nullptr) : Json(s.path);
+  j["samples"] = s.samples.samples;
+  j["ns"] = s.samples.ns;
+  j["share"] = s.share;
+  j["self_samples"] = s.self.samples;
+  j["top_functions"] = array_of(s.top, cpu_function);
+  return j;
+}
+
+Json cpu(const Profile& profile) {
+  const CpuProfileSummary& c = profile.cpu;
+  const analysis::SampleCount all = analysis::cpu_sample_total(profile);
+  std::uint64_t without_stack = 0;
+  for (const CpuSample& s : profile.cpu_samples) {
+    if (s.stack >= profile.stacks.size() || profile.stacks[s.stack].frames.empty()) ++without_stack;
+  }
+  Json j = Json::object();
+  j["mode"] = c.mode;
+  j["mechanism"] = c.mechanism;
+  j["unwinder"] = c.unwinder;
+  j["requested_hz"] = c.requested_hz;
+  j["period_ns"] = c.period_ns;
+  j["samples"] = c.samples;
+  j["sampled_ns"] = all.ns;
+  j["samples_dropped"] = c.samples_dropped;
+  j["truncated_stacks"] = c.truncated_stacks;
+  j["samples_without_stack"] = without_stack;
+  j["threads_sampled"] = c.threads_sampled;
+  const std::vector<analysis::CpuFunction> functions = analysis::cpu_functions(profile);
+  j["functions"] = array_of(functions, cpu_function);
+  Json graph = Json::array();
+  for (std::size_t i = 0; i < functions.size() && i < kCallGraphFunctions; ++i) {
+    if (functions[i].self.samples == 0) break;
+    graph.push_back(cpu_callers(analysis::cpu_callers(profile, functions[i].name)));
+  }
+  j["call_graph"] = std::move(graph);
+  j["hot_lines"] = array_of(analysis::cpu_hot_lines(profile, kHotLines), cpu_line);
+  j["scopes"] = array_of(analysis::cpu_scopes(profile, kScopeTopFunctions), cpu_scope);
+  return j;
+}
+
 Json bottleneck(const Profile& profile, const analysis::Bottleneck& b) {
   Json j = Json::object();
   j["kind"] = analysis::to_string(b.kind);
@@ -369,11 +464,13 @@ Json report(const Profile& profile) {
   j["timing"] = by_name(profile, profile.scopes, kEvery,
                         [&](const ScopeStats& scope) { return scope_timing(profile, scope); });
   j["memory"] = memory(profile);
-  // Only with heap tracking, so that a profile without it reads exactly as before.
-  if (profile.heap.tracked) {
-    j["heap"] = heap(profile);
-    j["bottlenecks"] = array_of(analysis::memory_bottlenecks(profile),
-                                [&](const analysis::Bottleneck& b) { return bottleneck(profile, b); });
+  // Only with heap tracking or CPU sampling, so that a profile without them reads exactly as before.
+  if (profile.heap.tracked) j["heap"] = heap(profile);
+  if (profile.cpu.sampled) j["cpu"] = cpu(profile);
+  if (profile.heap.tracked || profile.cpu.sampled) {
+    std::vector<analysis::Bottleneck> found = analysis::memory_bottlenecks(profile);
+    for (analysis::Bottleneck& b : analysis::cpu_bottlenecks(profile)) found.push_back(std::move(b));
+    j["bottlenecks"] = array_of(found, [&](const analysis::Bottleneck& b) { return bottleneck(profile, b); });
   }
   j["throughput"] = by_name(
       profile, profile.scopes, [](const ScopeStats& s) { return s.items > 0; }, scope_throughput);
