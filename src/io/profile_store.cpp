@@ -29,9 +29,10 @@ namespace {
 using io::sqlite::Database;
 using io::sqlite::Statement;
 
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 // Version 2 added heap tracking: heap columns on the scope tables, frame, callsite, stack,
 // leak_site, the heap timeline as counter tracks, and the heap summary in meta.
+// Version 3 added CPU sampling: cpu_profile_stack_sample, frame.inlined, the cpu_* meta keys.
 constexpr int kApplicationId = 0x6E6E7066;  // "nnpf" in the SQLite header: file(1) can tell
 
 constexpr const char* kSchema = R"sql(
@@ -69,11 +70,13 @@ CREATE TABLE counter_track(id INTEGER PRIMARY KEY, name TEXT NOT NULL, unit TEXT
 CREATE TABLE counter(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, track_id INTEGER NOT NULL, value REAL NOT NULL,
   delta INTEGER NOT NULL, utid INTEGER);
 CREATE TABLE frame(id INTEGER PRIMARY KEY, address INTEGER NOT NULL, function_id INTEGER, file_id INTEGER,
-  line INTEGER NOT NULL, module_id INTEGER);
+  line INTEGER NOT NULL, module_id INTEGER, inlined INTEGER NOT NULL);
 CREATE TABLE callsite(id INTEGER PRIMARY KEY, parent_id INTEGER, frame_id INTEGER NOT NULL, depth INTEGER NOT NULL);
 CREATE TABLE stack(id INTEGER PRIMARY KEY, callsite_id INTEGER);
 CREATE TABLE leak_site(id INTEGER PRIMARY KEY, node_id INTEGER NOT NULL, caller_frame_id INTEGER, stack_id INTEGER,
   reachable INTEGER NOT NULL, blocks INTEGER NOT NULL, bytes INTEGER NOT NULL);
+CREATE TABLE cpu_profile_stack_sample(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, utid INTEGER NOT NULL,
+  stack_id INTEGER, node_id INTEGER NOT NULL, weight_ns INTEGER NOT NULL);
 CREATE TABLE diagnostic(id INTEGER PRIMARY KEY, kind TEXT NOT NULL, severity TEXT NOT NULL, utid INTEGER,
   name_id INTEGER, count INTEGER NOT NULL, message TEXT NOT NULL);
 )sql";
@@ -102,6 +105,7 @@ auto meta_fields(P& p) {
   auto& k = p.meta.clock;
   auto& q = p.completeness;
   auto& h = p.heap;
+  auto& cpu = p.cpu;
   return std::vector<std::pair<const char*, Field>>{
       {"nnprof_version", &m.nnprof_version},
       {"hostname", &m.hostname},
@@ -157,6 +161,16 @@ auto meta_fields(P& p) {
       {"rss_initial_bytes", &h.rss_initial_bytes},
       {"rss_peak_bytes", &h.rss_peak_bytes},
       {"rss_final_bytes", &h.rss_final_bytes},
+      {"cpu_sampled", &cpu.sampled},
+      {"cpu_mode", &cpu.mode},
+      {"cpu_mechanism", &cpu.mechanism},
+      {"cpu_unwinder", &cpu.unwinder},
+      {"cpu_requested_hz", &cpu.requested_hz},
+      {"cpu_period_ns", &cpu.period_ns},
+      {"cpu_samples", &cpu.samples},
+      {"cpu_samples_dropped", &cpu.samples_dropped},
+      {"cpu_truncated_stacks", &cpu.truncated_stacks},
+      {"cpu_threads_sampled", &cpu.threads_sampled},
   };
 }
 
@@ -290,7 +304,7 @@ void write_heap_timeline(Database& db, const Profile& p, std::int64_t next_count
 // Stacks as Perfetto stores them: a callsite is a frame under its caller's callsite, so
 // stacks that share their outer frames share rows. A stack names its innermost callsite.
 void write_stacks(Database& db, const Profile& p) {
-  Statement frame(db, "INSERT INTO frame VALUES (?, ?, ?, ?, ?, ?)");
+  Statement frame(db, "INSERT INTO frame VALUES (?, ?, ?, ?, ?, ?, ?)");
   for (std::size_t i = 0; i < p.frames.size(); ++i) {
     const StackFrame& f = p.frames[i];
     frame.bind(1, i64(i)).bind_u64(2, f.address);
@@ -298,6 +312,7 @@ void write_stacks(Database& db, const Profile& p) {
     bind_id(frame, 4, f.file);
     frame.bind(5, std::int64_t{f.line});
     bind_id(frame, 6, f.module);
+    frame.bind(7, std::int64_t{f.inlined});
     frame.run();
   }
   Statement callsite(db, "INSERT INTO callsite VALUES (?, ?, ?, ?)");
@@ -331,6 +346,16 @@ void write_leaks(Database& db, const Profile& p) {
     bind_id(st, 3, l.caller);
     bind_id(st, 4, l.stack);
     st.bind(5, std::int64_t{l.reachable}).bind_u64(6, l.blocks).bind_u64(7, l.bytes).run();
+  }
+}
+
+void write_cpu_samples(Database& db, const Profile& p) {
+  Statement st(db, "INSERT INTO cpu_profile_stack_sample VALUES (?, ?, ?, ?, ?, ?)");
+  for (std::size_t i = 0; i < p.cpu_samples.size(); ++i) {
+    const CpuSample& x = p.cpu_samples[i];
+    st.bind(1, i64(i)).bind_u64(2, x.time_ns).bind(3, std::int64_t{x.thread});
+    bind_id(st, 4, x.stack);
+    st.bind(5, std::int64_t{x.node}).bind_u64(6, x.weight_ns).run();
   }
 }
 
@@ -424,6 +449,7 @@ void write_tables(Database& db, const Profile& p) {
   }
   write_stacks(db, p);
   write_leaks(db, p);
+  write_cpu_samples(db, p);
   {
     Statement st(db, "INSERT INTO diagnostic VALUES (?, ?, ?, ?, ?, ?, ?)");
     std::int64_t id = 0;
@@ -479,13 +505,14 @@ void read_heap_timeline(Database& db, Profile& p) {
     invalid(db.path(), "the heap timeline's tracks (heap, rss, rss_peak) do not have the same samples");
 }
 
-void read_stacks(Database& db, Profile& p) {
+void read_stacks(Database& db, Profile& p, std::int64_t version) {
   {
-    Statement st(db, "SELECT id, address, function_id, file_id, line, module_id FROM frame ORDER BY id");
+    Statement st(db, version >= 3 ? "SELECT id, address, function_id, file_id, line, module_id, inlined FROM frame ORDER BY id"
+                                  : "SELECT id, address, function_id, file_id, line, module_id, 0 FROM frame ORDER BY id");
     while (st.step()) {
       if (st.i64(0) != static_cast<std::int64_t>(p.frames.size())) invalid(db.path(), "frame ids are not dense");
       p.frames.push_back(StackFrame{st.u64(1), u32_or_none(st, 2), u32_or_none(st, 3),
-                                    static_cast<std::uint32_t>(st.i64(4)), u32_or_none(st, 5)});
+                                    static_cast<std::uint32_t>(st.i64(4)), u32_or_none(st, 5), st.i64(6) != 0});
     }
   }
   // Callsites refer to smaller ids only, so walking up from any of them ends at a root.
@@ -609,8 +636,16 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
   }
   if (has_heap) {
     read_heap_timeline(db, p);
-    read_stacks(db, p);
+    read_stacks(db, p, version);
     read_leaks(db, p);
+  }
+  if (version >= 3) {
+    Statement count(db, "SELECT count(*) FROM cpu_profile_stack_sample");
+    if (count.step()) p.cpu_samples.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, count.i64(0))));
+    Statement st(db, "SELECT ts, utid, stack_id, node_id, weight_ns FROM cpu_profile_stack_sample ORDER BY id");
+    while (st.step())
+      p.cpu_samples.push_back(CpuSample{st.u64(0), static_cast<std::uint32_t>(st.i64(1)), u32_or_none(st, 2),
+                                        static_cast<std::uint32_t>(st.i64(3)), st.u64(4)});
   }
   {
     Statement st(db, "SELECT kind, severity, utid, name_id, count, message FROM diagnostic ORDER BY id");
@@ -643,6 +678,12 @@ void validate_heap(const Profile& p, const std::string& path) {
   for (std::size_t i = 1; i < p.heap_samples.size(); ++i)
     if (p.heap_samples[i].time_ns < p.heap_samples[i - 1].time_ns)
       invalid(path, "the heap timeline is not in time order");
+  for (std::size_t i = 0; i < p.cpu_samples.size(); ++i) {
+    const CpuSample& x = p.cpu_samples[i];
+    if (x.thread >= p.threads.size() || x.node >= p.call_tree.size() || (x.stack != kNone && x.stack >= p.stacks.size()))
+      invalid(path, fmt::format("CPU sample {} refers to a missing thread, call-tree node or stack", i));
+    if (i > 0 && x.time_ns < p.cpu_samples[i - 1].time_ns) invalid(path, "the CPU samples are not in time order");
+  }
 }
 
 /// Every index in the profile points where it should, so no later stage can read out of bounds.

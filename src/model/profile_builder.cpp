@@ -1,6 +1,7 @@
 #include "model/profile_builder.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -98,7 +99,9 @@ class Builder {
     scope_stats();
     records();
     memory();
+    symbolize();
     heap();
+    cpu();
     completeness();
     diagnostics();
     return std::move(profile_);
@@ -339,39 +342,15 @@ class Builder {
     std::sort(profile_.heap_samples.begin(), profile_.heap_samples.end(),
               [](const HeapSample& a, const HeapSample& b) { return a.time_ns < b.time_ns; });
 
-    // Symbolize every address a leak site refers to, once.
-    std::vector<std::uintptr_t> addresses;
-    for (const detail::RawLeakGroup& g : h.leaks) {
-      if (g.caller != 0) addresses.push_back(g.caller);
-      if (g.stack != 0 && g.stack <= h.stacks.size())
-        addresses.insert(addresses.end(), h.stacks[g.stack - 1].begin(), h.stacks[g.stack - 1].end());
-    }
-    std::sort(addresses.begin(), addresses.end());
-    addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
-    std::unordered_map<std::uintptr_t, std::uint32_t> frame_of;
-    if (!addresses.empty()) {
-      collect::Symbolizer symbolizer;
-      const std::vector<collect::Symbol> symbols = symbolizer.resolve_all(addresses, true);
-      for (std::size_t i = 0; i < addresses.size(); ++i) {
-        const collect::Symbol& sym = symbols[i];
-        frame_of[addresses[i]] = static_cast<std::uint32_t>(profile_.frames.size());
-        profile_.frames.push_back(StackFrame{addresses[i], sym.function.empty() ? kNone : strings_(sym.function),
-                                             sym.file.empty() ? kNone : strings_(sym.file), sym.line,
-                                             sym.module.empty() ? kNone : strings_(sym.module)});
-      }
-    }
     std::unordered_map<std::uint32_t, std::uint32_t> stack_of;  // raw id -> index in profile stacks
     for (const detail::RawLeakGroup& g : h.leaks) {
       LeakSite site;
       site.node = merged_node(g.thread, g.node);
-      site.caller = g.caller != 0 ? frame_of.at(g.caller) : kNone;
+      // The function that called malloc: the innermost of the frames at its return address.
+      site.caller = g.caller != 0 ? frames_at(g.caller, true).front() : kNone;
       if (g.stack != 0 && g.stack <= h.stacks.size()) {
         auto [it, inserted] = stack_of.try_emplace(g.stack, static_cast<std::uint32_t>(profile_.stacks.size()));
-        if (inserted) {
-          CallStack cs;
-          for (std::uintptr_t pc : h.stacks[g.stack - 1]) cs.frames.push_back(frame_of.at(pc));
-          profile_.stacks.push_back(std::move(cs));
-        }
+        if (inserted) profile_.stacks.push_back(make_stack(h.stacks[g.stack - 1], true));
         site.stack = it->second;
       }
       site.reachable = g.reachable;
@@ -382,6 +361,109 @@ class Builder {
     // Sites that differ only in their sampled stack show up as one row each; that is the point.
     for (const std::string& w : h.warnings)
       add(DiagnosticKind::HeapTracking, Severity::Warning, kNone, kNone, 1, "Heap tracking: " + w + ".");
+  }
+
+  // Every code address the profile refers to, symbolized once: heap stacks hold return
+  // addresses (looked up one byte earlier, in the call instruction), CPU stacks code addresses
+  // already adjusted by the sampler. An address gives one frame per function inlined there,
+  // innermost first, then the function that holds the code.
+  void symbolize() {
+    std::vector<std::uintptr_t> returns, exact;
+    for (const detail::RawLeakGroup& g : raw_.heap.leaks) {
+      if (g.caller != 0) returns.push_back(g.caller);
+      if (g.stack != 0 && g.stack <= raw_.heap.stacks.size())
+        returns.insert(returns.end(), raw_.heap.stacks[g.stack - 1].begin(), raw_.heap.stacks[g.stack - 1].end());
+    }
+    for (const auto& stack : raw_.cpu.stacks) exact.insert(exact.end(), stack.begin(), stack.end());
+    for (auto* v : {&returns, &exact}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    if (returns.empty() && exact.empty()) return;
+    collect::Symbolizer symbolizer;
+    for (const bool return_addresses : {true, false}) {
+      const std::vector<std::uintptr_t>& addresses = return_addresses ? returns : exact;
+      const std::vector<collect::Symbol> symbols = symbolizer.resolve_all(addresses, return_addresses);
+      for (std::size_t i = 0; i < addresses.size(); ++i) {
+        const collect::Symbol& sym = symbols[i];
+        const StringId module = sym.module.empty() ? kNone : strings_(sym.module);
+        auto text = [&](const std::string& v) { return v.empty() ? kNone : strings_(v); };
+        std::vector<std::uint32_t>& chain = frames_of_[{addresses[i], return_addresses}];
+        for (const collect::InlinedCall& in : sym.inlined) {
+          chain.push_back(static_cast<std::uint32_t>(profile_.frames.size()));
+          profile_.frames.push_back(StackFrame{addresses[i], text(in.function), text(in.file), in.line, module, true});
+        }
+        chain.push_back(static_cast<std::uint32_t>(profile_.frames.size()));
+        profile_.frames.push_back(
+            StackFrame{addresses[i], text(sym.function), text(sym.file), sym.line, module, false});
+      }
+    }
+  }
+
+  const std::vector<std::uint32_t>& frames_at(std::uintptr_t address, bool return_address) const {
+    return frames_of_.at({address, return_address});
+  }
+
+  CallStack make_stack(const std::vector<std::uintptr_t>& addresses, bool return_addresses) const {
+    CallStack cs;
+    for (std::uintptr_t pc : addresses) {
+      const auto& chain = frames_at(pc, return_addresses);
+      cs.frames.insert(cs.frames.end(), chain.begin(), chain.end());
+    }
+    return cs;
+  }
+
+  void cpu() {
+    const detail::RawCpu& c = raw_.cpu;
+    if (!c.sampled) return;
+    CpuProfileSummary& s = profile_.cpu;
+    s.sampled = true;
+    s.mode = c.mode;
+    s.mechanism = c.mechanism;
+    s.unwinder = c.unwinder;
+    s.requested_hz = c.requested_hz;
+    s.period_ns = c.period_ns;
+    s.samples = c.samples.size();
+    s.samples_dropped = c.dropped;
+    s.truncated_stacks = c.truncated;
+    s.threads_sampled = c.threads_sampled;
+
+    // Sampled threads that never recorded a scope join the profile's threads.
+    std::unordered_map<std::int64_t, std::uint32_t> thread_of;
+    for (const ThreadInfo& t : profile_.threads) thread_of.try_emplace(t.os_tid, t.id);
+    std::unordered_map<std::int64_t, std::string> names(c.thread_names.begin(), c.thread_names.end());
+    auto thread_index = [&](std::int64_t tid) {
+      auto [it, inserted] = thread_of.try_emplace(tid, static_cast<std::uint32_t>(profile_.threads.size()));
+      if (inserted) {
+        ThreadInfo info;
+        info.id = it->second;
+        info.os_tid = tid;
+        if (auto n = names.find(tid); n != names.end()) info.name = n->second;
+        info.exited = !std::filesystem::exists(fmt::format("/proc/self/task/{}", tid));
+        profile_.threads.push_back(std::move(info));
+      }
+      return it->second;
+    };
+
+    std::unordered_map<std::uint32_t, std::uint32_t> stack_of;  // raw id -> index in profile stacks
+    profile_.cpu_samples.reserve(c.samples.size());
+    for (const detail::RawCpuSample& r : c.samples) {
+      CpuSample x;
+      x.time_ns = cal_.since_origin_ns(r.ticks);
+      x.thread = thread_index(r.tid);
+      x.weight_ns = r.weight_ns;
+      x.node = r.node_thread < raw_.threads.size() ? merged_node(r.node_thread, r.node) : 0;
+      if (r.stack != 0 && r.stack <= c.stacks.size()) {
+        auto [it, inserted] = stack_of.try_emplace(r.stack, static_cast<std::uint32_t>(profile_.stacks.size()));
+        if (inserted) profile_.stacks.push_back(make_stack(c.stacks[r.stack - 1], false));
+        x.stack = it->second;
+      }
+      profile_.cpu_samples.push_back(x);
+    }
+    std::stable_sort(profile_.cpu_samples.begin(), profile_.cpu_samples.end(),
+                     [](const CpuSample& a, const CpuSample& b) { return a.time_ns < b.time_ns; });
+    for (const std::string& w : c.warnings)
+      add(DiagnosticKind::CpuSampling, Severity::Warning, kNone, kNone, 1, "CPU sampling: " + w + ".");
   }
 
   void completeness() {
@@ -524,6 +606,12 @@ class Builder {
   std::vector<NodeAccumulator> accumulators_;
   std::vector<std::vector<std::uint32_t>> local_to_merged_;
   std::vector<std::uint32_t> counter_index_;
+  struct AddressKeyHash {
+    std::size_t operator()(const std::pair<std::uintptr_t, bool>& k) const noexcept {
+      return std::hash<std::uintptr_t>{}(k.first * 2 + (k.second ? 1 : 0));
+    }
+  };
+  std::unordered_map<std::pair<std::uintptr_t, bool>, std::vector<std::uint32_t>, AddressKeyHash> frames_of_;
 };
 
 }  // namespace

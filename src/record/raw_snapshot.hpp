@@ -104,6 +104,31 @@ struct RawHeap {
   std::vector<std::string> warnings;                ///< become HeapTracking diagnostics
 };
 
+/// One CPU sample as the sampler recorded it.
+struct RawCpuSample {
+  std::uint64_t ticks = 0;
+  std::uint64_t weight_ns = 0;
+  std::int64_t tid = 0;
+  std::uint32_t node_thread = ~std::uint32_t{0};  ///< session thread owning `node`; ~0: no open scope
+  std::uint32_t node = 0;                          ///< node index within that thread
+  std::uint32_t stack = 0;                         ///< 1-based index into RawCpu::stacks; 0: none
+};
+
+/// What the CPU sampler hands to the model.
+struct RawCpu {
+  bool sampled = false;
+  std::string mode, mechanism, unwinder;
+  double requested_hz = 0.0;
+  std::uint64_t period_ns = 0, dropped = 0, truncated = 0;
+  std::uint32_t threads_sampled = 0;
+  std::vector<RawCpuSample> samples;
+  /// Code addresses, innermost first: the interrupted instruction, then call sites (return
+  /// addresses minus one), so every entry is symbolized as it is.
+  std::vector<std::vector<std::uintptr_t>> stacks;
+  std::vector<std::pair<std::int64_t, std::string>> thread_names;  ///< tid, name of every sampled thread
+  std::vector<std::string> warnings;  ///< become CpuSampling diagnostics
+};
+
 struct RawSnapshot {
   ClockPair start;
   ClockPair now;
@@ -123,6 +148,7 @@ struct RawSnapshot {
   std::uint64_t memory_peak = 0;
   std::uint64_t memory_peak_ticks = 0;
   RawHeap heap;
+  RawCpu cpu;
 };
 
 }  // namespace nnprof::detail

@@ -314,8 +314,10 @@ RawSnapshot Session::snapshot(bool with_records) {
   s.internal_site = &kCalibrationSite;
   // Before the threads: every node a heap block refers to then exists in the trees read below.
   // Skipped for statistics-only snapshots (stats(), total_time()): a heap snapshot scans memory.
-  if (with_records)
+  if (with_records) {
     if (auto heap = heap_source()) heap->snapshot_heap(s.heap);
+    if (auto cpu = cpu_source()) cpu->snapshot_cpu(s.cpu);
+  }
 
   std::lock_guard lock(mu_);
   drain_locked();

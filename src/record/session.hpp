@@ -64,6 +64,16 @@ class Session {
     return heap_source_;
   }
 
+  /// Makes every later snapshot include the CPU samples `source` holds.
+  void set_cpu_source(std::shared_ptr<CpuSource> source) {
+    std::lock_guard lock(heap_mu_);
+    cpu_source_ = std::move(source);
+  }
+  std::shared_ptr<CpuSource> cpu_source() {
+    std::lock_guard lock(heap_mu_);
+    return cpu_source_;
+  }
+
   /// Times an empty scope on the calling thread (the per-scope overhead reported later).
   void measure_overhead();
   /// Everything recorded so far; `with_records` false skips spans and memory events.
@@ -107,8 +117,9 @@ class Session {
   std::atomic<std::uint64_t> memory_peak_{0};
   std::atomic<std::uint64_t> memory_peak_ticks_{0};
 
-  std::mutex heap_mu_;
+  std::mutex heap_mu_;  // heap_source_, cpu_source_
   std::shared_ptr<HeapSource> heap_source_;
+  std::shared_ptr<CpuSource> cpu_source_;
 
   std::mutex wake_mu_;
   std::condition_variable wake_cv_;

@@ -222,10 +222,21 @@ std::string os_thread_name() {
   return buf;
 }
 
+// A CPU-sampling signal on this thread reads tls_current between any two instructions: it
+// must never see an owner paired with another profiler's state. The owner is cleared before
+// and set after the state changes (compiler-only barriers; the handler runs on this thread).
+void set_tls_current(std::uint64_t owner, ThreadState* state) noexcept {
+  tls_current.owner = 0;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  tls_current.state = state;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  tls_current.owner = owner;
+}
+
 ThreadAttachments::~ThreadAttachments() {
   InternalAllocations internal;
   tls_exiting = true;
-  tls_current = {};
+  set_tls_current(0, nullptr);
   const std::string final_name = name.empty() ? os_thread_name() : name;
   for (auto& rec : records) {
     {
@@ -253,7 +264,7 @@ ThreadState* attach_thread(SessionCore& core) noexcept {
     }
     for (std::size_t i = 0; i < a.owners.size(); ++i) {
       if (a.owners[i] == core.id) {
-        tls_current = {core.id, &a.records[i]->state};
+        set_tls_current(core.id, &a.records[i]->state);
         return tls_current.state;
       }
     }
@@ -262,7 +273,7 @@ ThreadState* attach_thread(SessionCore& core) noexcept {
     if (!a.name.empty()) rec->priv.name = a.name;  // not yet visible to other threads
     a.owners.push_back(core.id);
     a.records.push_back(rec);
-    tls_current = {core.id, &rec->state};
+    set_tls_current(core.id, &rec->state);
     return tls_current.state;
   } catch (...) {
     return nullptr;  // out of memory: this scope goes unrecorded rather than throwing

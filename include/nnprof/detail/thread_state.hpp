@@ -166,6 +166,9 @@ inline Frame* scope_enter(ThreadState* ts, const SourceLocation* site) noexcept 
   Frame* f = parent + 1;
   f->node.store(n, std::memory_order_relaxed);
   f->child = 0;
+  // A CPU sample interrupting this thread reads top->node: the frame must be complete before
+  // it becomes the top (a compiler-only barrier, no instruction).
+  std::atomic_signal_fence(std::memory_order_release);
   ts->top = f;
   ts->depth.store(n->depth, std::memory_order_relaxed);
   f->start = read_ticks();

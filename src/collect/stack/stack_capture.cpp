@@ -2,6 +2,9 @@
 
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <fcntl.h>
+#include <ucontext.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,6 +18,9 @@ using UnwBacktraceFn = int (*)(void**, int);
 enum class Method : int { none, libunwind, backtrace };
 
 std::atomic<Method> g_method{Method::none};
+// Set while this thread is inside the unwinder: a profiling signal that arrives then must not
+// enter libunwind again (its caches are not reentrant), so it walks frame pointers instead.
+constinit thread_local int tls_unwinding [[gnu::tls_model("initial-exec")]] = 0;
 std::atomic<UnwBacktraceFn> g_unw_backtrace{nullptr};
 
 // The raw trace lives on the stack (no allocation in hooks): 2 KiB, so at most
@@ -72,8 +78,10 @@ __attribute__((noinline)) int capture_stack(std::uintptr_t* out, int max, int sk
 
   void* raw[kRawFrames];
   const int want = std::min(kRawFrames, kInternalFrames + skip + max);
+  ++tls_unwinding;
   const int n =
       method == Method::libunwind ? g_unw_backtrace.load(std::memory_order_relaxed)(raw, want) : ::backtrace(raw, want);
+  --tls_unwinding;
 
   // How many entries belong to the unwinder differs between unwinders (and versions): find
   // the address at which our caller resumes instead of assuming a count.
@@ -90,6 +98,103 @@ __attribute__((noinline)) int capture_stack(std::uintptr_t* out, int max, int sk
   const int count = std::min(max, n - begin);
   for (int i = 0; i < count; ++i) out[i] = reinterpret_cast<std::uintptr_t>(raw[begin + i]);
   return std::max(count, 0);
+}
+
+namespace {
+
+// Walks the frame-pointer chain from the interrupted registers. Every read stays inside
+// [sp, stack_end) and every frame must lie above the previous one, so a chain broken by
+// code without frame pointers ends the walk instead of faulting.
+int walk_frame_pointers(std::uintptr_t pc, std::uintptr_t fp, std::uintptr_t sp, std::uintptr_t stack_end,
+                        std::uintptr_t* out, int max, bool& truncated) noexcept {
+  int n = 0;
+  out[n++] = pc;
+  while (fp >= sp && fp + 16 <= stack_end && (fp & 7) == 0) {
+    const auto* frame = reinterpret_cast<const std::uintptr_t*>(fp);
+    const std::uintptr_t ret = frame[1], next = frame[0];
+    if (ret < 4096) break;
+    if (n == max) {
+      truncated = true;
+      break;
+    }
+    out[n++] = ret - 1;
+    if (next <= fp) break;
+    fp = next;
+  }
+  return n;
+}
+
+}  // namespace
+
+int capture_interrupted_stack(const void* ucontext, std::uintptr_t* out, int max, bool frame_pointers,
+                              std::uintptr_t stack_end, bool& truncated) noexcept {
+  truncated = false;
+  if (ucontext == nullptr || out == nullptr || max <= 0) return 0;
+  const auto& regs = static_cast<const ucontext_t*>(ucontext)->uc_mcontext.gregs;
+  const auto pc = static_cast<std::uintptr_t>(regs[REG_RIP]);
+  const auto fp = static_cast<std::uintptr_t>(regs[REG_RBP]);
+  const auto sp = static_cast<std::uintptr_t>(regs[REG_RSP]);
+  const Method method = g_method.load(std::memory_order_acquire);
+  if (!frame_pointers && tls_unwinding == 0 && method == Method::libunwind) {
+    // libunwind steps through the signal trampoline into the interrupted frame (it knows
+    // sigreturn frames); the entries before the interrupted pc are this handler's own.
+    void* raw[kRawFrames];
+    ++tls_unwinding;
+    const int n = g_unw_backtrace.load(std::memory_order_relaxed)(raw, std::min(kRawFrames, max + 16));
+    --tls_unwinding;
+    for (int first = 0; first < std::min(n, 16); ++first) {
+      if (reinterpret_cast<std::uintptr_t>(raw[first]) != pc) continue;
+      const int count = std::min(max, n - first);
+      out[0] = pc;
+      for (int i = 1; i < count; ++i) out[i] = reinterpret_cast<std::uintptr_t>(raw[first + i]) - 1;
+      truncated = n - first > max;
+      return count;
+    }
+    // The interrupted pc was not found (no unwind info around it): frame pointers below.
+  }
+  if (stack_end == 0) {
+    out[0] = pc;
+    return 1;
+  }
+  return walk_frame_pointers(pc, fp, sp, stack_end, out, max, truncated);
+}
+
+bool find_mapping(std::uintptr_t address, std::uintptr_t& begin, std::uintptr_t& end) noexcept {
+  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  // Lines start "begin-end perms ..."; parse them as they stream through a small buffer.
+  char buf[4096];
+  std::uintptr_t values[2] = {0, 0};
+  int field = 0;      // 0: begin, 1: end, 2: rest of the line
+  bool found = false;
+  for (;;) {
+    const ssize_t got = read(fd, buf, sizeof buf);
+    if (got <= 0) break;
+    for (ssize_t i = 0; i < got && !found; ++i) {
+      const char c = buf[i];
+      if (c == '\n') {
+        if (field >= 1 && address >= values[0] && address < values[1]) {
+          begin = values[0];
+          end = values[1];
+          found = true;
+        }
+        values[0] = values[1] = 0;
+        field = 0;
+      } else if (field < 2) {
+        if (c == '-' && field == 0) {
+          field = 1;
+        } else if (c == ' ') {
+          field = 2;
+        } else {
+          const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+          if (digit >= 0) values[field] = values[field] * 16 + static_cast<std::uintptr_t>(digit);
+        }
+      }
+    }
+    if (found) break;
+  }
+  close(fd);
+  return found;
 }
 
 const char* stack_capture_method() noexcept {

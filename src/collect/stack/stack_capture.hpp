@@ -22,6 +22,21 @@ bool stack_capture_init() noexcept;
 /// malloc hook must mark itself as inside the hook before calling this, or it recurses.
 int capture_stack(std::uintptr_t* out, int max, int skip) noexcept;
 
+/// The stack of the code a signal interrupted, from inside the handler (async-signal-safe):
+/// out[0] is the interrupted instruction, out[1..] the call sites of its callers (return
+/// addresses minus one), so every entry is symbolized as it is (return_address = false).
+/// With libunwind the handler's own frames and the signal trampoline are dropped; without
+/// it (or when the signal interrupted an unwind in progress on this thread, or
+/// `frame_pointers` is set) the frame-pointer chain is walked within [sp, stack_end), where
+/// `stack_end` is the end of the interrupted thread's stack (0: unknown, then only out[0]).
+/// `truncated` is set when the stack was deeper than `max`.
+int capture_interrupted_stack(const void* ucontext, std::uintptr_t* out, int max, bool frame_pointers,
+                              std::uintptr_t stack_end, bool& truncated) noexcept;
+
+/// The mapping that holds `address` (for a thread's stack: pass its stack pointer), read
+/// from /proc/self/maps with async-signal-safe system calls only. False when none does.
+bool find_mapping(std::uintptr_t address, std::uintptr_t& begin, std::uintptr_t& end) noexcept;
+
 /// "libunwind", "backtrace", or "none" (before init, or when neither unwinder works).
 const char* stack_capture_method() noexcept;
 

@@ -1,6 +1,8 @@
 #include "collect/symbols/symbolizer.hpp"
 
 #include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <link.h>
@@ -77,6 +79,68 @@ std::string demangle(const char* symbol) {
     std::free(demangled);
   }
   return name;
+}
+
+// Relative names are joined to an absolute compilation directory only: glibc's are both
+// relative (./stdlib/msort.c under ./stdlib), and then the name alone reads best.
+std::string source_path(const char* file, const char* comp_dir) {
+  if (file == nullptr) return {};
+  if (file[0] != '/' && comp_dir != nullptr && comp_dir[0] == '/') return std::string(comp_dir) + "/" + file;
+  return std::strncmp(file, "./", 2) == 0 ? file + 2 : file;
+}
+
+// The name of a subprogram or inlined subroutine DIE: its linkage name demangled (which has
+// the namespaces and class), else its plain name. Follows DW_AT_abstract_origin.
+std::string die_function_name(Dwarf_Die* die) {
+  Dwarf_Attribute attr;
+  for (int at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name}) {
+    if (const char* linkage = dwarf_formstring(dwarf_attr_integrate(die, at, &attr))) return demangle(linkage);
+  }
+  const char* name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+  return name != nullptr ? name : "";
+}
+
+// The inline chain at `pc` (module-relative `pc - bias`): for each inlined subroutine that
+// covers it, innermost first, its function and the line executing in it. `line_file` and
+// `line` come from the line table (the innermost code); the call sites of the inlined
+// subroutines give the lines in their callers. The physical function's line (where it
+// called the outermost inlined one) is written to `outer_file`/`outer_line`.
+void inline_chain(Dwfl_Module* module, Dwarf_Addr pc, const std::string& line_file, std::uint32_t line,
+                  std::vector<InlinedCall>& out, std::string& outer_file, std::uint32_t& outer_line) {
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* cu = dwfl_module_addrdie(module, pc, &bias);
+  if (cu == nullptr) return;
+  Dwarf_Die* scopes = nullptr;
+  const int n = dwarf_getscopes(cu, pc - bias, &scopes);
+  if (n <= 0) return;
+  Dwarf_Files* files = nullptr;
+  std::size_t file_count = 0;
+  if (dwarf_getsrcfiles(cu, &files, &file_count) != 0) files = nullptr;
+  Dwarf_Attribute attr;
+  const char* comp_dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+  std::string file = line_file;
+  std::uint32_t at_line = line;
+  for (int i = 0; i < n; ++i) {
+    Dwarf_Die* die = &scopes[i];
+    const int tag = dwarf_tag(die);
+    if (tag == DW_TAG_subprogram) break;  // the physical function: the caller of the last inline
+    if (tag != DW_TAG_inlined_subroutine) continue;
+    out.push_back({die_function_name(die), file, at_line});
+    // Where this subroutine was called: the line executing in the next outer function.
+    Dwarf_Word call_file = 0, call_line = 0;
+    file.clear();
+    at_line = 0;
+    if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &call_file) == 0 && files != nullptr &&
+        call_file < file_count)
+      file = source_path(dwarf_filesrc(files, call_file, nullptr, nullptr), comp_dir);
+    if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &call_line) == 0)
+      at_line = static_cast<std::uint32_t>(call_line);
+  }
+  std::free(scopes);
+  if (!out.empty()) {
+    outer_file = file;
+    outer_line = at_line;
+  }
 }
 
 // The loader's count of objects ever loaded and unloaded: when it has not moved since the
@@ -212,16 +276,10 @@ struct Symbolizer::Impl {
     if (Dwfl_Line* line = dwfl_module_getsrc(module, pc)) {
       int lineno = 0;
       if (const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr)) {
-        // Relative names are joined to an absolute compilation directory only: glibc's are
-        // both relative (./stdlib/msort.c under ./stdlib), and then the name alone reads best.
-        const char* dir = file[0] == '/' ? nullptr : dwfl_line_comp_dir(line);
-        if (dir != nullptr && dir[0] == '/') {
-          s.file = std::string(dir) + "/" + file;
-        } else {
-          s.file = std::strncmp(file, "./", 2) == 0 ? file + 2 : file;
-        }
+        s.file = source_path(file, file[0] == '/' ? nullptr : dwfl_line_comp_dir(line));
         s.line = lineno > 0 ? static_cast<std::uint32_t>(lineno) : 0;
       }
+      if (!s.function.empty()) inline_chain(module, pc, s.file, s.line, s.inlined, s.file, s.line);
     }
     return s;
   }

@@ -9,11 +9,23 @@
 
 namespace nnprof::collect {
 
+/// A function the compiler inlined at an address, with the source line reached in it.
+struct InlinedCall {
+  std::string function;  ///< demangled
+  std::string file;
+  std::uint32_t line = 0;
+
+  bool operator==(const InlinedCall&) const = default;
+};
+
 struct Symbol {
   std::string function;  ///< demangled; empty when no symbol covers the address
   std::string file;      ///< source file from DWARF line tables; empty without debug info
-  std::uint32_t line = 0;
+  std::uint32_t line = 0;  ///< in `function`: where it called the outermost inlined function, if any
   std::string module;  ///< path of the executable or shared object; empty when unmapped
+  /// Functions inlined at this address, innermost first (the line executing is inlined[0]'s);
+  /// each was inlined into the next, the last into `function`. Empty without DWARF.
+  std::vector<InlinedCall> inlined;
 };
 
 /// Symbolizes addresses of the current process. Construction reads /proc/self/maps (~0.3 ms);

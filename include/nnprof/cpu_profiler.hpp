@@ -1,0 +1,80 @@
+// CPU sampling: where the threads of the process spend their time, including the code nobody
+// instrumented. A sampler interrupts each thread at a fixed rate of its CPU time (or of wall
+// time) and records its call stack and innermost open nnprof scope; symbols (function,
+// file:line, inlined frames) are resolved when a profile is taken, never while sampling.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "nnprof/config.hpp"
+#include "nnprof/profiler.hpp"
+
+namespace nnprof {
+
+/// What a sample period measures.
+enum class SamplingClock : std::uint8_t {
+  Cpu,   ///< CPU time of each thread: busy threads are sampled in proportion to their CPU use
+  Wall,  ///< elapsed time: every thread is sampled, also while blocked (I/O, locks, sleep)
+};
+
+/// How the call stack of an interrupted thread is walked.
+enum class Unwinder : std::uint8_t {
+  Auto,          ///< libunwind when it can be loaded, else frame pointers
+  Libunwind,     ///< DWARF unwind tables (.eh_frame): right for code built without frame pointers
+  FramePointer,  ///< the frame-pointer chain: cheapest, but skips frames of code built without them
+};
+
+struct CpuProfilerOptions {
+  /// Samples per second of each thread's CPU time (or of wall time), 1 to 10000. Rates above
+  /// 250 Hz need perf_event_open (the kernel's CPU-time timers tick at most at HZ, 250 here);
+  /// without it the rate is capped and the profile says so.
+  double hz = 199.0;
+  SamplingClock clock = SamplingClock::Cpu;
+  /// Record whole call stacks; false records only the interrupted function.
+  bool call_graph = true;
+  Unwinder unwinder = Unwinder::Auto;
+  /// Kernel thread ids to sample; empty: every thread of the process, including threads
+  /// created later (found within `thread_scan_ms`).
+  std::vector<std::int64_t> threads;
+  /// How often new threads are looked for and the sample buffers are drained.
+  std::uint32_t thread_scan_ms = 20;
+  /// Deepest stack recorded (1 to 256); deeper stacks lose their outermost frames.
+  std::uint32_t max_stack_depth = 128;
+  /// Samples kept at most (about 40 bytes each plus their distinct stacks); later ones are
+  /// counted as dropped.
+  std::uint64_t max_samples = 10'000'000;
+};
+
+/// Figures of a running (or stopped) sampler.
+struct CpuProfilerStats {
+  std::uint64_t samples = 0;          ///< samples taken so far
+  std::uint64_t dropped = 0;          ///< lost to full buffers or max_samples
+  std::uint32_t threads_sampled = 0;  ///< threads that had a sampling timer at some point
+  double effective_hz = 0.0;          ///< the rate in use (may be capped below the request)
+  const char* mechanism = "";         ///< "perf_event", "thread-cpu-timer" or "wall-timer"
+  const char* unwinder = "";          ///< "libunwind", "frame-pointer" or "none"
+};
+
+/// Samples the process's threads while it lives; its samples go into `profiler`'s snapshots.
+/// One at a time per process (signals and timers are process-wide).
+class NNPROF_API CpuProfiler {
+ public:
+  /// Starts sampling into `profiler`, which must outlive this object. Throws nnprof::Error
+  /// for a rate out of range, when another sampler runs, or when SIGPROF is taken by the
+  /// program (another profiler).
+  explicit CpuProfiler(Profiler& profiler, const CpuProfilerOptions& options = {});
+  ~CpuProfiler();
+  CpuProfiler(const CpuProfiler&) = delete;
+  CpuProfiler& operator=(const CpuProfiler&) = delete;
+
+  /// Stops sampling; later snapshots of the profiler still contain every sample taken.
+  void stop() noexcept;
+  [[nodiscard]] bool active() const noexcept;
+  [[nodiscard]] CpuProfilerStats stats() const noexcept;
+
+ private:
+  std::uint64_t run_ = 0;
+};
+
+}  // namespace nnprof

@@ -1,0 +1,574 @@
+#include "collect/cpu/cpu_sampler.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "collect/stack/stack_capture.hpp"
+#include "nnprof/detail/clock_read.hpp"
+#include "nnprof/error.hpp"
+#include "record/internal_allocations.hpp"
+#include "record/session.hpp"
+
+namespace nnprof::detail {
+
+namespace {
+
+// Above this rate CPU-time timers cannot keep up: the kernel checks them on its tick.
+constexpr double kTimerMaxHz = 250.0;
+constexpr double kMinHz = 1.0, kMaxHz = 10'000.0;
+constexpr std::uint32_t kMaxStackDepth = 240;  // frames per sample at most
+constexpr int kFdTableSize = 1 << 16;
+
+// What the signal handler reads. Plain globals set before any timer is armed.
+struct HandlerConfig {
+  std::atomic<bool> running{false};
+  std::uint64_t core_id = 0;
+  std::uint64_t period_ns = 0;
+  bool call_graph = true;
+  bool frame_pointers = false;
+  int max_depth = 128;
+};
+constinit HandlerConfig g_config;
+constinit CpuSampler* g_sampler = nullptr;
+// perf_event overflow signals carry the event's fd, not a pointer: fd -> its thread.
+constinit std::atomic<SampledThread*> g_fd_owner[kFdTableSize] = {};
+// Handlers running now, per process: stop() waits for them before it reads the rings.
+constinit std::atomic<int> g_in_handler{0};
+
+std::int64_t current_tid() noexcept { return static_cast<std::int64_t>(syscall(SYS_gettid)); }
+
+void on_sigprof(int, siginfo_t* info, void* ucontext) {
+  const int saved_errno = errno;
+  g_in_handler.fetch_add(1, std::memory_order_acquire);
+  if (CpuSampler* s = g_sampler) s->on_signal(info, ucontext);
+  g_in_handler.fetch_sub(1, std::memory_order_release);
+  errno = saved_errno;
+}
+
+bool our_handler_installed(const struct sigaction& sa) {
+  return (sa.sa_flags & SA_SIGINFO) != 0 && sa.sa_sigaction == &on_sigprof;
+}
+
+std::string read_comm(std::int64_t tid) {
+  std::ifstream in(fmt::format("/proc/self/task/{}/comm", tid));
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+int open_perf_event(std::int64_t tid, std::uint64_t period_ns) noexcept {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;  // per thread: counts while the thread runs
+  attr.sample_period = period_ns;
+  attr.sample_type = PERF_SAMPLE_IP;  // the smallest record: the stack is walked in the handler
+  attr.disabled = 1;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  attr.wakeup_events = 1;  // a wakeup, hence a signal, per sample
+  return static_cast<int>(syscall(SYS_perf_event_open, &attr, static_cast<pid_t>(tid), -1, -1, PERF_FLAG_FD_CLOEXEC));
+}
+
+std::uint64_t next_power_of_two(std::uint64_t v) {
+  std::uint64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+std::size_t CpuSampler::StackHash::operator()(const std::vector<std::uintptr_t>& s) const noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (std::uintptr_t pc : s) h = (h ^ pc) * 0x100000001b3ull;
+  return static_cast<std::size_t>(h);
+}
+
+/// The CPU source a sampled session reads: the live sampler while it runs, then the samples
+/// as they were when sampling stopped.
+class CpuSampler::Source : public CpuSource {
+ public:
+  void snapshot_cpu(RawCpu& out) override {
+    {
+      std::lock_guard lock(mu_);
+      if (frozen_) {
+        out = cpu_;
+        return;
+      }
+    }
+    CpuSampler::instance().snapshot(out);
+  }
+  void freeze(RawCpu cpu) {
+    std::lock_guard lock(mu_);
+    cpu_ = std::move(cpu);
+    frozen_ = true;
+  }
+
+ private:
+  std::mutex mu_;
+  bool frozen_ = false;
+  RawCpu cpu_;
+};
+
+CpuSampler& CpuSampler::instance() {
+  static CpuSampler* sampler = [] {
+    InternalAllocations internal;
+    auto* s = new CpuSampler;
+    g_sampler = s;
+    return s;
+  }();
+  return *sampler;
+}
+
+// ---- start / stop ------------------------------------------------------------------------
+
+std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& options) {
+  InternalAllocations internal;
+  if (!(options.hz >= kMinHz && options.hz <= kMaxHz))
+    throw Error(fmt::format("CPU sampling rate {} Hz is out of range: choose 1 to 10000 samples per second", options.hz));
+  if (options.max_stack_depth == 0 || options.max_stack_depth > kMaxStackDepth)
+    throw Error(fmt::format("stack depth {} is out of range: choose 1 to {} frames", options.max_stack_depth, kMaxStackDepth));
+  if (profiler.core().session == nullptr) throw Error("CPU sampling needs a running profiler");
+
+  std::lock_guard start_lock(manager_mu_);
+  if (active()) throw Error("CPU sampling is already on in this process; stop the other nnprof::CpuProfiler first");
+  if (manager_.joinable()) manager_.join();
+
+  struct sigaction old{};
+  sigaction(SIGPROF, nullptr, &old);
+  if (!our_handler_installed(old) && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)
+    throw Error(
+        "SIGPROF already has a handler in this process (another profiler, such as gperftools' libprofiler, or the "
+        "program itself uses it); nnprof's CPU sampler needs that signal: turn the other one off");
+
+  collect::stack_capture_init();
+  const bool wall = options.clock == SamplingClock::Wall;
+  std::vector<std::string> warnings;
+  use_perf_ = false;
+  if (!wall && options.hz > kTimerMaxHz) {
+    const std::uint64_t period = static_cast<std::uint64_t>(1e9 / options.hz);
+    const int fd = open_perf_event(current_tid(), period);
+    if (fd >= 0) {
+      close(fd);
+      use_perf_ = true;
+    } else {
+      int paranoid = -1;
+      std::ifstream("/proc/sys/kernel/perf_event_paranoid") >> paranoid;
+      warnings.push_back(fmt::format(
+          "{} Hz needs perf_event_open, which failed ({}; kernel.perf_event_paranoid = {}): sampled with CPU-time "
+          "timers instead, which the kernel fires at most about {:.0f} times per second per thread; each sample is "
+          "weighted by the CPU time it stands for, so times stay right but resolution is lower",
+          options.hz, std::strerror(errno), paranoid, kTimerMaxHz));
+    }
+  }
+  const bool frame_pointers =
+      options.unwinder == Unwinder::FramePointer ||
+      (options.unwinder == Unwinder::Auto && std::string_view(collect::stack_capture_method()) != "libunwind");
+  if (options.unwinder == Unwinder::Libunwind && std::string_view(collect::stack_capture_method()) != "libunwind")
+    warnings.push_back("libunwind could not be loaded (install libunwind8): stacks are walked by frame pointers, "
+                       "which skips callers in code built without them");
+
+  {
+    std::lock_guard lock(mu_);
+    for (auto& t : threads_) t->ring.drain([](const std::uint64_t*, std::uint32_t) {});
+    by_tid_.clear();
+    scans_ = 0;
+    threads_sampled_ = 0;
+    dropped_ = truncated_ = over_limit_ = 0;
+    samples_.clear();
+    stack_ids_.clear();
+    stacks_.clear();
+    names_.clear();
+    warnings_ = std::move(warnings);
+    options_ = options;
+    options_.thread_scan_ms = std::clamp<std::uint32_t>(options.thread_scan_ms, 1, 1000);
+    core_ = &profiler.core();
+    period_ns_ = static_cast<std::uint64_t>(std::llround(1e9 / options.hz));
+    mechanism_ = wall ? "wall-timer" : use_perf_ ? "perf_event" : "thread-cpu-timer";
+    unwinder_ = !options.call_graph ? "none" : frame_pointers ? "frame-pointer" : "libunwind";
+    const double words_per_second = std::min(options.hz, wall || use_perf_ ? kMaxHz : kTimerMaxHz) *
+                                    (4.0 + std::min<std::uint32_t>(options.max_stack_depth, 64));
+    // Four scan intervals of samples, so a late drain still finds room.
+    ring_words_ = next_power_of_two(static_cast<std::uint64_t>(
+        std::max(8192.0, words_per_second * 4.0 * options_.thread_scan_ms / 1000.0)));
+  }
+  g_config.core_id = core_->id;
+  g_config.period_ns = period_ns_;
+  g_config.call_graph = options.call_graph;
+  g_config.frame_pointers = frame_pointers;
+  g_config.max_depth = static_cast<int>(options.max_stack_depth);
+
+  struct sigaction sa{};
+  sa.sa_sigaction = &on_sigprof;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGPROF, &sa, nullptr) != 0)
+    throw Error(fmt::format("could not install the SIGPROF handler: {}", std::strerror(errno)));
+
+  source_ = std::make_shared<Source>();
+  core_->session->set_cpu_source(source_);
+  const std::uint64_t run = epoch_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  g_config.running.store(true, std::memory_order_release);
+  active_.store(true, std::memory_order_release);
+  manager_stop_ = false;
+  scan_threads();  // the threads that exist now are sampled from the start
+  manager_ = std::thread([this] { manager_main(); });
+  return run;
+}
+
+void CpuSampler::stop(std::uint64_t run) noexcept {
+  InternalAllocations internal;
+  {
+    std::unique_lock lock(manager_mu_);
+    if (!active() || (run != 0 && run != epoch_.load(std::memory_order_acquire))) return;
+    active_.store(false, std::memory_order_release);
+    manager_stop_ = true;
+  }
+  manager_cv_.notify_all();
+  if (manager_.joinable() && manager_.get_id() != std::this_thread::get_id()) manager_.join();
+  g_config.running.store(false, std::memory_order_release);
+  try {
+    std::lock_guard lock(mu_);
+    for (auto& [tid, t] : by_tid_) disarm(*t);
+    by_tid_.clear();
+    // A handler that passed its checks before the timers were deleted finishes its sample.
+    while (g_in_handler.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+    drain_locked();
+  } catch (...) {
+  }
+  // The handler stays installed: a signal generated before a timer was deleted may still be
+  // pending, and SIGPROF's default action would end the process.
+  RawCpu frozen;
+  try {
+    snapshot(frozen);
+  } catch (...) {
+    frozen = RawCpu{};
+  }
+  if (source_) source_->freeze(std::move(frozen));
+  source_.reset();
+}
+
+CpuProfilerStats CpuSampler::stats() const noexcept {
+  CpuProfilerStats s;
+  std::lock_guard lock(mu_);
+  s.samples = samples_.size();
+  s.dropped = dropped_ + over_limit_;
+  for (const auto& t : threads_) s.dropped += t->dropped.load(std::memory_order_relaxed);
+  s.threads_sampled = threads_sampled_;
+  const bool capped = mechanism_ == "thread-cpu-timer";
+  s.effective_hz = capped ? std::min(options_.hz, kTimerMaxHz) : options_.hz;
+  s.mechanism = mechanism_.c_str();
+  s.unwinder = unwinder_.c_str();
+  return s;
+}
+
+// ---- threads -----------------------------------------------------------------------------
+
+SampledThread* CpuSampler::take_free_slot() {
+  for (auto& t : threads_)
+    if (!t->armed.load(std::memory_order_relaxed) && t->tid == 0) return t.get();
+  threads_.push_back(std::make_unique<SampledThread>());
+  return threads_.back().get();
+}
+
+bool CpuSampler::arm(SampledThread& t, std::string& why) noexcept {
+  if (!t.ring.init(ring_words_)) {
+    why = "no memory for its sample buffer";
+    return false;
+  }
+  t.dropped.store(0, std::memory_order_relaxed);
+  t.truncated.store(0, std::memory_order_relaxed);
+  t.stack_end = 0;
+  t.stack_looked_up = false;
+  const auto tid = static_cast<pid_t>(t.tid);
+  if (use_perf_) {
+    if (t.perf_page != nullptr) munmap(t.perf_page, t.perf_bytes);  // of an earlier thread, long gone
+    t.perf_page = nullptr;
+    const int fd = open_perf_event(t.tid, period_ns_);
+    if (fd < 0) {
+      why = fmt::format("perf_event_open: {}", std::strerror(errno));
+      return false;
+    }
+    if (fd >= kFdTableSize) {
+      close(fd);
+      why = "too many open files";
+      return false;
+    }
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    void* ring = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    f_owner_ex owner{F_OWNER_TID, tid};
+    if (ring == MAP_FAILED || fcntl(fd, F_SETFL, O_RDWR | O_NONBLOCK | O_ASYNC) != 0 ||
+        fcntl(fd, F_SETSIG, SIGPROF) != 0 || fcntl(fd, F_SETOWN_EX, &owner) != 0) {
+      why = fmt::format("perf event setup: {}", std::strerror(errno));
+      if (ring != MAP_FAILED) munmap(ring, 2 * page);
+      close(fd);
+      return false;
+    }
+    t.perf_fd = fd;
+    t.perf_page = ring;
+    t.perf_bytes = 2 * page;
+    g_fd_owner[fd].store(&t, std::memory_order_release);
+    t.armed.store(true, std::memory_order_release);
+    ioctl(fd, PERF_EVENT_IOC_RESET, 0);
+    if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+      why = fmt::format("perf event enable: {}", std::strerror(errno));
+      disarm(t);
+      return false;
+    }
+    return true;
+  }
+  const bool wall = options_.clock == SamplingClock::Wall;
+  // The CPU-time clock of thread `tid` (the kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)).
+  const clockid_t clock = wall ? CLOCK_MONOTONIC : static_cast<clockid_t>((~static_cast<clockid_t>(tid) << 3) | 6);
+  sigevent ev{};
+  ev.sigev_notify = SIGEV_THREAD_ID;
+  ev.sigev_signo = SIGPROF;
+  ev._sigev_un._tid = tid;  // glibc 2.36 has no sigev_notify_thread_id macro
+  ev.sigev_value.sival_ptr = &t;
+  if (timer_create(clock, &ev, &t.timer) != 0) {
+    why = fmt::format("timer_create: {}", std::strerror(errno));
+    return false;
+  }
+  t.has_timer = true;
+  t.armed.store(true, std::memory_order_release);
+  itimerspec spec{};
+  spec.it_interval.tv_sec = static_cast<time_t>(period_ns_ / 1'000'000'000);
+  spec.it_interval.tv_nsec = static_cast<long>(period_ns_ % 1'000'000'000);
+  spec.it_value = spec.it_interval;
+  if (timer_settime(t.timer, 0, &spec, nullptr) != 0) {
+    why = fmt::format("timer_settime: {}", std::strerror(errno));
+    disarm(t);
+    return false;
+  }
+  return true;
+}
+
+void CpuSampler::disarm(SampledThread& t) noexcept {
+  t.armed.store(false, std::memory_order_release);
+  if (t.has_timer) {
+    timer_delete(t.timer);
+    t.has_timer = false;
+  }
+  if (t.perf_fd >= 0) {
+    ioctl(t.perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+    g_fd_owner[t.perf_fd].store(nullptr, std::memory_order_release);
+    close(t.perf_fd);
+    t.perf_fd = -1;
+    // The mapping is unmapped when the slot is armed again: a handler may still be reading it.
+  }
+}
+
+void CpuSampler::scan_threads() {
+  std::lock_guard lock(mu_);
+  ++scans_;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return;
+  while (dirent* e = readdir(dir)) {
+    char* end = nullptr;
+    const long long tid = std::strtoll(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || tid <= 0 || tid == manager_tid_) continue;
+    if (!options_.threads.empty() &&
+        std::find(options_.threads.begin(), options_.threads.end(), tid) == options_.threads.end())
+      continue;
+    if (auto it = by_tid_.find(tid); it != by_tid_.end()) {
+      it->second->seen_in_scan = scans_;
+      continue;
+    }
+    SampledThread* t = take_free_slot();
+    t->tid = tid;
+    t->name = read_comm(tid);
+    std::string why;
+    if (!arm(*t, why)) {
+      t->tid = 0;
+      if (warnings_.size() < 20) warnings_.push_back(fmt::format("thread {} was not sampled: {}", tid, why));
+      continue;
+    }
+    t->seen_in_scan = scans_;
+    by_tid_.emplace(tid, t);
+    names_[tid] = t->name;
+    ++threads_sampled_;
+  }
+  closedir(dir);
+  const bool refresh_names = scans_ % 25 == 0;
+  for (auto it = by_tid_.begin(); it != by_tid_.end();) {
+    SampledThread* t = it->second;
+    if (t->seen_in_scan == scans_) {
+      if (refresh_names) {
+        // Threads often name themselves just after they start.
+        std::string name = read_comm(t->tid);
+        if (!name.empty()) names_[t->tid] = t->name = std::move(name);
+      }
+      ++it;
+      continue;
+    }
+    // The thread has exited: nothing can interrupt it any more. Its last samples are read
+    // by the next drain, which then frees the slot.
+    disarm(*t);
+    it = by_tid_.erase(it);
+  }
+}
+
+void CpuSampler::manager_main() {
+  InternalAllocations internal;  // for good: nothing this thread allocates is the program's
+  {
+    std::lock_guard lock(mu_);
+    manager_tid_ = current_tid();
+  }
+  pthread_setname_np(pthread_self(), "nnprof-sampler");
+  std::unique_lock lock(manager_mu_);
+  while (!manager_stop_) {
+    manager_cv_.wait_for(lock, std::chrono::milliseconds(options_.thread_scan_ms));
+    if (manager_stop_) break;
+    lock.unlock();
+    try {
+      scan_threads();
+      std::lock_guard data(mu_);
+      drain_locked();
+    } catch (...) {
+      // Out of memory: samples stay in the rings until the next round.
+    }
+    lock.lock();
+  }
+}
+
+// ---- samples ------------------------------------------------------------------------------
+
+void CpuSampler::drain_locked() {
+  for (auto& slot : threads_) {
+    SampledThread& t = *slot;
+    const std::int64_t tid = t.tid;
+    t.ring.drain([&](const std::uint64_t* rec, std::uint32_t words) {
+      if (words < 4) return;
+      if (samples_.size() >= options_.max_samples) {
+        ++over_limit_;
+        return;
+      }
+      RawCpuSample s;
+      s.ticks = rec[1];
+      s.weight_ns = rec[2];
+      s.tid = tid;
+      s.node_thread = static_cast<std::uint32_t>(rec[3] >> 32);
+      s.node = static_cast<std::uint32_t>(rec[3]);
+      if (words > 4) {
+        scratch_.assign(rec + 4, rec + words);
+        auto it = stack_ids_.find(scratch_);
+        if (it == stack_ids_.end()) {
+          stacks_.push_back(scratch_);
+          it = stack_ids_.emplace(scratch_, static_cast<std::uint32_t>(stacks_.size())).first;
+        }
+        s.stack = it->second;
+      }
+      if (((rec[0] >> 8) & 1) != 0) ++truncated_;
+      samples_.push_back(s);
+    });
+    dropped_ += t.dropped.exchange(0, std::memory_order_relaxed);
+    // A slot whose thread exited and whose ring is now empty can serve another thread.
+    if (!t.armed.load(std::memory_order_acquire) && by_tid_.find(tid) == by_tid_.end()) t.tid = 0;
+  }
+}
+
+void CpuSampler::snapshot(RawCpu& out) {
+  InternalAllocations internal;
+  std::lock_guard lock(mu_);
+  drain_locked();
+  out.sampled = true;
+  out.mode = options_.clock == SamplingClock::Wall ? "wall" : "cpu";
+  out.mechanism = mechanism_;
+  out.unwinder = unwinder_;
+  out.requested_hz = options_.hz;
+  out.period_ns = period_ns_;
+  out.dropped = dropped_ + over_limit_;
+  out.truncated = truncated_;
+  out.threads_sampled = threads_sampled_;
+  out.samples = samples_;
+  out.stacks = stacks_;
+  out.thread_names.assign(names_.begin(), names_.end());
+  out.warnings = warnings_;
+  if (over_limit_ > 0)
+    out.warnings.push_back(fmt::format("{} samples beyond the limit of {} were not kept (CpuProfilerOptions::max_samples)",
+                                       over_limit_, options_.max_samples));
+  if (dropped_ > 0)
+    out.warnings.push_back(fmt::format(
+        "{} samples were lost because a thread's sample buffer was full before it was drained", dropped_));
+}
+
+// ---- the signal handler ---------------------------------------------------------------------
+
+void CpuSampler::on_signal(siginfo_t* info, void* ucontext) noexcept {
+  if (!g_config.running.load(std::memory_order_acquire)) return;
+  SampledThread* t = nullptr;
+  std::uint64_t weight = g_config.period_ns;
+  if (info->si_code == SI_TIMER) {
+    t = static_cast<SampledThread*>(info->si_value.sival_ptr);
+    // Expirations that came while this one was pending: the sample stands for them too.
+    if (info->si_overrun > 0) weight *= 1 + static_cast<std::uint64_t>(info->si_overrun);
+  } else if (info->si_fd >= 0 && info->si_fd < kFdTableSize) {
+    t = g_fd_owner[info->si_fd].load(std::memory_order_acquire);
+    if (t != nullptr && t->perf_page != nullptr) {
+      // Empty the event's own ring (it holds only the sample's ip): the kernel signals again
+      // only while it has room.
+      auto* meta = static_cast<perf_event_mmap_page*>(t->perf_page);
+      const std::uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+      __atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+    }
+  }
+  if (t == nullptr || !t->armed.load(std::memory_order_acquire)) return;
+
+  const std::uint64_t ticks = read_ticks();
+  // The innermost open scope: this thread's state, if it records into the sampled profiler.
+  std::uint64_t scope = ~std::uint64_t{0} << 32;
+  if (tls_current.owner == g_config.core_id && tls_current.state != nullptr) {
+    const Frame* top = tls_current.state->top;
+    if (const Node* n = top != nullptr ? top->node.load(std::memory_order_relaxed) : nullptr)
+      scope = (std::uint64_t{n->thread} << 32) | n->index;
+  }
+
+  std::uintptr_t pcs[kMaxStackDepth];
+  int depth = 0;
+  bool truncated = false;
+  if (g_config.call_graph) {
+    if (!t->stack_looked_up) {
+      // Once per thread: the end of its stack bounds frame-pointer walks.
+      t->stack_looked_up = true;
+      const auto sp =
+          static_cast<std::uintptr_t>(static_cast<const ucontext_t*>(ucontext)->uc_mcontext.gregs[REG_RSP]);
+      std::uintptr_t begin = 0, end = 0;
+      if (collect::find_mapping(sp, begin, end)) t->stack_end = end;
+    }
+    depth = collect::capture_interrupted_stack(ucontext, pcs, g_config.max_depth, g_config.frame_pointers,
+                                               t->stack_end, truncated);
+  } else {
+    pcs[0] = static_cast<std::uintptr_t>(static_cast<const ucontext_t*>(ucontext)->uc_mcontext.gregs[REG_RIP]);
+    depth = 1;
+  }
+
+  const auto words = static_cast<std::uint32_t>(4 + depth);
+  std::uint64_t* rec = t->ring.begin_write(words);
+  if (rec == nullptr) {
+    t->dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  rec[0] = collect::SampleRing::header(words, collect::SampleRing::kSample, truncated ? 1 : 0);
+  rec[1] = ticks;
+  rec[2] = weight;
+  rec[3] = scope;
+  for (int i = 0; i < depth; ++i) rec[4 + i] = pcs[i];
+  t->ring.commit(words);
+}
+
+}  // namespace nnprof::detail

@@ -1,0 +1,267 @@
+// The CPU sampler in-process: accuracy of CPU-time shares, threads created after the start,
+// samples attributed to the instrumented scope that was open, symbols down to the line, wall
+// mode, and the errors a user can make.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "nnprof/cpu_profiler.hpp"
+#include "nnprof/error.hpp"
+#include "nnprof/profiler.hpp"
+#include "nnprof/scope.hpp"
+
+namespace {
+
+using nnprof::CpuProfiler;
+using nnprof::CpuProfilerOptions;
+using nnprof::Profile;
+using nnprof::Profiler;
+
+// The same dependent chain of multiplications in every worker, so that work is proportional
+// to `iterations`; the result escapes so the loop is not removed.
+#define NNPROF_TEST_SPIN(iterations)                                      \
+  std::uint64_t x = 88172645463325252ull;                                 \
+  for (std::uint64_t i = 0; i < (iterations); ++i) x = x * 6364136223846793005ull + 1442695040888963407ull; \
+  asm volatile("" : : "r"(x));
+
+__attribute__((noinline)) void work_fifty(std::uint64_t n) { NNPROF_TEST_SPIN(n * 5) }
+__attribute__((noinline)) void work_thirty(std::uint64_t n) { NNPROF_TEST_SPIN(n * 3) }
+__attribute__((noinline)) void work_twenty(std::uint64_t n) { NNPROF_TEST_SPIN(n * 2) }
+
+// The function of a sample's innermost frame.
+std::string leaf_function(const Profile& p, const nnprof::CpuSample& s) {
+  if (s.stack == nnprof::kNone || p.stacks[s.stack].frames.empty()) return "";
+  const auto f = p.frames[p.stacks[s.stack].frames.front()].function;
+  return f == nnprof::kNone ? "" : p.str(f);
+}
+
+bool stack_has(const Profile& p, const nnprof::CpuSample& s, const std::string& function) {
+  if (s.stack == nnprof::kNone) return false;
+  for (std::uint32_t f : p.stacks[s.stack].frames)
+    if (p.frames[f].function != nnprof::kNone && p.str(p.frames[f].function).find(function) != std::string::npos)
+      return true;
+  return false;
+}
+
+// Names are demangled with their namespace and parameters: "(anonymous namespace)::f(int)".
+std::string short_name(const std::string& demangled) {
+  // "(anonymous namespace)::" starts with a parenthesis: look for the parameters after it.
+  const auto scope = demangled.rfind("::", demangled.find('(', demangled.find(')') + 1));
+  const auto open = demangled.find('(', scope == std::string::npos ? 0 : scope);
+  const std::string name = demangled.substr(0, open);
+  const auto colon = name.rfind("::");
+  return colon == std::string::npos ? name : name.substr(colon + 2);
+}
+
+std::map<std::string, std::uint64_t> leaf_counts(const Profile& p, std::uint32_t thread) {
+  std::map<std::string, std::uint64_t> counts;
+  for (const auto& s : p.cpu_samples)
+    if (s.thread == thread) ++counts[short_name(leaf_function(p, s))];
+  return counts;
+}
+
+std::uint32_t thread_of_tid(const Profile& p, std::int64_t tid) {
+  for (const auto& t : p.threads)
+    if (t.os_tid == tid) return t.id;
+  return nnprof::kNone;
+}
+
+std::int64_t gettid_now() { return static_cast<std::int64_t>(gettid()); }
+
+TEST(CpuProfiler, SharesOfThreeFunctionsWithinThreePoints) {
+  Profiler profiler;
+  CpuProfilerOptions o;
+  o.hz = 1000;
+  CpuProfiler sampler(profiler, o);
+  // Three seconds of CPU time on this thread, interleaved so that machine noise hits all three.
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(3)) {
+    work_fifty(200'000);
+    work_thirty(200'000);
+    work_twenty(200'000);
+  }
+  sampler.stop();
+  const Profile p = profiler.snapshot();
+  ASSERT_TRUE(p.cpu.sampled);
+  const auto counts = leaf_counts(p, thread_of_tid(p, gettid_now()));
+  const double a = static_cast<double>(counts.count("work_fifty") ? counts.at("work_fifty") : 0);
+  const double b = static_cast<double>(counts.count("work_thirty") ? counts.at("work_thirty") : 0);
+  const double c = static_cast<double>(counts.count("work_twenty") ? counts.at("work_twenty") : 0);
+  const double total = a + b + c;
+  ASSERT_GT(total, 300) << "too few samples: " << p.cpu.samples << " with " << p.cpu.mechanism;
+  EXPECT_NEAR(100.0 * a / total, 50.0, 3.0);
+  EXPECT_NEAR(100.0 * b / total, 30.0, 3.0);
+  EXPECT_NEAR(100.0 * c / total, 20.0, 3.0);
+  // Every sample of the worker names main's call chain: the stack was walked, not just the leaf.
+  std::uint64_t with_caller = 0, of_thread = 0;
+  for (const auto& s : p.cpu_samples) {
+    if (short_name(leaf_function(p, s)) != "work_fifty") continue;
+    ++of_thread;
+    if (stack_has(p, s, "SharesOfThreeFunctionsWithinThreePoints")) ++with_caller;
+  }
+  EXPECT_GT(with_caller, of_thread * 9 / 10);
+}
+
+__attribute__((noinline)) void late_thread_work() {
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(400)) work_twenty(50'000);
+}
+
+TEST(CpuProfiler, FindsWorkOfAThreadCreatedAfterStart) {
+  Profiler profiler;
+  CpuProfiler sampler(profiler);
+  std::atomic<std::int64_t> tid{0};
+  std::thread t([&] {
+    tid = gettid_now();
+    late_thread_work();
+  });
+  t.join();
+  sampler.stop();
+  const Profile p = profiler.snapshot();
+  const std::uint32_t thread = thread_of_tid(p, tid.load());
+  ASSERT_NE(thread, nnprof::kNone) << "the late thread has no samples";
+  std::uint64_t in_late = 0;
+  for (const auto& s : p.cpu_samples)
+    if (s.thread == thread && stack_has(p, s, "late_thread_work")) ++in_late;
+  // 400 ms of CPU at 199 Hz is about 80 samples; the thread may be found up to one scan late.
+  EXPECT_GT(in_late, 20u);
+  EXPECT_TRUE(p.threads[thread].exited);
+}
+
+TEST(CpuProfiler, SamplesCarryTheOpenScope) {
+  Profiler profiler;
+  CpuProfilerOptions o;
+  o.hz = 500;
+  CpuProfiler sampler(profiler, o);
+  {
+    NNPROF_SCOPE_IN(profiler, "outer");
+    {
+      NNPROF_SCOPE_IN(profiler, "inner");
+      const auto start = std::chrono::steady_clock::now();
+      while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(300)) work_thirty(50'000);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(300)) work_fifty(50'000);
+  }
+  sampler.stop();
+  const Profile p = profiler.snapshot();
+  std::uint64_t thirty_in_inner = 0, thirty = 0, fifty_in_outer = 0, fifty = 0;
+  for (const auto& s : p.cpu_samples) {
+    const std::string leaf = short_name(leaf_function(p, s));
+    const std::string path = s.node == 0 ? "" : p.node_path(s.node);
+    if (leaf == "work_thirty") {
+      ++thirty;
+      thirty_in_inner += path == "outer > inner";
+    } else if (leaf == "work_fifty") {
+      ++fifty;
+      fifty_in_outer += path == "outer";
+    }
+  }
+  ASSERT_GT(thirty, 20u);
+  ASSERT_GT(fifty, 20u);
+  EXPECT_EQ(thirty_in_inner, thirty);
+  EXPECT_EQ(fifty_in_outer, fifty);
+}
+
+TEST(CpuProfiler, SymbolsNameFileAndLine) {
+  Profiler profiler;
+  CpuProfilerOptions o;
+  o.hz = 500;
+  CpuProfiler sampler(profiler, o);
+  late_thread_work();
+  sampler.stop();
+  const Profile p = profiler.snapshot();
+  bool found = false;
+  for (const auto& s : p.cpu_samples) {
+    if (s.stack == nnprof::kNone) continue;
+    for (std::uint32_t f : p.stacks[s.stack].frames) {
+      const auto& frame = p.frames[f];
+      if (frame.function == nnprof::kNone || short_name(p.str(frame.function)) != "late_thread_work") continue;
+      ASSERT_NE(frame.file, nnprof::kNone);
+      EXPECT_NE(p.str(frame.file).find("test_cpu_profiler.cpp"), std::string::npos) << p.str(frame.file);
+      EXPECT_GT(frame.line, 0u);
+      ASSERT_NE(frame.module, nnprof::kNone);
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(CpuProfiler, WallModeSamplesABlockedThread) {
+  Profiler profiler;
+  CpuProfilerOptions o;
+  o.clock = nnprof::SamplingClock::Wall;
+  o.hz = 200;
+  CpuProfiler sampler(profiler, o);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // sleep_for resumes after EINTR
+  sampler.stop();
+  const Profile p = profiler.snapshot();
+  EXPECT_EQ(p.cpu.mode, "wall");
+  std::uint64_t mine = 0;
+  const std::uint32_t thread = thread_of_tid(p, gettid_now());
+  for (const auto& s : p.cpu_samples) mine += s.thread == thread;
+  EXPECT_GT(mine, 20u) << "a sleeping thread is sampled in wall mode";
+}
+
+TEST(CpuProfiler, RejectsARateOutOfRange) {
+  Profiler profiler;
+  for (double hz : {0.0, -5.0, 20'000.0}) {
+    CpuProfilerOptions o;
+    o.hz = hz;
+    try {
+      CpuProfiler sampler(profiler, o);
+      ADD_FAILURE() << hz << " Hz was accepted";
+    } catch (const nnprof::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("1 to 10000"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(CpuProfiler, OneAtATime) {
+  Profiler profiler;
+  CpuProfiler first(profiler);
+  EXPECT_THROW(CpuProfiler second(profiler), nnprof::Error);
+  first.stop();
+  CpuProfiler again(profiler);  // after a stop a new one may start
+  EXPECT_TRUE(again.active());
+}
+
+void foreign_handler(int) {}
+
+TEST(CpuProfiler, RefusesWhenSigprofIsTaken) {
+  struct sigaction sa{}, old{};
+  sa.sa_handler = &foreign_handler;
+  sigaction(SIGPROF, &sa, &old);
+  Profiler profiler;
+  try {
+    CpuProfiler sampler(profiler);
+    ADD_FAILURE() << "started although SIGPROF had another handler";
+  } catch (const nnprof::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("SIGPROF"), std::string::npos);
+  }
+  sigaction(SIGPROF, &old, nullptr);
+}
+
+TEST(CpuProfiler, SamplesSurviveSaveAndLoad) {
+  Profiler profiler;
+  CpuProfilerOptions o;
+  o.hz = 500;
+  {
+    CpuProfiler sampler(profiler, o);
+    late_thread_work();
+  }
+  const Profile p = profiler.snapshot();
+  ASSERT_GT(p.cpu_samples.size(), 10u);
+  const std::string path = ::testing::TempDir() + "cpu_samples.nnprof";
+  p.save(path);
+  EXPECT_EQ(Profile::load(path), p);
+}
+
+}  // namespace
