@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu_profile_fixture.hpp"
 #include "sample_profiles.hpp"
 #include "io/exporter.hpp"
 #include "nnprof/nnprof.hpp"
@@ -155,6 +156,27 @@ TEST(CsvExport, HeapColumnsOnlyWithHeapTracking) {
   Profile untracked = testing::heap_profile();
   untracked.heap.tracked = false;
   EXPECT_EQ(parse_csv(csv_of(untracked))[0], kHeader);
+}
+
+TEST(CsvExport, CpuColumnsOnlyWithCpuSampling) {
+  const auto records = parse_csv(csv_of(testing::cpu_profile()));
+  ASSERT_EQ(records.size(), 4u);
+  Record header = kHeader;
+  for (const char* column : {"cpu_samples", "cpu_sampled_ns", "cpu_self_samples", "cpu_self_sampled_ns"}) {
+    header.push_back(column);
+  }
+  EXPECT_EQ(records[0], header);
+  for (const Record& r : records) ASSERT_EQ(r.size(), header.size());
+  auto cpu = [&](const Record& r) { return Record(r.end() - 4, r.end()); };
+  EXPECT_EQ(records[1][0], "train_step");
+  EXPECT_EQ(cpu(records[1]), (Record{"12", "14000000", "1", "1000000"}));  // with everything below it
+  EXPECT_EQ(records[2][0], "forward");
+  EXPECT_EQ(cpu(records[2]), (Record{"9", "11000000", "9", "11000000"}));
+  EXPECT_EQ(records[3][0], "backward");
+  EXPECT_EQ(cpu(records[3]), (Record{"2", "2000000", "2", "2000000"}));
+  Profile unsampled = testing::cpu_profile();
+  unsampled.cpu.sampled = false;
+  EXPECT_EQ(parse_csv(csv_of(unsampled))[0], kHeader);
 }
 
 TEST(CsvExport, RawTextUsesCrlfAndDoublesQuotes) {

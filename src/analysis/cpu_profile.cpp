@@ -364,6 +364,26 @@ std::vector<CpuScope> cpu_scopes(const Profile& profile, std::size_t top_n, cons
   return out;
 }
 
+std::vector<CpuScopeName> cpu_by_scope_name(const Profile& profile) {
+  std::vector<CpuScopeName> out(profile.strings.size());
+  std::vector<std::uint32_t> path;
+  std::vector<StringId> names;
+  for (const CpuSample& sample : profile.cpu_samples) {
+    ancestors(profile, sample.node, path);
+    names.clear();
+    for (const std::uint32_t node : path) {
+      const StringId name = profile.call_tree[node].name;
+      if (name >= out.size() || std::find(names.begin(), names.end(), name) != names.end()) continue;
+      names.push_back(name);
+      add(out[name].samples, sample);
+    }
+    if (!path.empty() && profile.call_tree[path.front()].name < out.size()) {
+      add(out[profile.call_tree[path.front()].name].self, sample);
+    }
+  }
+  return out;
+}
+
 FlameTree flame_tree(const Profile& profile, const CpuFilter& filter, bool include_scopes) {
   FlameTree tree;
   FlameNode root;

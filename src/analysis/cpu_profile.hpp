@@ -127,6 +127,19 @@ struct CpuScope {
 /// hottest functions; samples outside any scope come as node 0 when there are any.
 std::vector<CpuScope> cpu_scopes(const Profile& profile, std::size_t top_n, const CpuFilter& filter = {});
 
+/// Samples per scope name, wherever in the tree (as ScopeStats): `samples` counts a sample once
+/// if any open scope has the name (nested calls of one name counted once), `self` when the
+/// innermost scope has it.
+struct CpuScopeName {
+  SampleCount samples;
+  SampleCount self;
+
+  bool operator==(const CpuScopeName&) const = default;
+};
+
+/// Indexed by StringId (Profile::strings.size() entries); zero for names without samples.
+std::vector<CpuScopeName> cpu_by_scope_name(const Profile& profile);
+
 // ---- flame tree ----------------------------------------------------------------------
 
 /// A node of the merged tree of stacks: one function called along one path from the root.

@@ -2,9 +2,11 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "analysis/cpu_profile.hpp"
 #include "nnprof/error.hpp"
 
 namespace nnprof::io {
@@ -13,7 +15,8 @@ namespace {
 // RFC 4180 ends every record, the last included, with CRLF.
 constexpr std::string_view kRecordEnd = "\r\n";
 
-void write_record(const Profile& profile, const ScopeStats& scope, std::ostream& out) {
+void write_record(const Profile& profile, const ScopeStats& scope,
+                  const std::vector<analysis::CpuScopeName>& cpu, std::ostream& out) {
   const DurationStats& t = scope.time;
   const MemoryAttribution& m = scope.memory;
   // "{}" prints a double in its shortest round-trip form (40000, 1.5, 1e+21), never with a
@@ -27,6 +30,10 @@ void write_record(const Profile& profile, const ScopeStats& scope, std::ostream&
     const HeapAttribution& h = scope.heap;
     out << fmt::format(",{},{},{},{},{},{},{}", h.alloc_bytes, h.alloc_count, h.free_bytes, h.free_count,
                        h.retained_bytes, h.retained_blocks, h.peak_live_bytes);
+  }
+  if (profile.cpu.sampled) {
+    const analysis::CpuScopeName c = scope.name < cpu.size() ? cpu[scope.name] : analysis::CpuScopeName{};
+    out << fmt::format(",{},{},{},{}", c.samples.samples, c.samples.ns, c.self.samples, c.self.ns);
   }
   out << kRecordEnd;
 }
@@ -49,8 +56,11 @@ std::string csv_field(std::string_view field) {
 void write_csv(const Profile& profile, std::ostream& out) {
   out << kCsvHeader;
   if (profile.heap.tracked) out << kCsvHeapColumns;
+  if (profile.cpu.sampled) out << kCsvCpuColumns;
   out << kRecordEnd;
-  for (const ScopeStats& scope : profile.scopes) write_record(profile, scope, out);
+  const std::vector<analysis::CpuScopeName> cpu =
+      profile.cpu.sampled ? analysis::cpu_by_scope_name(profile) : std::vector<analysis::CpuScopeName>{};
+  for (const ScopeStats& scope : profile.scopes) write_record(profile, scope, cpu, out);
 }
 
 void CsvExporter::write(const Profile& profile, std::ostream& out) const {

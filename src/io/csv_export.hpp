@@ -21,12 +21,17 @@ inline constexpr std::string_view kCsvHeapColumns =
     ",heap_alloc_bytes,heap_alloc_count,heap_free_bytes,heap_free_count,heap_retained_bytes,"
     "heap_retained_blocks,heap_peak_live_bytes";
 
+/// Fields appended after those, when the profile has CPU samples (Profile::cpu.sampled): the
+/// samples taken while the scope was open (nested calls of the same name counted once) and
+/// the time they stand for, and those taken while it was the innermost open scope.
+inline constexpr std::string_view kCsvCpuColumns = ",cpu_samples,cpu_sampled_ns,cpu_self_samples,cpu_self_sampled_ns";
+
 /// `field` as one RFC 4180 field: quoted when it contains a comma, a double quote, CR or
 /// LF, with every double quote doubled; otherwise unchanged.
 std::string csv_field(std::string_view field);
 
 /// Writes a header and one record per entry of `profile.scopes`, in that order, with the
-/// heap columns when the heap was tracked. Fields
+/// heap columns when the heap was tracked and the CPU columns when the CPU was sampled. Fields
 /// follow RFC 4180 (CRLF after every record, quoting as `csv_field`); numbers are plain
 /// (integers in nanoseconds, bytes or counts; fractions in the shortest form that reads
 /// back to the same double), so that a program can read them without parsing units.
