@@ -5,10 +5,13 @@
 #include <cctype>
 
 #include "io/chrome_trace.hpp"
+#include "io/collapsed_stacks.hpp"
 #include "io/csv_export.hpp"
+#include "io/flamegraph_svg.hpp"
 #include "io/html_report.hpp"
 #include "io/json_report.hpp"
 #include "io/markdown_report.hpp"
+#include "io/pprof_export.hpp"
 #include "io/text_report.hpp"
 
 namespace nnprof::io {
@@ -24,9 +27,20 @@ const std::vector<const Exporter*>& registry() {
   static const JsonExporter json;
   static const CsvExporter csv;
   static const HtmlExporter html;
-  static const std::vector<const Exporter*> exporters{&text, &chrome, &markdown, &json, &csv, &html};
+  static const CollapsedExporter collapsed;
+  static const PprofExporter pprof;
+  static const FlameGraphExporter flamegraph;
+  static const std::vector<const Exporter*> exporters{&text, &chrome,     &markdown, &json,      &csv,
+                                                      &html, &collapsed, &pprof,    &flamegraph};
   return exporters;
 }
+
+// Other extensions a format is known by, besides Exporter::extension().
+struct ExtensionAlias {
+  std::string_view extension;
+  std::string_view format;
+};
+constexpr ExtensionAlias kExtensionAliases[] = {{".collapsed", "collapsed"}};
 
 char lower(char c) {
   return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -55,6 +69,10 @@ const Exporter* find_exporter_for_path(std::string_view path) {
     const std::string_view extension = exporter->extension();
     if (extension.empty() || !iends_with(path, extension)) continue;
     if (best == nullptr || extension.size() > best->extension().size()) best = exporter;
+  }
+  if (best == nullptr) {
+    for (const ExtensionAlias& alias : kExtensionAliases)
+      if (iends_with(path, alias.extension)) return find_exporter(alias.format);
   }
   return best;
 }

@@ -1,0 +1,247 @@
+// The flame graph SVG, parsed back with a real XML parser (tinyxml2): well-formed, the
+// expected frames at the expected widths, names escaped, and the interactive parts present.
+#include "io/flamegraph_svg.hpp"
+
+#include <gtest/gtest.h>
+#include <tinyxml2.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdint>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cpu_export_fixture.hpp"
+#include "io/exporter.hpp"
+#include "io/utf8.hpp"
+#include "nnprof/error.hpp"
+
+namespace nnprof {
+namespace {
+
+struct Frame {
+  std::string name;     // the first line of its <title>
+  std::string title;    // the whole tooltip
+  std::uint64_t start = 0;
+  std::uint64_t value = 0;
+  int depth = 0;
+  double x = 0;
+  double width = 0;
+  double y = 0;
+  std::string fill;
+  std::string label;    // the text drawn in the box
+};
+
+class ParsedSvg {
+ public:
+  explicit ParsedSvg(const std::string& svg) : text(svg) {
+    parsed = doc.Parse(svg.c_str(), svg.size());
+    if (parsed != tinyxml2::XML_SUCCESS) return;
+    const tinyxml2::XMLElement* root = doc.RootElement();
+    if (root == nullptr) return;
+    width = root->DoubleAttribute("width");
+    height = root->DoubleAttribute("height");
+    for (const tinyxml2::XMLElement* e = root->FirstChildElement(); e != nullptr; e = e->NextSiblingElement()) {
+      const char* id = e->Attribute("id");
+      if (id != nullptr) by_id[id] = e;
+      if (std::string(e->Name()) == "script" && e->GetText() != nullptr) script = e->GetText();
+    }
+    const tinyxml2::XMLElement* group = by_id.contains("frames") ? by_id["frames"] : nullptr;
+    if (group == nullptr) return;
+    for (const tinyxml2::XMLElement* g = group->FirstChildElement("g"); g != nullptr; g = g->NextSiblingElement("g")) {
+      Frame f;
+      const tinyxml2::XMLElement* title = g->FirstChildElement("title");
+      const tinyxml2::XMLElement* rect = g->FirstChildElement("rect");
+      const tinyxml2::XMLElement* label = g->FirstChildElement("text");
+      if (title == nullptr || rect == nullptr || label == nullptr) {
+        ADD_FAILURE() << "a frame without title, rect or text";
+        continue;
+      }
+      f.title = title->GetText() != nullptr ? title->GetText() : "";
+      f.name = f.title.substr(0, f.title.find('\n'));
+      f.start = g->Unsigned64Attribute("data-s");
+      f.value = g->Unsigned64Attribute("data-v");
+      f.depth = g->IntAttribute("data-d");
+      f.x = rect->DoubleAttribute("x");
+      f.width = rect->DoubleAttribute("width");
+      f.y = rect->DoubleAttribute("y");
+      f.fill = rect->Attribute("fill") != nullptr ? rect->Attribute("fill") : "";
+      f.label = label->GetText() != nullptr ? label->GetText() : "";
+      frames.push_back(f);
+    }
+  }
+
+  [[nodiscard]] const Frame* find(const std::string& name, int depth) const {
+    for (const Frame& f : frames)
+      if (f.name == name && f.depth == depth) return &f;
+    return nullptr;
+  }
+
+  [[nodiscard]] std::string text_of(const std::string& id) const {
+    const auto it = by_id.find(id);
+    return it == by_id.end() || it->second->GetText() == nullptr ? "" : it->second->GetText();
+  }
+
+  std::string text;
+  tinyxml2::XMLDocument doc;
+  tinyxml2::XMLError parsed = tinyxml2::XML_ERROR_EMPTY_DOCUMENT;
+  double width = 0;
+  double height = 0;
+  std::map<std::string, const tinyxml2::XMLElement*> by_id;
+  std::string script;
+  std::vector<Frame> frames;
+};
+
+std::string flamegraph(const Profile& p, const io::FlameGraphOptions& options = {}) {
+  std::ostringstream out;
+  io::write_flamegraph_svg(p, out, options);
+  return out.str();
+}
+
+constexpr double kChartWidth = 1200 - 2 * 10;  // the default width less the margins
+
+TEST(FlameGraphSvg, IsWellFormedXmlWithTheExpectedFrames) {
+  const ParsedSvg svg(flamegraph(testing::cpu_export_profile()));
+  ASSERT_EQ(svg.parsed, tinyxml2::XML_SUCCESS) << svg.doc.ErrorStr();
+  EXPECT_EQ(svg.width, 1200);
+  // all (0), main/[no stack] (1), train_step/[unknown]/weird (2), libc/matmul (3), dot (4).
+  EXPECT_EQ(svg.height, 60 + 5 * 16 + 34);
+  ASSERT_EQ(svg.frames.size(), 9U);
+
+  const Frame* all = svg.find("all", 0);
+  ASSERT_NE(all, nullptr);
+  EXPECT_EQ(all->value, 11U);
+  EXPECT_NEAR(all->x, 10, 0.01);
+  EXPECT_NEAR(all->width, kChartWidth, 0.01);
+
+  // Widths are in proportion to samples; children sit inside their parent, left to right
+  // in alphabetical order.
+  const std::map<std::string, std::uint64_t> expected{
+      {"main", 10}, {"[no stack]", 1}, {"train_step", 8}, {"[unknown]", 1}, {"libc.so.6+0x7f0000001234", 1},
+      {"matmul", 7}, {"dot", 4}};
+  for (const auto& [name, value] : expected) {
+    const Frame* f = nullptr;
+    for (const Frame& candidate : svg.frames)
+      if (candidate.name == name) f = &candidate;
+    ASSERT_NE(f, nullptr) << name;
+    EXPECT_EQ(f->value, value) << name;
+    EXPECT_NEAR(f->width, kChartWidth * static_cast<double>(value) / 11.0, 0.01) << name;
+    EXPECT_NEAR(f->x, 10 + kChartWidth * static_cast<double>(f->start) / 11.0, 0.01) << name;
+  }
+  const Frame* no_stack = svg.find("[no stack]", 1);
+  const Frame* main = svg.find("main", 1);
+  ASSERT_NE(no_stack, nullptr);
+  ASSERT_NE(main, nullptr);
+  EXPECT_EQ(no_stack->start, 0U);  // '[' sorts before 'm'
+  EXPECT_EQ(main->start, 1U);
+  const Frame* dot = svg.find("dot", 4);
+  ASSERT_NE(dot, nullptr);
+  EXPECT_LT(dot->y, svg.find("matmul", 3)->y);  // callees above callers
+  EXPECT_EQ(dot->title, "dot\n4 samples, 36.36%\nmodule: libml.so (inlined)");
+  EXPECT_EQ(main->title, "main\n10 samples, 90.91%\nmodule: app");
+  EXPECT_EQ(main->label, "main");
+}
+
+TEST(FlameGraphSvg, NamesAreEscapedAndReadBackExactly) {
+  io::FlameGraphOptions options;
+  options.title = "Flame <graph> & \"friends\"";
+  const std::string text = flamegraph(testing::cpu_export_profile(), options);
+  EXPECT_EQ(text.find("<T&>"), std::string::npos);  // only as &lt;T&amp;&gt;
+  EXPECT_NE(text.find("&lt;T&amp;&gt;"), std::string::npos);
+  const ParsedSvg svg(text);
+  ASSERT_EQ(svg.parsed, tinyxml2::XML_SUCCESS) << svg.doc.ErrorStr();
+  EXPECT_EQ(svg.text_of("title"), options.title);
+  // ';' and the newline of the name became ':' and ' ' (as in the collapsed format).
+  EXPECT_NE(svg.find("weird:name <T&> \"q\"", 2), nullptr);
+}
+
+TEST(FlameGraphSvg, InvalidUtf8AndControlCharactersDoNotBreakTheDocument) {
+  Profile p = testing::cpu_export_profile();
+  p.strings[p.frames[testing::kMain].function] = "ma\xFFin\x01\xEF\xBF\xBE";
+  p.threads[0].name = "cut\xE2\x82";
+  io::FlameGraphOptions options;
+  options.stacks.thread_roots = true;
+  const std::string text = flamegraph(p, options);
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const std::size_t n = io::utf8_sequence_length(rest);
+    ASSERT_NE(n, 0U) << "invalid UTF-8 at byte " << text.size() - rest.size();
+    rest.remove_prefix(n);
+  }
+  EXPECT_EQ(text.find("\xEF\xBF\xBE"), std::string::npos);  // U+FFFE is not an XML character
+  const ParsedSvg svg(text);
+  ASSERT_EQ(svg.parsed, tinyxml2::XML_SUCCESS) << svg.doc.ErrorStr();
+  EXPECT_NE(svg.find("cut\xEF\xBF\xBD\xEF\xBF\xBD (tid 100)", 1), nullptr);
+}
+
+TEST(FlameGraphSvg, InteractiveScriptAndControls) {
+  const ParsedSvg svg(flamegraph(testing::cpu_export_profile()));
+  ASSERT_EQ(svg.parsed, tinyxml2::XML_SUCCESS) << svg.doc.ErrorStr();
+  EXPECT_NE(svg.text.find("<script type=\"text/ecmascript\"><![CDATA["), std::string::npos);
+  for (const char* part : {"function zoom(", "function unzoom(", "function search(", "keydown", "mouseover", "Matched: "})
+    EXPECT_NE(svg.script.find(part), std::string::npos) << part;
+  for (const char* id : {"details", "matched", "search", "unzoom", "title", "subtitle"})
+    EXPECT_TRUE(svg.by_id.contains(id)) << id;
+  EXPECT_EQ(svg.text_of("search"), "Search");
+  EXPECT_EQ(svg.text_of("unzoom"), "Reset Zoom");
+  EXPECT_EQ(svg.text_of("subtitle"), "11 samples at 1000 Hz of CPU time");
+}
+
+TEST(FlameGraphSvg, ColoursTellKindsApart) {
+  const ParsedSvg svg(flamegraph(testing::cpu_export_profile()));
+  ASSERT_EQ(svg.parsed, tinyxml2::XML_SUCCESS);
+  const auto rgb = [](const std::string& fill) {
+    int r = 0;
+    int g = 0;
+    int b = 0;
+    EXPECT_EQ(std::sscanf(fill.c_str(), "rgb(%d,%d,%d)", &r, &g, &b), 3) << fill;
+    return std::vector<int>{r, g, b};
+  };
+  const std::vector<int> dot = rgb(svg.find("dot", 4)->fill);  // inlined: aqua
+  EXPECT_LT(dot[0], dot[1]);
+  EXPECT_EQ(dot[1], dot[2]);
+  const std::vector<int> matmul = rgb(svg.find("matmul", 3)->fill);  // code: warm
+  EXPECT_GT(matmul[0], matmul[2]);
+  EXPECT_GE(matmul[0], 205);
+}
+
+TEST(FlameGraphSvg, FiltersWeightsAndNarrowFrames) {
+  io::FlameGraphOptions options;
+  options.stacks.thread = 1;
+  options.stacks.weight = io::CpuWeight::Nanoseconds;
+  const ParsedSvg svg(flamegraph(testing::cpu_export_profile(), options));
+  ASSERT_EQ(svg.parsed, tinyxml2::XML_SUCCESS);
+  const Frame* all = svg.find("all", 0);
+  ASSERT_NE(all, nullptr);
+  EXPECT_EQ(all->value, 6'000'000U);
+  EXPECT_EQ(all->title, "all\n6.00 ms, 100.00%");
+  EXPECT_EQ(svg.find("[no stack]", 1), nullptr);  // a main-thread sample
+  EXPECT_NE(svg.text_of("subtitle").find("thread worker<1> (tid 101)"), std::string::npos);
+
+  // One sample among a million: narrower than 0.1 px, left out like flamegraph.pl does.
+  Profile p = testing::cpu_export_profile();
+  p.cpu_samples[0].weight_ns = 10'000'000'000'000;
+  io::FlameGraphOptions ns;
+  ns.stacks.weight = io::CpuWeight::Nanoseconds;
+  const ParsedSvg narrow(flamegraph(p, ns));
+  ASSERT_EQ(narrow.parsed, tinyxml2::XML_SUCCESS);
+  EXPECT_EQ(narrow.find("[no stack]", 1), nullptr);
+  EXPECT_NE(narrow.find("matmul", 3), nullptr);
+}
+
+TEST(FlameGraphSvg, RegisteredAsFlamegraphWithSvgExtension) {
+  const io::Exporter* e = io::find_exporter("flamegraph");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->extension(), ".svg");
+  EXPECT_EQ(io::find_exporter_for_path("cpu.SVG"), e);
+  std::ostringstream out;
+  e->write(testing::cpu_export_profile(), out);
+  EXPECT_EQ(out.str(), flamegraph(testing::cpu_export_profile()));
+  std::ostringstream nothing;
+  EXPECT_THROW(e->write(Profile{}, nothing), Error);
+}
+
+}  // namespace
+}  // namespace nnprof
