@@ -11,6 +11,7 @@
 #include "io/chrome_trace.hpp"
 #include "io/exporter.hpp"
 #include "nnprof/nnprof.hpp"
+#include "cpu_profile_fixture.hpp"
 #include "sample_profiles.hpp"
 
 namespace {
@@ -89,6 +90,55 @@ TEST(ChromeTrace, WithoutHeapTrackingNoHeapEvents) {
   nnprof::io::write_chrome_trace(nnprof::testing::rich_profile(), out);
   EXPECT_EQ(out.str().find("heap"), std::string::npos);
   EXPECT_EQ(out.str().find("RSS"), std::string::npos);
+}
+
+TEST(ChromeTrace, CpuSamplesAreThreadInstantsWithTheirStack) {
+  const auto p = nnprof::testing::cpu_profile();
+  const auto j = trace_of(p);
+  std::vector<nlohmann::json> samples;
+  for (const auto& e : j["traceEvents"]) {
+    if (e.value("cat", "") == "cpu_sample") samples.push_back(e);
+  }
+  ASSERT_EQ(samples.size(), 14u);
+  const auto& first = samples[0];  // main > run_step > matmul > dot (inlined), in forward
+  EXPECT_EQ(first["ph"], "i");
+  EXPECT_EQ(first["s"], "t");
+  EXPECT_EQ(first["tid"], 100);
+  EXPECT_DOUBLE_EQ(first["ts"].get<double>(), 1000.0);
+  EXPECT_EQ(first["name"], "dot");
+  EXPECT_EQ(first["args"]["stack"], "dot\nmatmul\nrun_step\nmain");
+  EXPECT_EQ(first["args"]["scope"], "train_step > forward");
+  EXPECT_EQ(first["args"]["weight_ns"], 1'000'000);
+  EXPECT_EQ(samples[6]["tid"], 101);  // the worker's samples are on its own track
+  EXPECT_EQ(samples[6]["name"], "matmul");
+  const auto& nostack = samples[13];
+  EXPECT_EQ(nostack["name"], "[no stack]");
+  EXPECT_FALSE(nostack.contains("sf"));
+  EXPECT_EQ(nostack["args"]["scope"], "[outside any scope]");
+
+  // "sf" names the leaf of the stackFrames tree; walking up the parents gives the stack.
+  const auto& frames = j["stackFrames"];
+  std::vector<std::string> walked;
+  for (std::string id = first["sf"]; !id.empty();) {
+    const auto& f = frames.at(id);
+    walked.push_back(f["name"]);
+    id = f.contains("parent") ? f["parent"].get<std::string>() : "";
+  }
+  EXPECT_EQ(walked, (std::vector<std::string>{"dot", "matmul", "run_step", "main"}));
+  EXPECT_EQ(frames.at(first["sf"].get<std::string>())["category"], "train");
+  // Shared callers are one node: every stack starts at main.
+  std::size_t roots = 0;
+  for (const auto& [id, f] : frames.items()) roots += f.contains("parent") ? 0 : 1;
+  EXPECT_EQ(roots, 1u);
+  EXPECT_EQ(frames.size(), 10u);  // matmul's two lines are one node, as in the flame tree
+  EXPECT_EQ(j["otherData"]["cpu_sampling"]["samples"], 14);
+}
+
+TEST(ChromeTrace, WithoutCpuSamplingNoSampleEvents) {
+  const auto j = trace_of(nnprof::testing::rich_profile());
+  EXPECT_FALSE(j.contains("stackFrames"));
+  EXPECT_FALSE(j["otherData"].contains("cpu_sampling"));
+  for (const auto& e : j["traceEvents"]) EXPECT_NE(e.value("cat", ""), "cpu_sample");
 }
 
 TEST(ChromeTrace, NestedSpansNestInTime) {

@@ -219,6 +219,14 @@ void ancestors(const Profile& profile, std::uint32_t node, std::vector<std::uint
 
 }  // namespace
 
+std::string cpu_frame_function(const Profile& profile, std::uint32_t frame) {
+  if (frame >= profile.frames.size()) return "[unknown]";
+  const StackFrame& f = profile.frames[frame];
+  if (f.function < profile.strings.size()) return profile.str(f.function);
+  if (f.module < profile.strings.size()) return fmt::format("{}+{:#x}", base_name(profile.str(f.module)), f.address);
+  return "[unknown]";
+}
+
 SampleCount cpu_sample_total(const Profile& profile, const CpuFilter& filter) {
   const SampleFilter keep(profile, filter);
   SampleCount count;

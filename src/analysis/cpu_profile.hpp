@@ -57,6 +57,10 @@ struct CpuFunction {
   bool operator==(const CpuFunction&) const = default;
 };
 
+/// The function `frame` (an index into Profile::frames) is grouped into, as CpuFunction::name;
+/// "[unknown]" for an index out of range.
+std::string cpu_frame_function(const Profile& profile, std::uint32_t frame);
+
 /// Every function that appears in a counted sample, most self samples first; equal self by
 /// most total, then by name.
 std::vector<CpuFunction> cpu_functions(const Profile& profile, const CpuFilter& filter = {});

@@ -1,12 +1,15 @@
 #include "io/chrome_trace.hpp"
 
+#include <cstdint>
 #include <ostream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/cpu_profile.hpp"
 #include "io/progress.hpp"
 #include "nnprof/error.hpp"
 
@@ -33,6 +36,7 @@ class TraceWriter {
   template <class... Args>
   void raw(fmt::format_string<Args...> f, Args&&... args) {
     fmt::format_to(std::back_inserter(buf_), f, std::forward<Args>(args)...);
+    if (buf_.size() > 64 * 1024) flush();
   }
   void flush() {
     out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
@@ -53,6 +57,102 @@ std::string quoted(const std::string& s) {
 /// Nanoseconds as trace microseconds, exactly (no floating-point rounding).
 struct Micros {
   std::uint64_t ns;
+};
+
+// CPU samples, as two views of the same data:
+//
+// - One thread-scoped instant event per sample ("ph":"i","s":"t") on the sampled thread's
+//   track, named after the innermost function, its whole stack in args.stack (innermost first,
+//   one function per line) and the innermost scope in args.scope. Perfetto's JSON importer
+//   turns these into zero-length slices on the thread track, next to the scopes, where a click
+//   shows the stack; chrome://tracing draws them the same way. Perfetto ignores the Trace Event
+//   Format's "stackFrames"/"samples" sampling data (google/perfetto#387: "never been a need to
+//   support importing these"; its documentation lists B/E/X/I/C/M and flow events only), so
+//   instants are the representation that both viewers really show.
+// - Each instant also carries "sf", the id of its leaf in the top-level "stackFrames" tree
+//   ({"name", "category": module, "parent"}), which chrome://tracing (catapult) and speedscope
+//   read to show the stack as frames. It costs one entry per distinct (caller path, frame).
+//
+// Strings are escaped once per stack and per scope path, so a sample costs one formatted line.
+// (Calls are qualified: for a non-const std::string, ADL would pick std::quoted.)
+class CpuSampleWriter {
+ public:
+  explicit CpuSampleWriter(const Profile& p) : p_(p), stacks_(p.stacks.size()), scopes_(p.call_tree.size()) {}
+
+  // {"stack": ..., "sf": ...} of `stack`, computed on first use.
+  struct StackText {
+    std::string stack;     // quoted
+    std::string leaf;      // quoted innermost function
+    std::uint32_t sf = 0;  // leaf node in stackFrames; 0: none
+    bool done = false;
+  };
+
+  const StackText& stack(std::uint32_t index) {
+    if (index >= stacks_.size()) return none_;
+    StackText& t = stacks_[index];
+    if (t.done) return t;
+    t.done = true;
+    const std::vector<std::uint32_t>& frames = p_.stacks[index].frames;
+    std::string text;
+    for (const std::uint32_t f : frames) {
+      if (!text.empty()) text += '\n';
+      text += analysis::cpu_frame_function(p_, f);
+    }
+    t.stack = io::quoted(text);
+    t.leaf = io::quoted(frames.empty() ? std::string("[no stack]") : analysis::cpu_frame_function(p_, frames.front()));
+    std::uint32_t parent = 0;
+    for (auto it = frames.rbegin(); it != frames.rend(); ++it) parent = frame_node(parent, *it);
+    t.sf = parent;
+    return t;
+  }
+
+  const std::string& scope(std::uint32_t node) {
+    if (node == 0 || node >= scopes_.size()) return outside_;
+    if (scopes_[node].empty()) scopes_[node] = io::quoted(p_.node_path(node));
+    return scopes_[node];
+  }
+
+  // The "stackFrames" object's members, in id order.
+  void write_frames(TraceWriter& w) const {
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      const Node& n = nodes_[i];
+      w.raw("{}\n\"{}\":{{\"name\":{},\"category\":{}", i == 0 ? "" : ",", i + 1, n.name, n.category);
+      if (n.parent != 0) w.raw(",\"parent\":\"{}\"", n.parent);
+      w.raw("}}");
+    }
+  }
+
+  [[nodiscard]] bool has_frames() const { return !nodes_.empty(); }
+
+ private:
+  struct Node {
+    std::uint32_t parent;  // 0: a root frame
+    std::string name;      // quoted
+    std::string category;  // quoted module
+  };
+
+  // The stackFrames node for the function of `frame` called from `parent` (ids from 1): frames
+  // are merged by function, as in the flame tree, so two lines of one function are one node.
+  std::uint32_t frame_node(std::uint32_t parent, std::uint32_t frame) {
+    std::string module = "[unknown]";
+    if (frame < p_.frames.size() && p_.frames[frame].module < p_.strings.size()) {
+      module = p_.str(p_.frames[frame].module);
+      module = module.substr(module.find_last_of('/') + 1);  // npos + 1 == 0: the whole name
+    }
+    std::string name = analysis::cpu_frame_function(p_, frame);
+    auto [it, fresh] = node_of_.try_emplace(fmt::format("{}\x1f{}\x1f{}", parent, name, module),
+                                            static_cast<std::uint32_t>(nodes_.size() + 1));
+    if (fresh) nodes_.push_back({parent, io::quoted(name), io::quoted(module)});
+    return it->second;
+  }
+
+  const Profile& p_;
+  std::vector<StackText> stacks_;
+  std::vector<std::string> scopes_;
+  std::vector<Node> nodes_;
+  std::unordered_map<std::string, std::uint32_t> node_of_;
+  StackText none_{io::quoted(""), io::quoted("[no stack]"), 0, true};
+  std::string outside_ = io::quoted("[outside any scope]");
 };
 
 }  // namespace
@@ -95,6 +195,12 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
       {"overhead_per_scope_ns", p.completeness.overhead_per_scope_ns},
   };
 
+  if (p.cpu.sampled) {
+    other["cpu_sampling"] = {{"mode", p.cpu.mode},           {"mechanism", p.cpu.mechanism},
+                             {"unwinder", p.cpu.unwinder},   {"period_ns", p.cpu.period_ns},
+                             {"samples", p.cpu.samples},     {"samples_dropped", p.cpu.samples_dropped}};
+  }
+
   TraceWriter w(out);
   w.raw("{{\"displayTimeUnit\":\"ns\",\"otherData\":{},\"traceEvents\":[",
         other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
@@ -113,6 +219,20 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
     w.event(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"cat":"scope"}})", pid, tid_of(s.thread),
             Micros{s.start_ns}, Micros{s.end_ns - s.start_ns}, name_of(s.name));
     progress.advance(1);
+  }
+
+  CpuSampleWriter cpu(p);
+  for (const CpuSample& sample : p.cpu_samples) {
+    const CpuSampleWriter::StackText& stack = cpu.stack(sample.stack);
+    if (stack.sf != 0) {
+      w.event(R"({{"ph":"i","s":"t","pid":{},"tid":{},"ts":{},"name":{},"cat":"cpu_sample","sf":"{}","args":{{"stack":{},"scope":{},"weight_ns":{}}}}})",
+              pid, tid_of(sample.thread), Micros{sample.time_ns}, stack.leaf, stack.sf, stack.stack,
+              cpu.scope(sample.node), sample.weight_ns);
+    } else {
+      w.event(R"({{"ph":"i","s":"t","pid":{},"tid":{},"ts":{},"name":{},"cat":"cpu_sample","args":{{"stack":{},"scope":{},"weight_ns":{}}}}})",
+              pid, tid_of(sample.thread), Micros{sample.time_ns}, stack.leaf, stack.stack, cpu.scope(sample.node),
+              sample.weight_ns);
+    }
   }
 
   // One counter track per memory counter, plus the sum over all of them.
@@ -149,7 +269,13 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
               Micros{p.heap.peak_time_ns}, p.heap.peak_bytes, quoted(path));
     }
   }
-  w.raw("\n]}}\n");
+  if (cpu.has_frames()) {
+    w.raw("\n],\"stackFrames\":{{");
+    cpu.write_frames(w);
+    w.raw("\n}}}}\n");
+  } else {
+    w.raw("\n]}}\n");
+  }
   w.flush();
 }
 
