@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -13,12 +14,14 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "io/exporter.hpp"
 #include "io/html_charts.hpp"
 #include "io/html_escape.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/profile.hpp"
+#include "cpu_profile_fixture.hpp"
 #include "sample_profiles.hpp"
 #include "text_search.hpp"
 
@@ -416,6 +419,98 @@ TEST(HtmlReport, HeapWithCountersAndWithoutSamples) {
 }
 
 // ---- odd profiles -------------------------------------------------------------------
+
+// ---- CPU samples ---------------------------------------------------------------------
+
+// The flame graph's nodes, from the data-nodes attribute, unescaped and parsed.
+nlohmann::json flame_nodes(std::string_view html) {
+  const std::string_view open = "id=\"flame-canvas\" data-nodes=\"";
+  std::string_view data = between(html, open, "\">");
+  if (data.size() < open.size()) return nullptr;
+  data.remove_prefix(open.size());
+  std::string json;
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    constexpr std::pair<std::string_view, char> kEntities[] = {
+        {"&quot;", '"'}, {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&#39;", '\''}};
+    bool replaced = false;
+    for (const auto& [entity, c] : kEntities) {
+      if (data.substr(i).starts_with(entity)) {
+        json += c;
+        i += entity.size() - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) json += data[i];
+  }
+  return nlohmann::json::parse(json);
+}
+
+TEST(HtmlReport, NoCpuContentWithoutSampling) {
+  const std::string html = html_of(testing::export_profile());
+  EXPECT_FALSE(has(html, "id=\"cpu\""));
+  EXPECT_FALSE(has(html, "flame-canvas"));
+  EXPECT_FALSE(has(html, "CPU samples"));
+  EXPECT_FALSE(has(html, ".flame-canvas"));
+}
+
+TEST(HtmlReport, CpuSectionFactsTablesAndFindings) {
+  const std::string html = html_of(testing::cpu_profile());
+  expect_self_contained(html);
+  EXPECT_TRUE(has(html, "<a href=\"#cpu\">CPU</a>"));
+  EXPECT_TRUE(has(html, "<div class=\"k\">CPU samples</div><div class=\"v\">14</div><div class=\"s\">16.0 ms of "
+                       "CPU time, perf_event</div>"));
+  const std::string_view facts = between(html, "id=\"cpu-facts\"", "</dl>");
+  EXPECT_TRUE(has(facts, "<dt>Samples</dt><dd>14 samples (16.0 ms of CPU time) on 2 threads</dd>")) << facts;
+  const std::string_view functions = between(html, "id=\"cpu-functions-table\"", "</table>");
+  EXPECT_TRUE(has(functions, "<td class=\"name\" title=\"matmul\">matmul</td><td>train</td>")) << functions;
+  EXPECT_TRUE(has(functions, "<td class=\"num\" data-v=\"4\">4</td><td class=\"num\" data-v=\"6000000\">6.00 ms</td>"));
+  EXPECT_TRUE(has(functions, "title=\"[unknown]\""));
+  const std::string_view callers = between(html, "id=\"cpu-callers\"", "</ul>");
+  EXPECT_TRUE(has(callers, "<code>matmul</code>: called from run_step (9 samples, 100.0%); calls dot (4 samples, "
+                           "44.4%), memcpy (1 sample, 11.1%)"));
+  const std::string_view lines = between(html, "id=\"cpu-lines-table\"", "</table>");
+  EXPECT_TRUE(has(lines, "title=\"model.cpp:31\">model.cpp:31</td><td>matmul</td><td class=\"num\" data-v=\"4\">"));
+  const std::string_view scopes = between(html, "id=\"cpu-scopes-table\"", "</table>");
+  EXPECT_TRUE(has(scopes, "train_step &gt; forward"));
+  EXPECT_TRUE(has(scopes, "<td>matmul 44.4%, dot 44.4%, memcpy 11.1%</td>"));
+  EXPECT_TRUE(has(between(html, "id=\"cpu-findings\"", "</ul>"), "Too few CPU samples to judge"));
+}
+
+TEST(HtmlReport, FlameGraphDataIsTheFlameTreeWithScopes) {
+  const std::string html = html_of(testing::cpu_profile());
+  EXPECT_TRUE(has(html, "id=\"flame-search\""));
+  EXPECT_TRUE(has(html, "id=\"flame-reset\""));
+  EXPECT_TRUE(has(html, ".flame-canvas{"));
+  const auto nodes = flame_nodes(html);
+  const analysis::FlameTree tree = analysis::flame_tree(testing::cpu_profile(), {}, true);
+  ASSERT_EQ(nodes.size(), tree.nodes.size());  // nothing narrow enough to leave out
+  EXPECT_EQ(nodes[0], nlohmann::json::parse(R"(["all","",-1,14,0,16000000,0])"));
+  EXPECT_EQ(nodes[1], nlohmann::json::parse(R"(["train_step","",0,12,0,14000000,1])"));
+  for (std::size_t i = 1; i < nodes.size(); ++i) {
+    EXPECT_LT(nodes[i][2].get<std::int64_t>(), static_cast<std::int64_t>(i)) << "parents come first";
+  }
+}
+
+TEST(HtmlReport, FlameGraphDataIsEscaped) {
+  Profile p = testing::cpu_profile();
+  p.strings[testing::kCpuMatmul] = "\"><script>alert(1)</script>";
+  const std::string html = html_of(p);
+  expect_self_contained(html);
+  EXPECT_FALSE(has(html, "<script>alert(1)"));
+  EXPECT_NE(flame_nodes(html).dump().find("\\\"><script>alert(1)</script>"), std::string::npos);
+}
+
+TEST(HtmlReport, FlameGraphLeavesOutFramesNarrowerThanAPixelColumn) {
+  Profile p = testing::cpu_profile();
+  // 10,000 more samples in matmul: memcpy's one sample is now below 1/5000 of the samples.
+  for (int i = 0; i < 10'000; ++i) p.cpu_samples.push_back({100'000'000, 0, testing::kStackMatmul, 2, 1'000});
+  const std::string html = html_of(p);
+  EXPECT_TRUE(has(html, "id=\"flame-left-out\""));
+  const auto nodes = flame_nodes(html);
+  ASSERT_FALSE(nodes.empty());
+  for (const auto& n : nodes) EXPECT_NE(n[0], "memcpy");
+}
 
 TEST(HtmlReport, EmptyProfileIsAValidPage) {
   const std::string html = html_of(Profile{});

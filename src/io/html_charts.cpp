@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "io/format.hpp"
 #include "io/html_escape.hpp"
@@ -685,5 +686,141 @@ void write_heap_chart(const Profile& profile, std::string& out) {
   }
   out += "</svg>";
 }
+
+// ---- flame graph ----------------------------------------------------------------------
+
+void write_flame_graph(const analysis::FlameTree& tree, std::string& out) {
+  if (tree.nodes.empty() || tree.nodes[0].total.samples == 0) {
+    out += "<p class=\"note\" id=\"no-flame\">No sample to draw.</p>";
+    return;
+  }
+  const double root = static_cast<double>(tree.nodes[0].total.samples);
+  // Kept nodes get new, dense indices; a parent always comes before its children, so one
+  // pass keeps every node whose parent was kept and that is wide enough.
+  std::vector<std::uint32_t> index(tree.nodes.size(), kNone);
+  nlohmann::json nodes = nlohmann::json::array();
+  std::uint64_t left_out = 0;
+  for (std::uint32_t i = 0; i < tree.nodes.size(); ++i) {
+    const analysis::FlameNode& n = tree.nodes[i];
+    const bool parent_kept = i == 0 || (n.parent < i && index[n.parent] != kNone);
+    if (!parent_kept) continue;
+    if (i != 0 && static_cast<double>(n.total.samples) < kFlameMinFraction * root) {
+      ++left_out;
+      continue;
+    }
+    index[i] = static_cast<std::uint32_t>(nodes.size());
+    nodes.push_back({n.name, n.module, i == 0 ? -1 : static_cast<std::int64_t>(index[n.parent]), n.total.samples,
+                     n.self.samples, n.total.ns, n.scope ? 1 : 0});
+  }
+  // In an attribute, HTML-escaped: the page keeps a single <script> element, and no name can
+  // end an element early.
+  const std::string data = nodes.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out += "<div class=\"flame\" id=\"flame\"><div class=\"flame-bar\">"
+         "<input type=\"search\" id=\"flame-search\" placeholder=\"Search functions\" aria-label=\"Search functions\">"
+         "<button type=\"button\" id=\"flame-reset\">Reset zoom</button>"
+         "<span class=\"muted\" id=\"flame-match\"></span></div>"
+         "<div class=\"flame-info\" id=\"flame-info\">Hover over a frame for details; click to zoom in.</div>"
+         "<div class=\"flame-canvas\" id=\"flame-canvas\" data-nodes=\"";
+  append_escaped(out, data);
+  out += "\"></div>";
+  if (left_out > 0) {
+    append(out, "<p class=\"muted\" id=\"flame-left-out\">{} left out: each narrower than {:.2g}% of the samples.</p>",
+           format_count(left_out, "frame", "frames"), 100.0 * kFlameMinFraction);
+  }
+  out += "</div>";
+}
+
+const std::string_view kFlameStyle = R"CSS(
+.flame-bar{display:flex;gap:10px;align-items:center;margin:6px 0}
+.flame-info{font-size:12.5px;color:var(--muted);min-height:18px;margin:4px 0;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.flame-canvas{position:relative;width:100%;overflow:hidden;border:1px solid var(--line);border-radius:6px;background:#fff}
+.flame-canvas .fr{position:absolute;height:17px;box-sizing:border-box;border-right:1px solid #fff;border-bottom:1px solid #fff;
+font:11px/17px ui-monospace,SFMono-Regular,Menlo,monospace;padding:0 3px;overflow:hidden;white-space:nowrap;cursor:pointer;color:#1f2937}
+.flame-canvas .fr:hover{filter:brightness(.92)}
+.flame-canvas .fr.above{opacity:.55}
+.flame-canvas .fr.match{background:#e879f9 !important}
+)CSS";
+
+const std::string_view kFlameScript = R"JS(
+(function () {
+  'use strict';
+  var doc = document, box = doc.getElementById('flame-canvas');
+  if (!box) return;
+  var nodes = JSON.parse(box.getAttribute('data-nodes'));  // [name, module, parent, samples, self, ns, scope]
+  var kids = nodes.map(function () { return []; });
+  nodes.forEach(function (n, i) { if (i > 0) kids[n[2]].push(i); });
+  var info = doc.getElementById('flame-info');
+  var search = doc.getElementById('flame-search'), match = doc.getElementById('flame-match');
+  var all = nodes[0][3], zoom = 0, term = '', rowH = 18;
+  function label(i) { var n = nodes[i]; return (n[6] ? '[scope] ' : '') + n[0] + (n[1] ? ' (' + n[1] + ')' : ''); }
+  function pct(v) { return (100 * v / all).toFixed(1) + '%'; }
+  function ms(ns) { return ns >= 1e9 ? (ns / 1e9).toFixed(2) + ' s' : (ns / 1e6).toFixed(2) + ' ms'; }
+  function details(i) {
+    var n = nodes[i];
+    return label(i) + ': ' + n[3] + ' samples (' + pct(n[3]) + ', ' + ms(n[5]) + '), ' + n[4] + ' self (' + pct(n[4]) + ')';
+  }
+  function color(i) {
+    var n = nodes[i], h = 0;
+    if (i === 0) return '#d1d5db';
+    if (n[6]) return 'hsl(210,70%,80%)';
+    for (var k = 0; k < n[0].length; k++) h = (h * 31 + n[0].charCodeAt(k)) >>> 0;
+    return 'hsl(' + (8 + h % 42) + ',' + (75 + h % 20) + '%,' + (62 + h % 14) + '%)';
+  }
+  function matches(i) { return term !== '' && nodes[i][0].toLowerCase().indexOf(term) >= 0; }
+  function add(frag, i, x, w, depth, above) {
+    var el = doc.createElement('div');
+    el.className = 'fr' + (above ? ' above' : '') + (matches(i) ? ' match' : '');
+    el.style.left = x + 'px';
+    el.style.width = Math.max(w, 1) + 'px';
+    el.style.top = depth * rowH + 'px';
+    el.style.background = color(i);
+    el.setAttribute('data-i', i);
+    el.title = details(i);
+    if (w > 28) el.textContent = label(i);
+    frag.appendChild(el);
+  }
+  function draw() {
+    var W = box.clientWidth || 1000, frag = doc.createDocumentFragment(), path = [], deepest = 0;
+    for (var a = zoom; a > 0; a = nodes[a][2]) path.unshift(nodes[a][2]);
+    path.forEach(function (a, d) { add(frag, a, 0, W, d, true); });
+    var todo = [[zoom, 0, W, path.length]];
+    while (todo.length) {
+      var t = todo.pop(), i = t[0], x = t[1], w = t[2], d = t[3];
+      add(frag, i, x, w, d, false);
+      deepest = Math.max(deepest, d);
+      var cx = x;
+      kids[i].forEach(function (c) {
+        var cw = w * nodes[c][3] / nodes[i][3];
+        if (cw >= 0.5) todo.push([c, cx, cw, d + 1]);
+        cx += cw;
+      });
+    }
+    box.textContent = '';
+    box.appendChild(frag);
+    box.style.height = (deepest + 1) * rowH + 'px';
+    if (term === '') { match.textContent = ''; return; }
+    // Samples under a match, each counted once however many matching frames its stack has.
+    var under = nodes.map(function () { return false; }), sum = 0;
+    nodes.forEach(function (n, i) {
+      var inside = i > 0 && under[n[2]];
+      if (matches(i) && !inside) sum += n[3];
+      under[i] = inside || matches(i);
+    });
+    match.textContent = 'Matched: ' + pct(sum) + ' of the samples';
+  }
+  box.addEventListener('click', function (e) {
+    var i = e.target.getAttribute && e.target.getAttribute('data-i');
+    if (i !== null && i !== undefined) { zoom = Number(i); draw(); }
+  });
+  box.addEventListener('mouseover', function (e) {
+    var i = e.target.getAttribute && e.target.getAttribute('data-i');
+    if (i !== null && i !== undefined) info.textContent = details(Number(i));
+  });
+  doc.getElementById('flame-reset').addEventListener('click', function () { zoom = 0; draw(); });
+  search.addEventListener('input', function () { term = search.value.trim().toLowerCase(); draw(); });
+  window.addEventListener('resize', draw);
+  draw();
+})();
+)JS";
 
 }  // namespace nnprof::io::html

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cpu_profile.hpp"
 #include "nnprof/profile.hpp"
 
 namespace nnprof::io::html {
@@ -70,5 +71,20 @@ void write_memory_chart(const Profile& profile, std::string& out);
 /// heap peak marked) as an inline <svg>, or a note saying that no sample was taken. Its
 /// line styles are html_report's heap CSS.
 void write_heap_chart(const Profile& profile, std::string& out);
+
+/// Nodes of a flame tree narrower than this fraction of the root are left out of the page
+/// (counted in a note): they would be under a pixel wide until zoomed far in.
+inline constexpr double kFlameMinFraction = 1.0 / 5000.0;
+
+/// Appends an interactive icicle graph of `tree` (root at the top, each node as wide as its
+/// samples): a search box, a reset button and the container kFlameScript draws into, whose
+/// data-nodes attribute holds the nodes as JSON ([name, module, parent, samples, self samples,
+/// ns, is scope], parents first); click zooms, hover shows details.
+void write_flame_graph(const analysis::FlameTree& tree, std::string& out);
+
+/// The script that draws write_flame_graph's data (no external references).
+extern const std::string_view kFlameScript;
+/// Its styles.
+extern const std::string_view kFlameStyle;
 
 }  // namespace nnprof::io::html

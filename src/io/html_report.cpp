@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "analysis/call_tree.hpp"
+#include "analysis/cpu_profile.hpp"
 #include "analysis/facts.hpp"
 #include "analysis/insights.hpp"
 #include "analysis/memory_findings.hpp"
@@ -19,6 +20,7 @@
 #include "io/format.hpp"
 #include "io/html_charts.hpp"
 #include "io/html_escape.hpp"
+#include "io/report_tables.hpp"
 #include "io/sentence_markup.hpp"
 #include "nnprof/error.hpp"
 
@@ -290,6 +292,7 @@ void write_head(const Profile& profile, std::string& out) {
   out += "</title>\n<style>";
   out += kStyle;
   if (profile.heap.tracked) out += kHeapStyle;
+  if (profile.cpu.sampled) out += html::kFlameStyle;
   out += "</style>\n</head>\n<body data-ready=\"0\">\n";
 }
 
@@ -328,7 +331,7 @@ void write_page_header(const Profile& profile, std::string& out) {
   out += "</dl></div></header>\n";
 }
 
-void write_nav(std::string& out) {
+void write_nav(const Profile& profile, std::string& out) {
   out += "<nav><div class=\"wrap\">";
   constexpr std::pair<std::string_view, std::string_view> kLinks[] = {
       {"summary", "Summary"},        {"hot", "Hot paths"},
@@ -336,7 +339,10 @@ void write_nav(std::string& out) {
       {"memory", "Memory"},          {"threads", "Threads"},
       {"insights", "Insights"},      {"completeness", "Completeness"},
       {"diagnostics", "Diagnostics"}};
-  for (const auto& [id, label] : kLinks) append(out, "<a href=\"#{}\">{}</a>", id, label);
+  for (const auto& [id, label] : kLinks) {
+    append(out, "<a href=\"#{}\">{}</a>", id, label);
+    if (id == "memory" && profile.cpu.sampled) out += "<a href=\"#cpu\">CPU</a>";
+  }
   out += "</div></nav>\n<main class=\"wrap\">\n";
 }
 
@@ -399,6 +405,12 @@ void write_cards(const Profile& profile, std::uint64_t instrumented_ns, const Pe
                fmt::format("at {}, {}", format_duration(h.peak_time_ns),
                            html::escape(h.peak_node == 0 ? std::string("outside any scope")
                                                          : "in " + profile.node_path(h.peak_node))));
+  }
+  if (profile.cpu.sampled) {
+    const analysis::SampleCount all = analysis::cpu_sample_total(profile);
+    write_card(out, "CPU samples", format_count(all.samples),
+               fmt::format("{} of {} time, {}", format_duration(all.ns), profile.cpu.mode == "wall" ? "wall" : "CPU",
+                           html::escape(profile.cpu.mechanism)));
   }
   write_card(out, "Spans kept", c.spans_enabled ? format_count(c.spans_kept) : "none", spans_card_sub(c));
   write_overhead_card(profile, percent, out);
@@ -797,6 +809,140 @@ void write_memory(const Profile& profile, std::string& out) {
   out += "</section>\n";
 }
 
+// ---- CPU samples ----------------------------------------------------------------------
+
+constexpr std::size_t kCpuCallerFunctions = 10;
+constexpr std::size_t kCpuEdges = 5;
+constexpr std::size_t kHotLines = 50;
+constexpr std::size_t kCpuScopeTop = 5;
+
+void write_td_share(std::string& out, double fraction) {
+  append(out,
+         "<td class=\"num\" data-v=\"{:.6f}\"><span class=\"bar\"><i style=\"width:{:.1f}%\"></i></span>{}</td>",
+         fraction, std::clamp(fraction * 100.0, 0.0, 100.0), format_percent(fraction));
+}
+
+void write_cpu_functions(const Profile& profile, std::string& out) {
+  std::vector<analysis::CpuFunction> functions = analysis::cpu_functions(profile);
+  if (functions.size() > kMaxTableRows) functions.resize(kMaxTableRows);
+  out += "<h3>Top functions</h3><p class=\"lead\">Self: samples whose innermost frame is the function; total: "
+         "samples with the function anywhere on the stack, once per sample. Percentages are of every sample.</p>";
+  out += "<div class=\"scroll\"><table class=\"sortable\" id=\"cpu-functions-table\"><thead><tr>";
+  write_th(out, "Function", "function", false);
+  write_th(out, "Module", "module", false);
+  constexpr std::pair<std::string_view, std::string_view> kColumns[] = {
+      {"Self %", "self-pct"}, {"Self", "self"}, {"Self time", "self-ns"}, {"Total %", "total-pct"}, {"Total", "total"}};
+  for (const auto& [label, key] : kColumns) write_th(out, label, key, true);
+  out += "</tr></thead><tbody>\n";
+  for (const analysis::CpuFunction& f : functions) {
+    out += "<tr>";
+    write_td_name(out, f.name);
+    write_td_text(out, f.module.empty() ? "?" : f.module);
+    write_td_share(out, f.self_share);
+    write_td_num(out, format_count(f.self.samples), f.self.samples);
+    write_td_num(out, format_duration(f.self.ns), f.self.ns);
+    write_td_share(out, f.total_share);
+    write_td_num(out, format_count(f.total.samples), f.total.samples);
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>";
+  out += "<h3>Who calls the hottest functions</h3><ul class=\"insights\" id=\"cpu-callers\">";
+  for (std::size_t i = 0; i < functions.size() && i < kCpuCallerFunctions; ++i) {
+    if (functions[i].self.samples == 0) break;
+    out += "<li><code>";
+    append_escaped(out, functions[i].name);
+    out += "</code>: ";
+    append_escaped(out, cpu_callers_summary(analysis::cpu_callers(profile, functions[i].name), kCpuEdges));
+    out += "</li>";
+  }
+  out += "</ul>";
+}
+
+void write_cpu_lines(const Profile& profile, std::string& out) {
+  const std::vector<analysis::CpuLine> lines = analysis::cpu_hot_lines(profile, kHotLines);
+  if (lines.empty()) return;
+  out += "<h3>Hot lines</h3><p class=\"lead\">Samples whose innermost frame was on the line.</p>";
+  out += "<div class=\"scroll\"><table class=\"sortable\" id=\"cpu-lines-table\"><thead><tr>";
+  write_th(out, "Line", "line", false);
+  write_th(out, "Function", "function", false);
+  write_th(out, "Samples", "samples", true);
+  write_th(out, "% of samples", "pct", true);
+  write_th(out, "Time", "ns", true);
+  out += "</tr></thead><tbody>\n";
+  for (const analysis::CpuLine& l : lines) {
+    out += "<tr>";
+    write_td_name(out, fmt::format("{}:{}", l.file, l.line));
+    write_td_text(out, l.function);
+    write_td_num(out, format_count(l.self.samples), l.self.samples);
+    write_td_share(out, l.share);
+    write_td_num(out, format_duration(l.self.ns), l.self.ns);
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>";
+}
+
+void write_cpu_scopes(const Profile& profile, std::string& out) {
+  std::vector<analysis::CpuScope> scopes = analysis::cpu_scopes(profile, kCpuScopeTop);
+  if (scopes.empty()) return;
+  if (scopes.size() > kMaxTableRows) scopes.resize(kMaxTableRows);
+  out += "<h3>Samples per scope</h3><p class=\"lead\">Each scope with everything below it, and its hottest "
+         "functions by self samples (% of the scope's samples).</p>";
+  out += "<div class=\"scroll\"><table class=\"sortable\" id=\"cpu-scopes-table\"><thead><tr>";
+  write_th(out, "Scope", "scope", false);
+  write_th(out, "Samples", "samples", true);
+  write_th(out, "% of samples", "pct", true);
+  write_th(out, "Time", "ns", true);
+  write_th(out, "Hottest functions", "top", false);
+  out += "</tr></thead><tbody>\n";
+  for (const analysis::CpuScope& scope : scopes) {
+    out += "<tr>";
+    write_td_name(out, scope.path);
+    write_td_num(out, format_count(scope.samples.samples), scope.samples.samples);
+    write_td_share(out, scope.share);
+    write_td_num(out, format_duration(scope.samples.ns), scope.samples.ns);
+    std::string top;
+    for (const analysis::CpuFunction& f : scope.top) {
+      if (f.self.samples == 0) continue;
+      top += fmt::format("{}{} {}", top.empty() ? "" : ", ", f.name, format_percent(f.self_share));
+    }
+    write_td_text(out, top.empty() ? "-" : top);
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>";
+}
+
+void write_cpu_findings(const Profile& profile, std::string& out) {
+  out += "<h3>Findings</h3><ul class=\"insights\" id=\"cpu-findings\">";
+  const std::vector<analysis::Bottleneck> found = analysis::cpu_bottlenecks(profile);
+  if (found.empty()) append(out, "<li>{}</li>", render(profile, analysis::no_cpu_bottlenecks(profile), kHtml));
+  for (const analysis::Bottleneck& b : found) {
+    append(out, "<li data-kind=\"{}\"><span class=\"sev {}\">{}</span> <b>{}</b>: {} {}</li>",
+           analysis::to_string(b.kind), badge_class(b.severity), analysis::to_string(b.severity),
+           analysis::title(b.kind), render(profile, b.description, kHtml), render(profile, b.suggestion, kHtml));
+  }
+  out += "</ul>";
+}
+
+// CPU sampling: how it ran, the flame graph, functions, callers, lines, scopes, findings.
+void write_cpu(const Profile& profile, std::string& out) {
+  open_section(out, "cpu", "CPU samples",
+               "Where the threads were when the sampler interrupted them: each sample stands for one sampling "
+               "period of CPU (or wall) time.");
+  out += "<dl class=\"kv\" id=\"cpu-facts\">";
+  for (const analysis::Fact& fact : analysis::cpu_facts(profile)) {
+    append(out, "<dt>{}</dt><dd>{}</dd>", fact.label, render(profile, fact.value, kHtml));
+  }
+  out += "</dl>";
+  out += "<h3>Flame graph</h3><p class=\"lead\">Every sampled stack merged, callers above callees (an icicle "
+         "graph), each frame as wide as its samples. Instrumented scopes (blue) sit above the functions they ran.</p>";
+  html::write_flame_graph(analysis::flame_tree(profile, {}, true), out);
+  write_cpu_functions(profile, out);
+  write_cpu_lines(profile, out);
+  write_cpu_scopes(profile, out);
+  write_cpu_findings(profile, out);
+  out += "</section>\n";
+}
+
 // ---- threads ------------------------------------------------------------------------
 
 void write_threads(const Profile& profile, const PercentOf& percent, std::string& out) {
@@ -880,6 +1026,7 @@ void write_footer(const Profile& profile, std::string& out) {
   }
   out += ". A self-contained page: nothing is loaded from the network.</footer>\n<script>";
   out += kScript;
+  if (profile.cpu.sampled) out += html::kFlameScript;
   out += "</script>\n</body>\n</html>\n";
 }
 
@@ -892,7 +1039,7 @@ void write_html_report(const Profile& profile, std::ostream& stream) {
   out.reserve(64 * 1024);
   write_head(profile, out);
   write_page_header(profile, out);
-  write_nav(out);
+  write_nav(profile, out);
   write_cards(profile, instrumented_ns, percent, out);
   write_hot_table(profile, percent, out);
   write_call_tree(profile, percent, out);
@@ -900,6 +1047,7 @@ void write_html_report(const Profile& profile, std::ostream& stream) {
   out.clear();
   write_timeline(profile, stream, out);
   write_memory(profile, out);
+  if (profile.cpu.sampled) write_cpu(profile, out);
   write_threads(profile, percent, out);
   write_insights(profile, out);
   write_completeness(profile, out);
