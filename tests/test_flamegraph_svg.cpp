@@ -5,18 +5,29 @@
 #include <gtest/gtest.h>
 #include <tinyxml2.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <cstdint>
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cpu_export_fixture.hpp"
 #include "io/exporter.hpp"
 #include "io/utf8.hpp"
 #include "nnprof/error.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace nnprof {
 namespace {
@@ -229,6 +240,83 @@ TEST(FlameGraphSvg, FiltersWeightsAndNarrowFrames) {
   ASSERT_EQ(narrow.parsed, tinyxml2::XML_SUCCESS);
   EXPECT_EQ(narrow.find("[no stack]", 1), nullptr);
   EXPECT_NE(narrow.find("matmul", 3), nullptr);
+}
+
+// The script, run for real: headless Chromium (installed by scripts/install-deps.sh; the
+// test skips without it) loads the SVG with a probe appended that clicks, hovers and
+// searches through the page's own functions, then records what the page shows.
+constexpr std::string_view kProbe = R"JS(<script type="text/ecmascript"><![CDATA[
+var realInit = init;
+init = function (evt) {
+  realInit(evt);
+  var r = {};
+  function frame(name) { return frames.filter(function (g) { return g.fg.name === name; })[0]; }
+  frame("matmul").dispatchEvent(new MouseEvent("click"));
+  r.zoomed = [frame("matmul").fg.rect.getAttribute("x"), frame("matmul").fg.rect.getAttribute("width"),
+              frame("dot").fg.rect.getAttribute("width"), frame("[no stack]").getAttribute("class"),
+              frame("main").getAttribute("class"), frame("main").fg.rect.getAttribute("width"),
+              unzoomButton.getAttribute("class")];
+  frame("dot").dispatchEvent(new MouseEvent("mouseover"));
+  r.details = details.nodeValue;
+  search("^ma");
+  r.search = [matched.firstChild.nodeValue, frame("main").fg.rect.getAttribute("fill"),
+              frame("dot").fg.rect.getAttribute("fill") === frame("dot").fg.fill, searchButton.firstChild.nodeValue];
+  resetSearch();
+  unzoom();
+  r.reset = [frame("matmul").fg.rect.getAttribute("width"), frame("[no stack]").getAttribute("class"),
+             frame("main").fg.rect.getAttribute("fill") === frame("main").fg.fill, unzoomButton.getAttribute("class"),
+             matched.firstChild.nodeValue];
+  document.documentElement.setAttribute("data-probe", JSON.stringify(r));
+};
+]]></script>
+</svg>
+)JS";
+
+std::string unescape_attribute(std::string text) {
+  for (const auto& [entity, c] : {std::pair<std::string, std::string>{"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"},
+                                  {"&amp;", "&"}}) {
+    for (std::size_t at = text.find(entity); at != std::string::npos; at = text.find(entity, at + 1))
+      text.replace(at, entity.size(), c);
+  }
+  return text;
+}
+
+TEST(FlameGraphSvg, ZoomHoverAndSearchWorkInChromium) {
+  constexpr const char* kChromium = "/usr/bin/chromium";
+  if (access(kChromium, X_OK) != 0)
+    GTEST_SKIP() << "chromium not installed: apt-get install chromium (scripts/install-deps.sh does)";
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("nnprof_flamegraph_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string svg = flamegraph(testing::cpu_export_profile());
+  svg.replace(svg.rfind("</svg>"), std::string::npos, kProbe);
+  std::ofstream(dir / "probe.svg") << svg;
+  const std::string command = std::string("timeout 120 ") + kChromium +
+                              " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
+                              " --disable-component-update --disable-sync --enable-logging=stderr --v=0"
+                              " --user-data-dir='" + (dir / "profile").string() + "' --dump-dom 'file://" +
+                              (dir / "probe.svg").string() + "' >'" + (dir / "dom.txt").string() + "' 2>'" +
+                              (dir / "log.txt").string() + "'";
+  const int status = std::system(command.c_str());
+  std::ifstream dom_file(dir / "dom.txt");
+  const std::string dom((std::istreambuf_iterator<char>(dom_file)), std::istreambuf_iterator<char>());
+  std::ifstream log_file(dir / "log.txt");
+  const std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << log;
+  EXPECT_EQ(log.find("Uncaught"), std::string::npos) << log;
+  const std::size_t at = dom.find("data-probe=\"");
+  ASSERT_NE(at, std::string::npos) << "the probe did not run\n" << log;
+  const std::size_t begin = at + 12;
+  const nlohmann::json r = nlohmann::json::parse(unescape_attribute(dom.substr(begin, dom.find('"', begin) - begin)));
+
+  // Zoomed into matmul (7 of 11 samples): it spans the chart, dot (4 of its 7) in proportion,
+  // its callers stay as faded full-width bars, the rest is hidden, "Reset Zoom" shows.
+  EXPECT_EQ(r["zoomed"], nlohmann::json({"10.00", "1180.00", "674.29", "f hide", "f parent", "1180.00", ""}));
+  EXPECT_EQ(r["details"], "dot (4 samples, 36.36%)");
+  // "^ma" matches main and matmul; matmul lies inside main, so 10 of 11 samples.
+  EXPECT_EQ(r["search"], nlohmann::json({"Matched: 90.91% (^ma)", "rgb(230,0,230)", true, "Reset Search"}));
+  EXPECT_EQ(r["reset"], nlohmann::json({"750.91", "f", true, "hide", " "}));
 }
 
 TEST(FlameGraphSvg, RegisteredAsFlamegraphWithSvgExtension) {
