@@ -259,7 +259,8 @@ TEST(CliRecord, SegfaultLeavesALoadableProfile) {
 }
 
 TEST(CliRecord, BadInvocationsSayWhatToDo) {
-  for (const char* args : {"record -- /bin/true", "record --memory", "record --memory -o /no/such/dir/x.nnprof -- /bin/true"}) {
+  for (const char* args : {"record --memory", "record --memory -o /no/such/dir/x.nnprof -- /bin/true",
+                           "record --sample-hz 20000 -- /bin/true", "record --sample-hz 0.5 -- /bin/true"}) {
     const CliRun r = run_cli(args);
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
     EXPECT_NE(r.output.find("nnprof:"), std::string::npos) << r.output;
@@ -267,6 +268,94 @@ TEST(CliRecord, BadInvocationsSayWhatToDo) {
   const CliRun missing = run_cli("record --memory -o " + (record_dir() / "x.nnprof").string() + " -- /no/such/program");
   EXPECT_NE(missing.status, 0);
   EXPECT_NE(missing.output.find("cannot run"), std::string::npos) << missing.output;
+  const CliRun range = run_cli("record --sample-hz 20000 -- /bin/true");
+  EXPECT_NE(range.output.find("1 to 10000"), std::string::npos) << range.output;
+}
+
+// ---- nnprof record with CPU sampling ---------------------------------------------------------
+
+/// Samples of `thread` (an index) whose stack has a frame of `function`.
+std::uint64_t samples_in(const nnprof::Profile& p, const std::string& function, std::uint32_t thread = nnprof::kNone) {
+  std::uint64_t n = 0;
+  for (const auto& s : p.cpu_samples) {
+    if (s.stack == nnprof::kNone || (thread != nnprof::kNone && s.thread != thread)) continue;
+    for (std::uint32_t f : p.stacks[s.stack].frames)
+      if (p.frames[f].function != nnprof::kNone && p.str(p.frames[f].function) == function) {
+        ++n;
+        break;
+      }
+  }
+  return n;
+}
+
+TEST(CliRecordCpu, FindsWorkOfAThreadCreatedLater) {
+  const std::string out = (record_dir() / "cpu.nnprof").string();
+  const CliRun r = run_cli("record --sample-hz 500 -o " + out + " -- " CPU_SPIN_PATH);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("cpu_spin done"), std::string::npos) << r.output;
+  const nnprof::Profile p = nnprof::Profile::load(out);
+  ASSERT_TRUE(p.cpu.sampled);
+  EXPECT_FALSE(p.heap.tracked) << "CPU sampling alone leaves malloc alone";
+  EXPECT_GT(samples_in(p, "main_thread_spin"), 30u);
+  // The late thread's samples are on a thread other than the main one.
+  std::uint32_t late_thread = nnprof::kNone;
+  for (const auto& s : p.cpu_samples)
+    if (s.stack != nnprof::kNone && p.frames[p.stacks[s.stack].frames.front()].function != nnprof::kNone &&
+        samples_in(p, "late_thread_spin", s.thread) > 0) {
+      late_thread = s.thread;
+      break;
+    }
+  ASSERT_NE(late_thread, nnprof::kNone) << "no samples in late_thread_spin";
+  EXPECT_GT(samples_in(p, "late_thread_spin", late_thread), 40u);
+  EXPECT_NE(p.threads[late_thread].os_tid, p.meta.pid);
+  // The report of `nnprof report` shows them too.
+  const CliRun report = run_cli("report " + out);
+  EXPECT_EQ(report.status, 0) << report.output;
+  EXPECT_NE(report.output.find("late_thread_spin"), std::string::npos) << report.output;
+}
+
+TEST(CliRecordCpu, ProgramThatExecsAnotherIsProfiledAfterTheExec) {
+  const std::string out = (record_dir() / "exec.nnprof").string();
+  const CliRun r = run_cli("record -q -o " + out + " -- " CPU_SPIN_PATH " exec");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nnprof::Profile p = nnprof::Profile::load(out);
+  EXPECT_GT(samples_in(p, "late_thread_spin"), 10u);
+}
+
+TEST(CliRecordCpu, StrippedProgramWithoutFramePointersGivesHonestFrames) {
+  const std::string out = (record_dir() / "stripped.nnprof").string();
+  const CliRun r = run_cli("record -q --sample-hz 500 -o " + out + " -- " CPU_SPIN_STRIPPED_PATH);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nnprof::Profile p = nnprof::Profile::load(out);
+  ASSERT_GT(p.cpu_samples.size(), 50u);
+  // The dynamic symbol table survives stripping, the local symbols and line tables do not:
+  // frames of the program have a module but may lack a function or a line. None is invented.
+  bool program_frame = false;
+  for (const auto& f : p.frames) {
+    if (f.module == nnprof::kNone || p.str(f.module).find("cpu_spin_stripped") == std::string::npos) continue;
+    program_frame = true;
+    EXPECT_EQ(f.file, nnprof::kNone);
+    EXPECT_EQ(f.line, 0u);
+  }
+  EXPECT_TRUE(program_frame);
+}
+
+TEST(CliRecordCpu, CommandThatFailsOrIsMissing) {
+  const CliRun fails = run_cli("record -q -o " + (record_dir() / "false.nnprof").string() + " -- /bin/false");
+  EXPECT_EQ(fails.status, 1) << fails.output;  // the program's own status is passed on
+  EXPECT_NE(fails.output.find("exited with status 1"), std::string::npos) << fails.output;
+  const CliRun missing = run_cli("record -q -o " + (record_dir() / "none.nnprof").string() + " -- /no/such/program");
+  EXPECT_NE(missing.status, 0);
+  EXPECT_NE(missing.output.find("cannot run"), std::string::npos) << missing.output;
+}
+
+TEST(CliRecordCpu, SegfaultKeepsTheSamplesSoFar) {
+  const std::string out = (record_dir() / "cpu_crash.nnprof").string();
+  const CliRun r = run_cli("record -q --memory --sample-hz 100 -o " + out + " -- " SEGFAULT_PATH);
+  EXPECT_EQ(r.status, 128 + SIGSEGV) << r.output;
+  const nnprof::Profile p = nnprof::Profile::load(out);
+  EXPECT_TRUE(p.cpu.sampled);
+  EXPECT_TRUE(p.heap.tracked);
 }
 #endif
 

@@ -172,6 +172,7 @@ struct StackFrame {
   StringId file = kNone;       ///< source file from DWARF line tables; kNone without debug info
   std::uint32_t line = 0;
   StringId module = kNone;     ///< executable or shared object that holds the address
+  std::uint64_t module_offset = 0;  ///< the address in the module's own ELF address space (for addr2line, pprof)
   bool inlined = false;        ///< inlined into the next frame of the stack (which has the same address)
 
   bool operator==(const StackFrame&) const = default;

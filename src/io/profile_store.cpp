@@ -70,7 +70,7 @@ CREATE TABLE counter_track(id INTEGER PRIMARY KEY, name TEXT NOT NULL, unit TEXT
 CREATE TABLE counter(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, track_id INTEGER NOT NULL, value REAL NOT NULL,
   delta INTEGER NOT NULL, utid INTEGER);
 CREATE TABLE frame(id INTEGER PRIMARY KEY, address INTEGER NOT NULL, function_id INTEGER, file_id INTEGER,
-  line INTEGER NOT NULL, module_id INTEGER, inlined INTEGER NOT NULL);
+  line INTEGER NOT NULL, module_id INTEGER, module_offset INTEGER NOT NULL, inlined INTEGER NOT NULL);
 CREATE TABLE callsite(id INTEGER PRIMARY KEY, parent_id INTEGER, frame_id INTEGER NOT NULL, depth INTEGER NOT NULL);
 CREATE TABLE stack(id INTEGER PRIMARY KEY, callsite_id INTEGER);
 CREATE TABLE leak_site(id INTEGER PRIMARY KEY, node_id INTEGER NOT NULL, caller_frame_id INTEGER, stack_id INTEGER,
@@ -304,7 +304,7 @@ void write_heap_timeline(Database& db, const Profile& p, std::int64_t next_count
 // Stacks as Perfetto stores them: a callsite is a frame under its caller's callsite, so
 // stacks that share their outer frames share rows. A stack names its innermost callsite.
 void write_stacks(Database& db, const Profile& p) {
-  Statement frame(db, "INSERT INTO frame VALUES (?, ?, ?, ?, ?, ?, ?)");
+  Statement frame(db, "INSERT INTO frame VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   for (std::size_t i = 0; i < p.frames.size(); ++i) {
     const StackFrame& f = p.frames[i];
     frame.bind(1, i64(i)).bind_u64(2, f.address);
@@ -312,7 +312,7 @@ void write_stacks(Database& db, const Profile& p) {
     bind_id(frame, 4, f.file);
     frame.bind(5, std::int64_t{f.line});
     bind_id(frame, 6, f.module);
-    frame.bind(7, std::int64_t{f.inlined});
+    frame.bind_u64(7, f.module_offset).bind(8, std::int64_t{f.inlined});
     frame.run();
   }
   Statement callsite(db, "INSERT INTO callsite VALUES (?, ?, ?, ?)");
@@ -507,12 +507,15 @@ void read_heap_timeline(Database& db, Profile& p) {
 
 void read_stacks(Database& db, Profile& p, std::int64_t version) {
   {
-    Statement st(db, version >= 3 ? "SELECT id, address, function_id, file_id, line, module_id, inlined FROM frame ORDER BY id"
-                                  : "SELECT id, address, function_id, file_id, line, module_id, 0 FROM frame ORDER BY id");
+    Statement st(db, version >= 3
+                         ? "SELECT id, address, function_id, file_id, line, module_id, module_offset, inlined FROM frame "
+                           "ORDER BY id"
+                         : "SELECT id, address, function_id, file_id, line, module_id, 0, 0 FROM frame ORDER BY id");
     while (st.step()) {
       if (st.i64(0) != static_cast<std::int64_t>(p.frames.size())) invalid(db.path(), "frame ids are not dense");
       p.frames.push_back(StackFrame{st.u64(1), u32_or_none(st, 2), u32_or_none(st, 3),
-                                    static_cast<std::uint32_t>(st.i64(4)), u32_or_none(st, 5), st.i64(6) != 0});
+                                    static_cast<std::uint32_t>(st.i64(4)), u32_or_none(st, 5), st.u64(6),
+                                    st.i64(7) != 0});
     }
   }
   // Callsites refer to smaller ids only, so walking up from any of them ends at a root.

@@ -391,11 +391,12 @@ class Builder {
         std::vector<std::uint32_t>& chain = frames_of_[{addresses[i], return_addresses}];
         for (const collect::InlinedCall& in : sym.inlined) {
           chain.push_back(static_cast<std::uint32_t>(profile_.frames.size()));
-          profile_.frames.push_back(StackFrame{addresses[i], text(in.function), text(in.file), in.line, module, true});
+          profile_.frames.push_back(
+              StackFrame{addresses[i], text(in.function), text(in.file), in.line, module, sym.module_offset, true});
         }
         chain.push_back(static_cast<std::uint32_t>(profile_.frames.size()));
         profile_.frames.push_back(
-            StackFrame{addresses[i], text(sym.function), text(sym.file), sym.line, module, false});
+            StackFrame{addresses[i], text(sym.function), text(sym.file), sym.line, module, sym.module_offset, false});
       }
     }
   }

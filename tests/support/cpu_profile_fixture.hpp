@@ -79,7 +79,7 @@ inline Profile cpu_profile() {
   }
 
   auto frame = [](std::uint64_t address, StringId function, StringId file, std::uint32_t line, StringId module,
-                  bool inlined = false) { return StackFrame{address, function, file, line, module, inlined}; };
+                  bool inlined = false) { return StackFrame{address, function, file, line, module, 0, inlined}; };
   p.frames = {
       frame(0x1000, kCpuMain, kCpuFile, 10, kCpuExe),              // 0
       frame(0x1100, kCpuRunStep, kCpuFile, 20, kCpuExe),           // 1

@@ -1,10 +1,12 @@
-// `nnprof record --memory [--out FILE] -- CMD ARGS...`: runs an unmodified program with the
-// preload agent (libnnprof_preload.so) and reports the profile it writes when it ends.
+// `nnprof record [--sample-hz N] [--wall] [--memory] [--out FILE] -- CMD ARGS...`: runs an
+// unmodified program with the preload agent (libnnprof_preload.so) and reports the profile it
+// writes when it ends. CPU sampling is on unless only --memory is asked for.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "nnprof/cpu_profiler.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/profile.hpp"
 #include "nnprof/report.hpp"
@@ -29,6 +32,8 @@ namespace fs = std::filesystem;
 
 struct RecordOptions {
   bool memory = false;
+  double sample_hz = 0;  // 0: not given
+  bool wall = false;
   std::string out = "nnprof-record.nnprof";
   std::uint64_t stack_sample_bytes = 512 * 1024;
   std::uint64_t interval_ms = 100;
@@ -36,9 +41,10 @@ struct RecordOptions {
   std::vector<std::string> command;
 };
 
-/// The preload agent: NNPROF_PRELOAD_LIBRARY, else next to this executable (build tree and
-/// install tree both keep it in ../lib*/ relative to bin/).
-fs::path find_preload_library() {
+/// The preload agent: NNPROF_PRELOAD_LIBRARY, else `name` next to this executable (build tree
+/// and install tree both keep it in ../lib*/ relative to bin/). libnnprof_preload.so carries
+/// the allocation hooks; libnnprof_agent.so, for CPU sampling alone, leaves malloc untouched.
+fs::path find_preload_library(const std::string& name) {
   if (const char* env = std::getenv("NNPROF_PRELOAD_LIBRARY"); env != nullptr && *env != '\0') {
     if (!fs::exists(env)) throw Error(fmt::format("NNPROF_PRELOAD_LIBRARY names '{}', which does not exist", env));
     return fs::absolute(env);
@@ -48,16 +54,22 @@ fs::path find_preload_library() {
   std::vector<fs::path> tried;
   if (!ec) {
     for (const char* dir : {"../lib", "../" NNPROF_INSTALL_LIBDIR, "."}) {
-      const fs::path candidate = (exe.parent_path() / dir / "libnnprof_preload.so").lexically_normal();
+      const fs::path candidate = (exe.parent_path() / dir / name).lexically_normal();
       if (fs::exists(candidate)) return candidate;
       tried.push_back(candidate);
     }
   }
   std::string list;
   for (const auto& p : tried) list += (list.empty() ? "" : ", ") + p.string();
-  throw Error(fmt::format("cannot find libnnprof_preload.so (looked at {}); reinstall nnprof or set "
-                          "NNPROF_PRELOAD_LIBRARY to its path",
-                          list.empty() ? "nothing: /proc/self/exe is unreadable" : list));
+  throw Error(fmt::format("cannot find {} (looked at {}); reinstall nnprof or set NNPROF_PRELOAD_LIBRARY to its path",
+                          name, list.empty() ? "nothing: /proc/self/exe is unreadable" : list));
+}
+
+/// Samples per second asked for: CPU sampling is on when a rate or --wall is given, or when
+/// --memory is not (sampling is what a bare `nnprof record -- CMD` does).
+double cpu_rate(const RecordOptions& o) {
+  if (o.sample_hz > 0) return o.sample_hz;
+  return o.wall || !o.memory ? CpuProfilerOptions{}.hz : 0.0;
 }
 
 [[noreturn]] void exec_child(const RecordOptions& o, const fs::path& preload, const fs::path& out,
@@ -70,6 +82,9 @@ fs::path find_preload_library() {
   setenv("NNPROF_RECORD_MANIFEST", manifest.c_str(), 1);
   setenv("NNPROF_STACK_SAMPLE_BYTES", std::to_string(o.stack_sample_bytes).c_str(), 1);
   setenv("NNPROF_MEMORY_INTERVAL_MS", std::to_string(o.interval_ms).c_str(), 1);
+  setenv("NNPROF_RECORD_MEMORY", o.memory ? "1" : "0", 1);
+  setenv("NNPROF_SAMPLE_HZ", std::to_string(static_cast<long long>(cpu_rate(o))).c_str(), 1);
+  setenv("NNPROF_SAMPLE_WALL", o.wall ? "1" : "0", 1);
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -92,10 +107,12 @@ std::string describe_status(int status) {
 }
 
 int run_record(const RecordOptions& o) {
-  if (!o.memory)
-    throw Error("say what to record: --memory (heap tracking); CPU sampling will come as --cpu");
-  if (o.command.empty()) throw Error("no program to record: put it after --, as in 'nnprof record --memory -- ./app'");
-  const fs::path preload = find_preload_library();
+  if (o.command.empty()) throw Error("no program to record: put it after --, as in 'nnprof record -- ./app'");
+  if (o.sample_hz != 0 && (o.sample_hz < 1 || o.sample_hz > 10'000 || o.sample_hz != std::floor(o.sample_hz)))
+    throw Error(fmt::format("--sample-hz {} is out of range: give a whole number of samples per second from 1 to 10000 "
+                            "(default {:.0f}; above 250 needs perf_event_open)",
+                            o.sample_hz, CpuProfilerOptions{}.hz));
+  const fs::path preload = find_preload_library(o.memory ? "libnnprof_preload.so" : "libnnprof_agent.so");
   const fs::path out = fs::absolute(o.out);
   if (!out.parent_path().empty() && !fs::is_directory(out.parent_path()))
     throw Error(fmt::format("cannot write '{}': directory '{}' does not exist", out.string(), out.parent_path().string()));
@@ -152,7 +169,13 @@ int run_record(const RecordOptions& o) {
 Action add_record_command(CLI::App& app) {
   auto o = std::make_shared<RecordOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "record", "Run an unmodified program under nnprof and write its profile (nnprof record --memory -- CMD ARGS)");
+      "record",
+      "Run an unmodified program under nnprof and write its profile (nnprof record [--sample-hz N] [--wall] "
+      "[--memory] -- CMD ARGS); CPU sampling is on unless only --memory is given");
+  cmd->add_option("--sample-hz", o->sample_hz,
+                  "CPU samples per second of each thread's CPU time, 1 to 10000 (default 199; above 250 uses "
+                  "perf_event_open)");
+  cmd->add_flag("--wall", o->wall, "Sample wall-clock time instead of CPU time, to see where threads wait");
   cmd->add_flag("--memory", o->memory, "Track every heap allocation (malloc, new) of the program");
   cmd->add_option("-o,--out", o->out, "Profile to write (.nnprof)")->capture_default_str();
   cmd->add_option("--stack-sample", o->stack_sample_bytes,

@@ -1,7 +1,8 @@
-// The preload agent (libnnprof_preload.so): heap-profiles an unmodified program. `nnprof record
-// --memory -- CMD` runs CMD with this library in LD_PRELOAD; on load it starts heap tracking
-// into the global profiler, and it writes a .nnprof when the program ends: at exit, on SIGINT
-// or SIGTERM, and with what was collected so far when the program crashes.
+// The preload agent (libnnprof_preload.so): profiles an unmodified program. `nnprof record
+// [--sample-hz N] [--wall] [--memory] -- CMD` runs CMD with this library in LD_PRELOAD; on
+// load it starts CPU sampling and/or heap tracking into the global profiler, and it writes a
+// .nnprof when the program ends: at exit, on SIGINT or SIGTERM, and with what was collected so
+// far when the program crashes.
 //
 // Writing a profile is not async-signal-safe (it allocates, takes locks, runs SQLite), so a
 // signal handler never writes it itself: it wakes a flusher thread, started at load and
@@ -13,8 +14,12 @@
 //   NNPROF_RECORD_PID          pid of the recorded process; other processes (children that
 //                              exec) write <out stem>.<pid>.nnprof instead
 //   NNPROF_RECORD_MANIFEST     file to which every written profile's path is appended
+//   NNPROF_RECORD_MEMORY       1: track the heap (the default), 0: do not
 //   NNPROF_STACK_SAMPLE_BYTES  MemoryTrackingOptions::stack_sample_bytes
 //   NNPROF_MEMORY_INTERVAL_MS  MemoryTrackingOptions::interval
+//   NNPROF_SAMPLE_HZ           CPU samples per second per thread (CpuProfilerOptions::hz); 0 or
+//                              unset: no CPU sampling
+//   NNPROF_SAMPLE_WALL         1: sample wall-clock time instead of CPU time
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -29,6 +34,7 @@
 #include <string>
 #include <thread>
 
+#include "nnprof/cpu_profiler.hpp"
 #include "nnprof/memory.hpp"
 #include "nnprof/profiler.hpp"
 
@@ -43,6 +49,7 @@ struct Agent {
   std::string out;
   std::string manifest;
   nnprof::MemoryTracking* tracking = nullptr;
+  nnprof::CpuProfiler* sampler = nullptr;
   std::atomic<bool> written{false};
   int wake[2] = {-1, -1};  // handler -> flusher
   int done[2] = {-1, -1};  // flusher -> handlers (readable once the profile is written)
@@ -93,9 +100,10 @@ void write_profile(const char* why) {
   if (getpid() != a.pid) return;  // a forked child that did not exec: not tracked
   if (a.written.exchange(true)) return;
   try {
+    if (a.sampler != nullptr) a.sampler->stop();  // keeps every sample taken so far
     if (a.tracking != nullptr) a.tracking->stop_at_exit();  // freezes the heap as it is now
     nnprof::global_profiler().save(a.out);
-    say(std::string("heap profile written to ") + a.out + " (" + why + ")");
+    say(std::string("profile written to ") + a.out + " (" + why + ")");
     if (!a.manifest.empty()) {
       const int fd = open(a.manifest.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
       if (fd >= 0) {
@@ -105,7 +113,7 @@ void write_profile(const char* why) {
       }
     }
   } catch (const std::exception& e) {
-    say(std::string("could not write the heap profile to ") + a.out + ": " + e.what());
+    say(std::string("could not write the profile to ") + a.out + ": " + e.what());
   }
 }
 
@@ -192,14 +200,30 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
     else
       say(std::string("no crash handler (pipe: ") + std::strerror(errno) + "); the profile is written at exit only");
     nnprof::global_profiler();
-    a.tracking = new nnprof::MemoryTracking(nnprof::global_profiler(), options);
+    if (env_u64("NNPROF_RECORD_MEMORY", 1) != 0) {
+      try {
+        a.tracking = new nnprof::MemoryTracking(nnprof::global_profiler(), options);
+      } catch (const std::exception& e) {
+        say(std::string("heap tracking is off: ") + e.what());
+      }
+    }
+    if (const std::uint64_t hz = env_u64("NNPROF_SAMPLE_HZ", 0); hz != 0) {
+      nnprof::CpuProfilerOptions cpu;
+      cpu.hz = static_cast<double>(hz);
+      if (env_u64("NNPROF_SAMPLE_WALL", 0) != 0) cpu.clock = nnprof::SamplingClock::Wall;
+      try {
+        a.sampler = new nnprof::CpuProfiler(nnprof::global_profiler(), cpu);
+      } catch (const std::exception& e) {
+        say(std::string("CPU sampling is off: ") + e.what());
+      }
+    }
     if (handlers) {
       a.started.store(true);
       install_handlers();
     }
     std::atexit(at_exit);
   } catch (const std::exception& e) {
-    say(std::string("heap tracking is off: ") + e.what());
+    say(std::string("profiling is off: ") + e.what());
   }
 }
 

@@ -31,6 +31,7 @@ struct FunctionSymbol {
 // per call (50-180 us per address in shared libraries), a binary search costs ~15 ns.
 struct ModuleTable {
   Dwarf_Addr low = 0, high = 0;
+  GElf_Addr bias = 0;  // load address minus the ELF's own addresses
   std::string name;  // with low/high, tells a reused Dwfl_Module* from the one we indexed
   std::vector<FunctionSymbol> functions;
   // Executable segments: an address elsewhere (data, .bss) is in no function, whatever
@@ -217,7 +218,7 @@ struct Symbolizer::Impl {
     if (!inserted) return table;
     const char* name = dwfl_module_info(module, nullptr, &table.low, &table.high, nullptr, nullptr, nullptr, nullptr);
     table.name = name != nullptr ? name : "";
-    GElf_Addr bias = 0;
+    GElf_Addr& bias = table.bias;
     if (Elf* elf = dwfl_module_getelf(module, &bias)) {
       std::size_t count = 0;
       if (elf_getphdrnum(elf, &count) == 0) {
@@ -271,6 +272,7 @@ struct Symbolizer::Impl {
     if (module == nullptr) return s;
     const ModuleTable& table = table_for(module);
     s.module = table.name;
+    s.module_offset = pc - table.bias;
     if (!table.in_code(pc)) return s;  // data: no function, and no DWARF to load for it
     if (const FunctionSymbol* f = table.find(pc)) s.function = demangle(f->name);
     if (Dwfl_Line* line = dwfl_module_getsrc(module, pc)) {

@@ -23,6 +23,7 @@ struct Symbol {
   std::string file;      ///< source file from DWARF line tables; empty without debug info
   std::uint32_t line = 0;  ///< in `function`: where it called the outermost inlined function, if any
   std::string module;  ///< path of the executable or shared object; empty when unmapped
+  std::uint64_t module_offset = 0;  ///< the address in the module's own ELF address space (what addr2line takes)
   /// Functions inlined at this address, innermost first (the line executing is inlined[0]'s);
   /// each was inlined into the next, the last into `function`. Empty without DWARF.
   std::vector<InlinedCall> inlined;
