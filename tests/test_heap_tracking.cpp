@@ -3,6 +3,7 @@
 // and leaks found at their site.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <malloc.h>
@@ -275,6 +276,162 @@ TEST(HeapTracking, OnlyOneTrackerAtATimeAndAClearErrorWithoutHooks) {
   first.stop();
   MemoryTracking again(profiler);  // restartable once stopped
   EXPECT_TRUE(again.active());
+}
+
+// Blocks still in the allocating thread's cache, freed by another thread while the allocating
+// one is alive: each free is found (none untracked) and credited to the allocating scope.
+TEST(HeapTracking, CrossThreadFreeOfBlocksStillInTheAllocatingThreadsCache) {
+  REQUIRE_HOOKS();
+  Profiler profiler;
+  MemoryTracking tracking(profiler);
+  constexpr int kBlocks = 50;
+  void* blocks[kBlocks];
+  std::atomic<int> stage{0};
+  std::thread producer([&] {
+    NNPROF_SCOPE_IN(profiler, "producer");
+    for (int i = 0; i < kBlocks; ++i) blocks[i] = std::malloc(static_cast<std::size_t>(100 + i));
+    stage.store(1);
+    while (stage.load() != 2) std::this_thread::yield();  // alive while the consumer frees
+  });
+  while (stage.load() != 1) std::this_thread::yield();
+  {
+    NNPROF_SCOPE_IN(profiler, "consumer");
+    for (void* b : blocks) std::free(b);
+  }
+  stage.store(2);
+  producer.join();
+  tracking.stop();
+  const Profile p = profiler.snapshot();
+  const auto* producer_scope = p.find_scope("producer");
+  const auto* consumer_scope = p.find_scope("consumer");
+  ASSERT_NE(producer_scope, nullptr);
+  ASSERT_NE(consumer_scope, nullptr);
+  const std::uint64_t bytes = kBlocks * 100 + kBlocks * (kBlocks - 1) / 2;
+  EXPECT_EQ(producer_scope->heap.alloc_count, static_cast<std::uint64_t>(kBlocks));
+  EXPECT_EQ(producer_scope->heap.alloc_bytes, bytes);
+  EXPECT_EQ(producer_scope->heap.retained_blocks, 0u);
+  EXPECT_EQ(producer_scope->heap.retained_bytes, 0u);
+  EXPECT_EQ(consumer_scope->heap.free_count, static_cast<std::uint64_t>(kBlocks));
+  EXPECT_EQ(consumer_scope->heap.free_bytes, bytes);
+  for (const auto& l : p.leaks)
+    EXPECT_FALSE(l.node != 0 && p.node_path(l.node) == "producer") << "a freed block is still live";
+}
+
+// Far more live blocks than a thread's cache holds: the older ones move to the shared table,
+// and every one is still known (snapshot mid-run) and found when freed, by either thread.
+TEST(HeapTracking, ManyLiveBlocksOutgrowTheCacheAndAreAllFound) {
+  REQUIRE_HOOKS();
+  Profiler profiler;
+  MemoryTracking tracking(profiler);
+  constexpr std::size_t kBlocks = 20'000;
+  std::vector<void*> blocks;
+  blocks.reserve(kBlocks);  // before the scope: the vector's own block is not counted there
+  {
+    NNPROF_SCOPE_IN(profiler, "many");
+    for (std::size_t i = 0; i < kBlocks; ++i) blocks.push_back(std::malloc(32 + i % 64));
+  }
+  std::uint64_t bytes = 0;
+  for (std::size_t i = 0; i < kBlocks; ++i) bytes += 32 + i % 64;
+  {
+    const Profile mid = profiler.snapshot();
+    std::uint64_t site_blocks = 0, site_bytes = 0;
+    for (const auto& l : mid.leaks)
+      if (l.node != 0 && mid.node_path(l.node) == "many") site_blocks += l.blocks, site_bytes += l.bytes;
+    EXPECT_EQ(site_blocks, kBlocks);
+    EXPECT_EQ(site_bytes, bytes);
+  }
+  std::thread([&] {
+    for (std::size_t i = 1; i < kBlocks; i += 2) std::free(blocks[i]);
+  }).join();
+  for (std::size_t i = 0; i < kBlocks; i += 2) std::free(blocks[i]);
+  tracking.stop();
+  const Profile p = profiler.snapshot();
+  const auto* s = p.find_scope("many");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->heap.alloc_count, kBlocks);
+  EXPECT_EQ(s->heap.alloc_bytes, bytes);
+  EXPECT_EQ(s->heap.retained_blocks, 0u);
+  EXPECT_EQ(s->heap.peak_live_bytes, bytes);
+  for (const auto& l : p.leaks) EXPECT_FALSE(l.node != 0 && p.node_path(l.node) == "many");
+}
+
+// A thread ends with blocks in its cache: they move to the shared table, so that frees by
+// other threads still find them and the ones never freed are reported as leaks.
+TEST(HeapTracking, ThreadEndingWithCachedBlocksThenFreesAndLeaks) {
+  REQUIRE_HOOKS();
+  Profiler profiler;
+  MemoryTracking tracking(profiler);
+  void* handed_over[10];
+  std::thread([&] {
+    NNPROF_SCOPE_IN(profiler, "ending");
+    for (void*& b : handed_over) b = std::malloc(200);
+    for (int i = 0; i < 4; ++i) {
+      char* leak = static_cast<char*>(std::malloc(300));  // dropped: a leak
+      std::memset(leak, 0x5A, 300);
+      escape(leak);
+    }
+  }).join();
+  {
+    NNPROF_SCOPE_IN(profiler, "after");
+    for (void* b : handed_over) std::free(b);
+  }
+  tracking.stop();
+  const Profile p = profiler.snapshot();
+  const auto* ending = p.find_scope("ending");
+  const auto* after = p.find_scope("after");
+  ASSERT_NE(ending, nullptr);
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(ending->heap.alloc_count, 14u);
+  EXPECT_EQ(ending->heap.retained_blocks, 4u);
+  EXPECT_EQ(ending->heap.retained_bytes, 1200u);
+  EXPECT_EQ(after->heap.free_count, 10u);
+  EXPECT_EQ(after->heap.free_bytes, 2000u);
+  std::uint64_t leaked = 0, leaked_bytes = 0;
+  for (const auto& l : p.leaks)
+    if (l.node != 0 && p.node_path(l.node) == "ending") leaked += l.blocks, leaked_bytes += l.bytes;
+  EXPECT_EQ(leaked, 4u);
+  EXPECT_EQ(leaked_bytes, 1200u);
+}
+
+// Stop and start again: the second run starts with empty caches. Blocks of the first run are
+// not the second's (their frees are untracked), and its own counts are exact.
+TEST(HeapTracking, RestartStartsWithEmptyCaches) {
+  REQUIRE_HOOKS();
+  void* from_first[20];
+  {
+    Profiler first;
+    MemoryTracking tracking(first);
+    {
+      NNPROF_SCOPE_IN(first, "first");
+      for (void*& b : from_first) b = std::malloc(128);
+    }
+    tracking.stop();
+    const Profile p = first.snapshot();
+    const auto* s = p.find_scope("first");
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->heap.alloc_count, 20u);
+    EXPECT_EQ(p.heap.current_blocks, 20u);
+  }
+  Profiler second;
+  MemoryTracking tracking(second);
+  void* mine[5];
+  {
+    NNPROF_SCOPE_IN(second, "second");
+    for (void*& b : mine) b = std::malloc(64);
+    for (void* b : from_first) std::free(b);  // same addresses' cache slots, other run
+    for (int i = 0; i < 3; ++i) std::free(mine[i]);
+  }
+  tracking.stop();
+  const Profile p = second.snapshot();
+  const auto* s = p.find_scope("second");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->heap.alloc_count, 5u);
+  EXPECT_EQ(s->heap.free_count, 3u);
+  EXPECT_EQ(s->heap.retained_blocks, 2u);
+  EXPECT_GE(p.heap.untracked_frees, 20u);
+  EXPECT_EQ(p.heap.current_blocks, 2u);
+  EXPECT_EQ(p.heap.current_bytes, 128u);
+  for (int i = 3; i < 5; ++i) std::free(mine[i]);
 }
 
 }  // namespace

@@ -4,16 +4,19 @@
 
 #include <cstdint>
 
+#include "nnprof/config.hpp"
+
 namespace nnprof::detail {
 
 struct HeapThreadTls {
   std::uint32_t internal = 0;  ///< > 0 while nnprof's own code runs on this thread
   std::uint64_t epoch = 0;     ///< tracking run that `thread` belongs to
-  void* thread = nullptr;      ///< the heap tracker's state for this thread
+  void* thread = nullptr;      ///< the heap tracker's state for this thread (a HeapThread)
 };
 
 /// initial-exec: read on every malloc/free of the process, and never allocates itself.
-extern constinit thread_local HeapThreadTls tls_heap [[gnu::tls_model("initial-exec")]];
+/// Exported: the allocation hooks (a library of their own) read it inline.
+NNPROF_API extern constinit thread_local HeapThreadTls tls_heap [[gnu::tls_model("initial-exec")]];
 
 /// While one lives on a thread, allocations there are not tracked.
 class InternalAllocations {

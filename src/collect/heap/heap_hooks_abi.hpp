@@ -1,6 +1,8 @@
-// What the allocation hooks (libnnprof_memory.so, libnnprof_preload.so) call in libnnprof.
+// What the allocation hooks (libnnprof_memory.so, libnnprof_preload.so) share with libnnprof.
 // The hooks are a separate library so that replacing malloc stays opt-in; everything they
-// report goes to the one heap tracker in libnnprof.
+// report goes to the one heap tracker in libnnprof. The common case (a thread allocating a
+// block, or freeing one it allocated recently) is handled inline in the hooks
+// (heap_fast_path.hpp) on state that libnnprof exports here; everything else calls in.
 #pragma once
 
 #include <atomic>
@@ -11,10 +13,22 @@
 
 namespace nnprof::detail {
 
-/// True while a tracker runs: the hooks call in only then, so an idle hook costs one load.
-NNPROF_API extern std::atomic<bool> g_heap_tracking;
+struct HeapThread;
+struct Node;
 
-/// A block taken out of the live table by heap_realloc_begin.
+/// The tracker's state that every hook reads.
+struct HeapHotState {
+  /// True while a tracker runs: the hooks call in only then, so an idle hook costs one load.
+  std::atomic<bool> tracking{false};
+  /// The tracking run; a thread whose tls_heap.epoch differs has not joined it yet.
+  std::atomic<std::uint64_t> epoch{0};
+  /// Heap in use, without the batches threads have not added yet, and its peak.
+  alignas(64) std::atomic<std::int64_t> current{0};
+  std::atomic<std::int64_t> peak{0};
+};
+NNPROF_API extern HeapHotState g_heap_hot;
+
+/// A block taken out of the live blocks by heap_realloc_begin.
 struct HeapBlockToken {
   bool found = false;
   std::uint64_t size = 0;
@@ -24,11 +38,14 @@ struct HeapBlockToken {
 };
 
 /// `size` bytes at `block` were allocated; `caller` is the return address into the program.
-NNPROF_API void heap_on_alloc(void* block, std::size_t size, const void* caller) noexcept;
+/// Returns `block`. The general path, for what the inline one does not handle.
+NNPROF_API void* heap_on_alloc(void* block, std::size_t size, const void* caller) noexcept;
 /// `block` is about to be freed (before the real free: its address may be reused at once).
 NNPROF_API void heap_on_free(void* block) noexcept;
-/// realloc in two steps, so that the old address leaves the table before the allocator can
-/// hand it to another thread: begin before the real realloc, end after it.
+/// Adds the thread's batch of heap change to the global counter (and notes a new peak).
+NNPROF_API void heap_flush(HeapThread& thread, Node* node) noexcept;
+/// realloc in two steps, so that the old address leaves the live blocks before the allocator
+/// can hand it to another thread: begin before the real realloc, end after it.
 NNPROF_API HeapBlockToken heap_realloc_begin(void* old_block) noexcept;
 NNPROF_API void heap_realloc_end(const HeapBlockToken& old, void* old_block, void* new_block, std::size_t size,
                                  const void* caller) noexcept;

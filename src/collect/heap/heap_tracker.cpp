@@ -26,7 +26,7 @@
 
 namespace nnprof::detail {
 
-constinit std::atomic<bool> g_heap_tracking{false};
+constinit HeapHotState g_heap_hot;
 
 namespace {
 
@@ -89,6 +89,15 @@ std::string module_of(const void* address) {
   return "the executable";
 }
 
+// Destroyed when a thread that tracked allocations ends: its cache must not outlive it.
+struct HeapThreadExit {
+  bool armed = false;
+  ~HeapThreadExit() {
+    if (armed) HeapTracker::instance().thread_exit();
+  }
+};
+thread_local HeapThreadExit tls_heap_exit;
+
 }  // namespace
 
 std::size_t HeapTracker::StackHash::operator()(const std::vector<std::uintptr_t>& s) const noexcept {
@@ -130,7 +139,7 @@ void HeapTracker::forked_child() noexcept {
   // The child has only the forking thread: no sampler, and a session whose other threads are
   // gone. It is not tracked; a child that execs is profiled afresh by the preload agent.
   active_.store(false, std::memory_order_release);
-  g_heap_tracking.store(false, std::memory_order_release);
+  g_heap_hot.tracking.store(false, std::memory_order_release);
 }
 
 // ---- start / stop ------------------------------------------------------------------------
@@ -151,9 +160,16 @@ std::uint64_t HeapTracker::start(Profiler& profiler, const MemoryTrackingOptions
   if (sampler_.joinable()) sampler_.join();
   {
     std::lock_guard lock(mu_);
-    table_.clear();
-    current_.store(0, std::memory_order_relaxed);
-    peak_.store(0, std::memory_order_relaxed);
+    live_.clear();
+    // Caches of threads that ended since the last run: nothing can use them any more.
+    for (HeapThread* t : all_threads_) {
+      if (!t->exited || t->own_cache == nullptr) continue;
+      t->own_cache->reset();
+      live_.recycle(t->own_cache);
+      t->own_cache = nullptr;
+    }
+    g_heap_hot.current.store(0, std::memory_order_relaxed);
+    g_heap_hot.peak.store(0, std::memory_order_relaxed);
     peak_ticks_ = 0;
     peak_node_ = nullptr;
     peak_thread_ = ~std::uint32_t{0};
@@ -211,9 +227,9 @@ std::uint64_t HeapTracker::start(Profiler& profiler, const MemoryTrackingOptions
       &loader_code_);
   source_ = std::make_shared<TrackedHeap>();
   core_->session->set_heap_source(source_);
-  const std::uint64_t run = epoch_.fetch_add(1, std::memory_order_acq_rel) + 1;  // threads attach anew
+  const std::uint64_t run = g_heap_hot.epoch.fetch_add(1, std::memory_order_acq_rel) + 1;  // threads attach anew
   active_.store(true, std::memory_order_release);
-  g_heap_tracking.store(true, std::memory_order_release);
+  g_heap_hot.tracking.store(true, std::memory_order_release);
   sampler_ = std::thread([this] { sampler_main(); });
   return run;
 }
@@ -221,9 +237,14 @@ std::uint64_t HeapTracker::start(Profiler& profiler, const MemoryTrackingOptions
 void HeapTracker::stop(std::uint64_t run, bool calling_thread_is_root) noexcept {
   InternalAllocations internal;
   std::lock_guard start_lock(start_mutex());
-  if (!active() || (run != 0 && run != epoch_.load(std::memory_order_acquire))) return;
-  g_heap_tracking.store(false, std::memory_order_release);
+  if (!active() || (run != 0 && run != g_heap_hot.epoch.load(std::memory_order_acquire))) return;
+  g_heap_hot.tracking.store(false, std::memory_order_release);
   active_.store(false, std::memory_order_release);
+  {
+    // A thread that started moving its cache to the table as it ended has finished (no other
+    // will start: tracking is off), so the snapshot below sees each block once.
+    std::lock_guard lock(mu_);
+  }
   {
     std::lock_guard lock(sampler_mu_);
     sampler_stop_ = true;
@@ -245,10 +266,10 @@ void HeapTracker::stop(std::uint64_t run, bool calling_thread_is_root) noexcept 
 HeapCounters HeapTracker::counters() const noexcept {
   HeapCounters c;
   std::lock_guard lock(mu_);
-  std::int64_t current = current_.load(std::memory_order_relaxed);
+  std::int64_t current = g_heap_hot.current.load(std::memory_order_relaxed);
   for (const HeapThread* t : threads_) current += t->pending.load(std::memory_order_relaxed);
   c.current_bytes = current > 0 ? static_cast<std::uint64_t>(current) : 0;
-  c.peak_bytes = std::max<std::uint64_t>(static_cast<std::uint64_t>(std::max<std::int64_t>(peak_, 0)), c.current_bytes);
+  c.peak_bytes = std::max<std::uint64_t>(static_cast<std::uint64_t>(std::max<std::int64_t>(g_heap_hot.peak.load(std::memory_order_relaxed), 0)), c.current_bytes);
   for (const HeapThread* t : threads_) {
     // Totals live in the call-tree nodes of each thread.
     const ThreadPrivate& p = *t->ts->priv;
@@ -271,7 +292,7 @@ HeapThread* HeapTracker::current_thread() noexcept {
   HeapThreadTls& tls = tls_heap;
   if (tls.internal != 0) [[unlikely]]
     return nullptr;
-  if (tls.epoch == epoch_.load(std::memory_order_relaxed)) [[likely]]
+  if (tls.epoch == g_heap_hot.epoch.load(std::memory_order_relaxed)) [[likely]]
     return static_cast<HeapThread*>(tls.thread);
   return attach();
 }
@@ -305,9 +326,45 @@ HeapThread* HeapTracker::attach() noexcept {
   t->rng = (static_cast<std::uint64_t>(ts->priv->os_tid) << 32) ^ read_ticks() ^ 0x9E3779B97F4A7C15ull;
   if (t->rng == 0) t->rng = 1;
   reset_countdown(*t);
+  set_up_cache(*t);
+  tls_heap_exit.armed = true;  // constructs it on this thread: thread_exit() runs when the thread ends
   tls_heap.thread = t;
-  tls_heap.epoch = epoch_.load(std::memory_order_acquire);
+  tls_heap.epoch = g_heap_hot.epoch.load(std::memory_order_acquire);
   return t;
+}
+
+void HeapTracker::set_up_cache(HeapThread& t) noexcept {
+  // The calling thread is t's: it alone writes its cache's blocks. A cache enlisted for an
+  // earlier run was delisted when this one started, and may hold that run's blocks.
+  t.cache = nullptr;
+  t.cache_place = -1;
+  if (t.exited) return;
+  if (t.own_cache == nullptr && (t.own_cache = live_.new_cache()) == nullptr) return;
+  t.own_cache->reset();
+  std::lock_guard lock(mu_);
+  t.cache_place = live_.enlist(t.own_cache);
+  if (t.cache_place < 0) return;  // too many threads have one: this one uses the shared table
+  t.cache_epoch = g_heap_hot.epoch.load(std::memory_order_acquire);
+  t.cache = t.own_cache;
+}
+
+void HeapTracker::thread_exit() noexcept {
+  InternalAllocations internal;
+  auto* t = static_cast<HeapThread*>(tls_heap.thread);
+  if (t == nullptr) return;
+  std::lock_guard lock(mu_);
+  collect::ThreadCache* cache = t->cache;
+  t->cache = nullptr;  // later allocations of this thread (other thread-local destructors) go to the table
+  t->exited = true;
+  if (cache == nullptr) return;
+  if (active() && t->cache_epoch == g_heap_hot.epoch.load(std::memory_order_acquire) && live_.flush(*cache)) {
+    live_.delist(t->cache_place);
+    live_.recycle(cache);
+    t->own_cache = nullptr;
+  }
+  // Otherwise tracking stopped (its snapshot may be reading the cache: it stays as it is, and
+  // the next start recycles it), or the table could not take every block (they stay
+  // enlisted, still found by frees and snapshots).
 }
 
 void HeapTracker::reset_countdown(HeapThread& t) noexcept {
@@ -366,36 +423,26 @@ void HeapTracker::on_alloc(void* block, std::size_t size, std::uintptr_t caller)
   t->countdown -= static_cast<std::int64_t>(size);
   if (t->countdown < 0) [[unlikely]]
     stack = sample_stack(*t);
-  if (!table_.insert(reinterpret_cast<std::uintptr_t>(block), {size, node, caller, stack}, t->claims)) [[unlikely]] {
+  const auto address = reinterpret_cast<std::uintptr_t>(block);
+  const collect::LiveBlockInfo info{size, node, caller, stack};
+  const bool kept = t->cache != nullptr ? live_.put(*t->cache, address, info, t->claims)
+                                        : live_.table().insert(address, info, t->claims);
+  if (!kept) [[unlikely]] {
     single_writer_add(t->untracked_allocs, std::uint64_t{1});
     return;
   }
-  record_alloc(*t, node, size);
-}
-
-void HeapTracker::record_alloc(HeapThread& t, Node* node, std::uint64_t size) noexcept {
-  constexpr auto rx = std::memory_order_relaxed;
-  const std::uint64_t allocated = node->heap_alloc_bytes.load(rx) + size;
-  node->heap_alloc_bytes.store(allocated, rx);
-  single_writer_add(node->heap_alloc_count, std::uint64_t{1});
-  const std::uint64_t released = node->heap_released_bytes.load(rx) + node->heap_released_remote_bytes.load(rx);
-  if (allocated > released && allocated - released > node->heap_peak_live.load(rx))
-    node->heap_peak_live.store(allocated - released, rx);
-  const std::int64_t pending = t.pending.load(rx) + static_cast<std::int64_t>(size);
-  t.pending.store(pending, rx);
-  // Flush when the batch is full, or when it might make a new peak: the peak is then exact
-  // for this thread, and in steady state (below the peak) no shared line is written.
-  if (pending >= kFlushBytes || current_.load(rx) + pending > peak_.load(rx)) flush(t, node);
+  if (heap_count_alloc(*t, node, size)) flush(*t, node);
 }
 
 void HeapTracker::flush(HeapThread& t, Node* node) noexcept {
   const std::int64_t delta = t.pending.load(std::memory_order_relaxed);
   t.pending.store(0, std::memory_order_relaxed);
-  const std::int64_t total = current_.fetch_add(delta, std::memory_order_relaxed) + delta;
-  if (delta > 0 && total > peak_.load(std::memory_order_relaxed)) note_peak(total, t, node);
+  const std::int64_t total = g_heap_hot.current.fetch_add(delta, std::memory_order_relaxed) + delta;
+  if (delta > 0 && total > g_heap_hot.peak.load(std::memory_order_relaxed)) note_peak(total, t, node);
 }
 
 void HeapTracker::note_peak(std::int64_t total, HeapThread& t, Node* node) noexcept {
+  std::atomic<std::int64_t>& peak_ = g_heap_hot.peak;
   std::int64_t peak = peak_.load(std::memory_order_relaxed);
   while (total > peak)
     if (peak_.compare_exchange_weak(peak, total, std::memory_order_relaxed)) break;
@@ -412,45 +459,68 @@ void HeapTracker::note_peak(std::int64_t total, HeapThread& t, Node* node) noexc
 
 void HeapTracker::restore(void* block, const collect::LiveBlockInfo& info) noexcept {
   std::uint32_t claims = 0;  // one slot: too few to matter for the occupancy estimate
-  table_.insert(reinterpret_cast<std::uintptr_t>(block), info, claims);
+  live_.table().insert(reinterpret_cast<std::uintptr_t>(block), info, claims);
 }
 
 bool HeapTracker::take(void* block, collect::LiveBlockInfo& info) noexcept {
-  return block != nullptr && table_.remove(reinterpret_cast<std::uintptr_t>(block), info);
+  if (block == nullptr) return false;
+  const auto address = reinterpret_cast<std::uintptr_t>(block);
+  HeapThread* t = current_thread();
+  collect::ThreadCache* own = t != nullptr ? t->cache : nullptr;
+  if (own != nullptr) {
+    collect::LiveSlot& slot = own->slot(address);
+    if (slot.key.load(std::memory_order_relaxed) == address) {
+      info = slot.read();
+      slot.key.store(collect::LiveSlot::kEmpty, std::memory_order_release);
+      return true;
+    }
+  }
+  return live_.take(own, address, info);
 }
 
 void HeapTracker::on_free(void* block) noexcept {
   if (block == nullptr) return;
+  HeapThread* t = current_thread();
+  const auto address = reinterpret_cast<std::uintptr_t>(block);
+  if (t != nullptr && t->cache != nullptr) {
+    std::uint64_t size = 0;
+    Node* owner = nullptr;
+    if (t->cache->take_own(address, size, owner)) {
+      Node* here = t->ts->top->node.load(std::memory_order_relaxed);
+      if (heap_count_own_free(*t, here, owner, size)) flush(*t, here);
+      return;
+    }
+  }
   collect::LiveBlockInfo info;
-  if (!table_.remove(reinterpret_cast<std::uintptr_t>(block), info)) {
+  if (!live_.take(t != nullptr ? t->cache : nullptr, address, info)) {
     // Allocated before tracking started, or by nnprof itself.
-    if (HeapThread* t = current_thread()) single_writer_add(t->untracked_frees, std::uint64_t{1});
+    if (t != nullptr) single_writer_add(t->untracked_frees, std::uint64_t{1});
     return;
   }
-  release(info);
+  release(t, info);
 }
 
-void HeapTracker::release(const collect::LiveBlockInfo& info) noexcept {
+void HeapTracker::release(const collect::LiveBlockInfo& info) noexcept { release(current_thread(), info); }
+
+void HeapTracker::release(HeapThread* t, const collect::LiveBlockInfo& info) noexcept {
   constexpr auto rx = std::memory_order_relaxed;
   Node* owner = info.node;
-  HeapThread* t = current_thread();
   if (t == nullptr) {
     // nnprof's own code, or a thread that is exiting, frees a tracked block.
     owner->heap_released_remote_bytes.fetch_add(info.size, rx);
     owner->heap_released_remote_count.fetch_add(1, rx);
-    current_.fetch_sub(static_cast<std::int64_t>(info.size), rx);
+    g_heap_hot.current.fetch_sub(static_cast<std::int64_t>(info.size), rx);
     return;
   }
   Node* here = t->ts->top->node.load(rx);
+  if (owner->thread == t->index) {
+    if (heap_count_own_free(*t, here, owner, info.size)) flush(*t, here);
+    return;
+  }
   single_writer_add(here->heap_free_bytes, info.size);
   single_writer_add(here->heap_free_count, std::uint64_t{1});
-  if (owner->thread == t->index) {
-    single_writer_add(owner->heap_released_bytes, info.size);
-    single_writer_add(owner->heap_released_count, std::uint64_t{1});
-  } else {
-    owner->heap_released_remote_bytes.fetch_add(info.size, rx);
-    owner->heap_released_remote_count.fetch_add(1, rx);
-  }
+  owner->heap_released_remote_bytes.fetch_add(info.size, rx);
+  owner->heap_released_remote_count.fetch_add(1, rx);
   const std::int64_t pending = t->pending.load(rx) - static_cast<std::int64_t>(info.size);
   t->pending.store(pending, rx);
   if (pending <= -kFlushBytes) flush(*t, here);
@@ -473,7 +543,7 @@ void HeapTracker::sampler_main() {
 void HeapTracker::take_sample() {
   const ProcessMemory mem = read_process_memory();
   std::lock_guard lock(mu_);
-  std::int64_t heap = current_.load(std::memory_order_relaxed);
+  std::int64_t heap = g_heap_hot.current.load(std::memory_order_relaxed);
   for (const HeapThread* t : threads_) heap += t->pending.load(std::memory_order_relaxed);
   if (samples_.size() >= kMaxSamples) return;
   samples_.push_back(RawHeapSample{read_ticks(), heap > 0 ? static_cast<std::uint64_t>(heap) : 0, mem.rss, mem.hwm});
@@ -501,8 +571,8 @@ void HeapTracker::collect_leaks(RawHeap& out, bool calling_thread_is_root) {
   std::unordered_map<Key, std::uint32_t, KeyHash> group_of;
   std::vector<Key> keys;
   std::vector<Block> blocks;
-  table_.for_each([&](std::uintptr_t address, const collect::LiveBlockInfo& info) {
-    if (info.node == nullptr) return;  // a slot caught between claim and fill
+  live_.for_each([&](std::uintptr_t address, const collect::LiveBlockInfo& info) {
+    if (info.node == nullptr) return;
     const Key k{info.node, info.caller, info.stack};
     auto [it, inserted] = group_of.try_emplace(k, static_cast<std::uint32_t>(keys.size()));
     if (inserted) keys.push_back(k);
@@ -587,7 +657,7 @@ void HeapTracker::snapshot(RawHeap& out, bool calling_thread_is_root) {
   out.rss_peak = mem.hwm;
   while (peak_lock_.exchange(true, std::memory_order_acquire)) {
   }
-  const std::int64_t peak = peak_.load(std::memory_order_relaxed);
+  const std::int64_t peak = g_heap_hot.peak.load(std::memory_order_relaxed);
   const Node* peak_node = peak_node_;
   out.peak_ticks = peak_ticks_;
   out.peak_thread = peak_thread_;
@@ -639,11 +709,14 @@ void TrackedHeap::freeze(RawHeap heap) {
 
 // ---- the hooks' entry points -------------------------------------------------------------
 
-void heap_on_alloc(void* block, std::size_t size, const void* caller) noexcept {
+void* heap_on_alloc(void* block, std::size_t size, const void* caller) noexcept {
   HeapTracker::instance().on_alloc(block, size, reinterpret_cast<std::uintptr_t>(caller));
+  return block;
 }
 
 void heap_on_free(void* block) noexcept { HeapTracker::instance().on_free(block); }
+
+void heap_flush(HeapThread& thread, Node* node) noexcept { HeapTracker::instance().flush(thread, node); }
 
 HeapBlockToken heap_realloc_begin(void* old_block) noexcept {
   collect::LiveBlockInfo info;

@@ -13,7 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "collect/heap/live_table.hpp"
+#include "collect/heap/heap_fast_path.hpp"
+#include "collect/heap/thread_cache.hpp"
 #include "nnprof/memory.hpp"
 #include "record/heap_source.hpp"
 #include "record/raw_snapshot.hpp"
@@ -21,19 +22,6 @@
 namespace nnprof::detail {
 
 class TrackedHeap;
-
-/// The tracker's state for one thread of one tracking run.
-struct HeapThread {
-  ThreadState* ts = nullptr;  ///< the tracked profiler's state for this thread
-  std::uint32_t index = 0;    ///< thread index in that profiler's session
-  std::atomic<std::int64_t> pending{0};  ///< heap change not yet added to the global counter
-  std::int64_t countdown = 0;            ///< bytes until the next sampled stack
-  std::uint64_t rng = 0;
-  std::uint32_t claims = 0;              ///< live-table slots taken, not yet reported
-  std::atomic<std::uint64_t> untracked_frees{0};
-  std::atomic<std::uint64_t> untracked_allocs{0};
-  std::uintptr_t stack_begin = 0, stack_end = 0;  ///< the thread's stack, a root for leak checks
-};
 
 class HeapTracker {
  public:
@@ -55,23 +43,26 @@ class HeapTracker {
   // The hooks' entry points (see heap_hooks_abi.hpp).
   void on_alloc(void* block, std::size_t size, std::uintptr_t caller) noexcept;
   void on_free(void* block) noexcept;
+  void flush(HeapThread& t, Node* node) noexcept;
   bool take(void* block, collect::LiveBlockInfo& info) noexcept;
   void release(const collect::LiveBlockInfo& info) noexcept;  // account for a block taken out
   void restore(void* block, const collect::LiveBlockInfo& info) noexcept;  // put one back
+  /// The calling thread ends: its cache's blocks move to the shared table.
+  void thread_exit() noexcept;
 
   /// Fills `out` with the heap as it is now.
   void snapshot(RawHeap& out, bool calling_thread_is_root = true);
 
   /// The flush threshold: a thread adds its heap change to the global counter when it passes
   /// this many bytes (or may set a new peak), so the peak is exact to within this per thread.
-  static constexpr std::int64_t kFlushBytes = 64 * 1024;
+  static constexpr std::int64_t kFlushBytes = kHeapFlushBytes;
 
  private:
   HeapTracker() = default;
   HeapThread* current_thread() noexcept;
   HeapThread* attach() noexcept;
-  void record_alloc(HeapThread& t, Node* node, std::uint64_t size) noexcept;
-  void flush(HeapThread& t, Node* node) noexcept;
+  void release(HeapThread* t, const collect::LiveBlockInfo& info) noexcept;
+  void set_up_cache(HeapThread& t) noexcept;
   void note_peak(std::int64_t total, HeapThread& t, Node* node) noexcept;
   std::uint32_t sample_stack(HeapThread& t) noexcept;
   void reset_countdown(HeapThread& t) noexcept;
@@ -82,22 +73,20 @@ class HeapTracker {
   void forked_child() noexcept;
   bool in_own_code(std::uintptr_t pc) const noexcept;
 
-  // Read by every hook.
+  // Read by the general path of the hooks (the fast path reads g_heap_hot: the run, the
+  // heap in use and its peak).
   std::atomic<bool> active_{false};
-  std::atomic<std::uint64_t> epoch_{0};
   SessionCore* core_ = nullptr;
   MemoryTrackingOptions options_;
   std::uint64_t start_ticks_ = 0;
-  collect::LiveTable table_;
+  collect::LiveBlocks live_;
 
-  alignas(64) std::atomic<std::int64_t> current_{0};  // flushed heap in use
-  std::atomic<std::int64_t> peak_{0};
-  std::atomic<bool> peak_lock_{false};
+  alignas(64) std::atomic<bool> peak_lock_{false};
   std::uint64_t peak_ticks_ = 0;
   Node* peak_node_ = nullptr;
   std::uint32_t peak_thread_ = ~std::uint32_t{0};
 
-  alignas(64) mutable std::mutex mu_;  // threads_, stacks_, samples_
+  alignas(64) mutable std::mutex mu_;  // threads_, stacks_, samples_, thread caches
   std::vector<HeapThread*> threads_;  // this run's threads
   std::vector<HeapThread*> all_threads_;  // every HeapThread ever made (reused across runs)
   struct StackHash {

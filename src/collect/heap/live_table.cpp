@@ -1,6 +1,9 @@
 #include "collect/heap/live_table.hpp"
 
+#include <sched.h>
 #include <sys/mman.h>
+
+#include "collect/heap/thread_cache.hpp"
 
 #include <new>
 
@@ -12,11 +15,6 @@ namespace {
 void* map_zeroed(std::size_t bytes) noexcept {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
-}
-
-std::uint64_t pack_caller(const LiveBlockInfo& info) noexcept {
-  return (static_cast<std::uint64_t>(info.caller) & ((std::uint64_t{1} << 48) - 1)) |
-         (static_cast<std::uint64_t>(info.stack) << 48);
 }
 
 }  // namespace
@@ -78,11 +76,10 @@ bool LiveTable::insert(std::uintptr_t address, const LiveBlockInfo& info, std::u
       Slot& slot = g->slots[i];
       std::uint64_t key = slot.key.load(std::memory_order_relaxed);
       if (key > kTombstone) continue;
-      if (!slot.key.compare_exchange_strong(key, address, std::memory_order_acq_rel, std::memory_order_relaxed))
+      if (!slot.key.compare_exchange_strong(key, kBusy, std::memory_order_acq_rel, std::memory_order_relaxed))
         continue;  // another thread took it; keep probing
-      slot.size.store(info.size, std::memory_order_relaxed);
-      slot.node.store(info.node, std::memory_order_relaxed);
-      slot.caller_stack.store(pack_caller(info), std::memory_order_relaxed);
+      slot.fill(info);
+      slot.key.store(address, std::memory_order_release);  // fields first: a reader of the key sees them
       if (key == kEmpty && ++claims >= kClaimBatch) report_claims(g, claims);
       return true;
     }
@@ -102,11 +99,7 @@ bool LiveTable::remove(std::uintptr_t address, LiveBlockInfo& out) noexcept {
       const std::uint64_t key = slot.key.load(std::memory_order_acquire);
       if (key == kEmpty) break;
       if (key != address) continue;
-      out.size = slot.size.load(std::memory_order_relaxed);
-      out.node = slot.node.load(std::memory_order_relaxed);
-      const std::uint64_t cs = slot.caller_stack.load(std::memory_order_relaxed);
-      out.caller = static_cast<std::uintptr_t>(cs & ((std::uint64_t{1} << 48) - 1));
-      out.stack = static_cast<std::uint32_t>(cs >> 48);
+      out = slot.read();
       slot.key.store(kTombstone, std::memory_order_release);
       return true;
     }
@@ -131,6 +124,156 @@ std::uint64_t LiveTable::mapped_bytes() const noexcept {
   for (const auto& slot : generations_)
     if (const Generation* g = slot.load(std::memory_order_acquire)) total += (g->mask + 1) * sizeof(Slot);
   return total;
+}
+
+// ---- thread caches -------------------------------------------------------------------------
+
+namespace {
+
+constexpr std::uint64_t kMoving = 1;  // low bit of a cache key: the owner moves the block to the table
+
+// Waits while the owner of a cache slot moves a block to the shared table (a few stores).
+void wait_while_moving(const LiveSlot& slot, std::uint64_t moving) noexcept {
+  for (unsigned spins = 0; slot.key.load(std::memory_order_acquire) == moving; ++spins) {
+    if (spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else {
+      sched_yield();  // the owner was preempted in the middle of the move
+    }
+  }
+}
+
+constexpr std::size_t kCacheBytes = (sizeof(ThreadCache) + 4095) & ~std::size_t{4095};
+
+}  // namespace
+
+LiveBlocks::~LiveBlocks() {
+  // Only caches in the pool are known to be unused.
+  while (ThreadCache* c = pool_) {
+    pool_ = c->next_free;
+    munmap(c, kCacheBytes);
+  }
+}
+
+bool LiveBlocks::move_to_table(LiveSlot& slot, std::uint64_t key, std::uint32_t& claims) noexcept {
+  // Mark the block as moving: a thread freeing it now waits until it is in the table. A
+  // failed exchange means another thread took (freed) it meanwhile: the slot is empty.
+  if (!slot.key.compare_exchange_strong(key, key | kMoving, std::memory_order_acq_rel, std::memory_order_relaxed))
+    return true;
+  if (!table_.insert(static_cast<std::uintptr_t>(key), slot.read(), claims)) {
+    slot.key.store(key, std::memory_order_release);  // no memory: it stays
+    return false;
+  }
+  slot.key.store(LiveSlot::kEmpty, std::memory_order_release);  // after the insert: see take()
+  return true;
+}
+
+bool LiveBlocks::put(ThreadCache& cache, std::uintptr_t address, const LiveBlockInfo& info,
+                     std::uint32_t& claims) noexcept {
+  LiveSlot& slot = cache.slot(address);
+  const std::uint64_t key = slot.key.load(std::memory_order_relaxed);
+  if (key != LiveSlot::kEmpty && !move_to_table(slot, key, claims)) return table_.insert(address, info, claims);
+  slot.fill(info);
+  slot.key.store(address, std::memory_order_release);
+  return true;
+}
+
+bool LiveBlocks::claim(ThreadCache& cache, std::uintptr_t address, LiveBlockInfo& out) noexcept {
+  LiveSlot& slot = cache.slot(address);
+  std::uint64_t key = slot.key.load(std::memory_order_acquire);
+  if (key == address) {
+    // Fields are stable while the key is this block's: the owner rewrites them only after
+    // emptying the slot, and only a free of this block (ours) would empty it.
+    const LiveBlockInfo info = slot.read();
+    if (slot.key.compare_exchange_strong(key, LiveSlot::kEmpty, std::memory_order_acq_rel,
+                                         std::memory_order_acquire)) {
+      out = info;
+      return true;
+    }
+    // The owner started moving it to the table.
+  }
+  wait_while_moving(slot, address | kMoving);
+  return false;
+}
+
+bool LiveBlocks::take(const ThreadCache* own, std::uintptr_t address, LiveBlockInfo& out) noexcept {
+  if (table_.remove(address, out)) return true;
+  const std::size_t end = cache_end_.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < end; ++i) {
+    ThreadCache* c = caches_[i].load(std::memory_order_acquire);
+    if (c != nullptr && c != own && claim(*c, address, out)) return true;
+  }
+  // Moved to the table after the first look: the slot's later key, which claim() read with
+  // acquire, was stored after the block was published there.
+  return table_.remove(address, out);
+}
+
+bool LiveBlocks::flush(ThreadCache& cache) noexcept {
+  bool all = true;
+  std::uint32_t claims = 0;
+  for (LiveSlot& slot : cache.slots) {
+    const std::uint64_t key = slot.key.load(std::memory_order_relaxed);
+    if (key != LiveSlot::kEmpty && !move_to_table(slot, key, claims)) all = false;
+  }
+  return all;
+}
+
+ThreadCache* LiveBlocks::new_cache() noexcept {
+  {
+    std::lock_guard lock(mu_);
+    if (ThreadCache* c = pool_) {
+      pool_ = c->next_free;
+      c->next_free = nullptr;
+      return c;
+    }
+  }
+  void* mem = map_zeroed(kCacheBytes);
+  if (mem == nullptr) return nullptr;
+  std::lock_guard lock(mu_);
+  ++mapped_caches_;
+  return new (mem) ThreadCache;  // zeroed memory: empty slots
+}
+
+void LiveBlocks::recycle(ThreadCache* cache) noexcept {
+  if (cache == nullptr) return;
+  std::lock_guard lock(mu_);
+  cache->next_free = pool_;
+  pool_ = cache;
+}
+
+int LiveBlocks::enlist(ThreadCache* cache) noexcept {
+  std::lock_guard lock(mu_);
+  const std::size_t end = cache_end_.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < end; ++i) {
+    if (caches_[i].load(std::memory_order_relaxed) == nullptr) {
+      caches_[i].store(cache, std::memory_order_release);
+      return static_cast<int>(i);
+    }
+  }
+  if (end == kMaxCaches) return -1;
+  caches_[end].store(cache, std::memory_order_release);
+  cache_end_.store(end + 1, std::memory_order_release);
+  return static_cast<int>(end);
+}
+
+void LiveBlocks::delist(int place) noexcept {
+  if (place < 0 || static_cast<std::size_t>(place) >= kMaxCaches) return;
+  std::lock_guard lock(mu_);
+  caches_[place].store(nullptr, std::memory_order_release);
+}
+
+void LiveBlocks::clear() noexcept {
+  table_.clear();
+  std::lock_guard lock(mu_);
+  for (auto& c : caches_) c.store(nullptr, std::memory_order_release);
+  cache_end_.store(0, std::memory_order_release);
+}
+
+std::uint64_t LiveBlocks::mapped_bytes() const noexcept {
+  std::lock_guard lock(mu_);
+  return table_.mapped_bytes() + mapped_caches_ * kCacheBytes;
 }
 
 }  // namespace nnprof::collect

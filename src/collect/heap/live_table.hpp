@@ -2,13 +2,17 @@
 // its address, with its size, allocating call-tree node, caller and sampled stack.
 //
 // It sits on the malloc/free hot path of every thread, so it takes no lock: open addressing
-// with linear probing, a slot claimed by one compare-and-swap, removal by a plain store of a
-// tombstone (only the thread freeing a block touches its slot). It cannot be resized in
-// place without stopping the world, so it grows by generations instead: when the newest
-// table is half full a twice larger one is added, new blocks go there, and lookups search
-// the newest first. Older generations only lose entries; together they take at most as
-// much memory as the newest. Memory is mapped lazily (MAP_NORESERVE), so only slots that
+// with linear probing, a slot claimed by one compare-and-swap (to a busy mark: the key is
+// stored after the block's fields, so a reader that sees a key sees its fields), removal by
+// a plain store of a tombstone (only the thread freeing a block touches its slot). It cannot
+// be resized in place without stopping the world, so it grows by generations instead: when
+// the newest table is half full a twice larger one is added, new blocks go there, and lookups
+// search the newest first. Older generations only lose entries; together they take at most
+// as much memory as the newest. Memory is mapped lazily (MAP_NORESERVE), so only slots that
 // were touched cost RSS: about 32-64 bytes per live block.
+//
+// Most blocks never reach it: each thread keeps the blocks it allocated last in a cache of
+// its own (thread_cache.hpp), and only blocks that outlive their cache slot are moved here.
 #pragma once
 
 #include <atomic>
@@ -28,6 +32,35 @@ struct LiveBlockInfo {
   std::uintptr_t caller = 0;     ///< return address in the caller of malloc/new
   std::uint32_t stack = 0;       ///< 1-based id of a sampled stack; 0: none
 };
+
+/// One live block, in the shared table or in a thread's cache: its address (the key) or one
+/// of the marks below, and what is known of it. Keys are block addresses, at least 8-aligned
+/// and far above the marks.
+struct LiveSlot {
+  static constexpr std::uint64_t kEmpty = 0, kTombstone = 1, kBusy = 2;
+  std::atomic<std::uint64_t> key{kEmpty};
+  std::atomic<std::uint64_t> size{0};
+  std::atomic<detail::Node*> node{nullptr};
+  std::atomic<std::uint64_t> caller_stack{0};  // caller in the low 48 bits, stack id above
+
+  static constexpr std::uint64_t pack(std::uintptr_t caller, std::uint32_t stack) noexcept {
+    return (static_cast<std::uint64_t>(caller) & ((std::uint64_t{1} << 48) - 1)) |
+           (static_cast<std::uint64_t>(stack) << 48);
+  }
+  /// Writes the fields (not the key).
+  void fill(const LiveBlockInfo& info) noexcept {
+    size.store(info.size, std::memory_order_relaxed);
+    node.store(info.node, std::memory_order_relaxed);
+    caller_stack.store(pack(info.caller, info.stack), std::memory_order_relaxed);
+  }
+  [[nodiscard]] LiveBlockInfo read() const noexcept {
+    const std::uint64_t cs = caller_stack.load(std::memory_order_relaxed);
+    return LiveBlockInfo{size.load(std::memory_order_relaxed), node.load(std::memory_order_relaxed),
+                         static_cast<std::uintptr_t>(cs & ((std::uint64_t{1} << 48) - 1)),
+                         static_cast<std::uint32_t>(cs >> 48)};
+  }
+};
+static_assert(sizeof(LiveSlot) == 32);
 
 class LiveTable {
  public:
@@ -55,19 +88,14 @@ class LiveTable {
   [[nodiscard]] std::uint64_t mapped_bytes() const noexcept;
 
  private:
-  static constexpr std::uint64_t kEmpty = 0, kTombstone = 1;
+  static constexpr std::uint64_t kEmpty = LiveSlot::kEmpty, kTombstone = LiveSlot::kTombstone,
+                                 kBusy = LiveSlot::kBusy;
   static constexpr int kMaxGenerations = 36;
   static constexpr unsigned kFirstBits = 16;
   static constexpr unsigned kMaxProbe = 128;       // a longer probe means the table is too full
   static constexpr std::uint32_t kClaimBatch = 32;  // slots counted per thread before reporting
 
-  struct Slot {
-    std::atomic<std::uint64_t> key{kEmpty};
-    std::atomic<std::uint64_t> size{0};
-    std::atomic<detail::Node*> node{nullptr};
-    std::atomic<std::uint64_t> caller_stack{0};  // caller in the low 48 bits, stack id above
-  };
-  static_assert(sizeof(Slot) == 32);
+  using Slot = LiveSlot;
 
   struct Generation {
     Slot* slots = nullptr;
@@ -97,12 +125,10 @@ void LiveTable::for_each(F&& f) const {
     for (std::uint64_t s = 0; s <= g->mask; ++s) {
       const Slot& slot = g->slots[s];
       const std::uint64_t key = slot.key.load(std::memory_order_acquire);
-      if (key <= kTombstone) continue;
-      const std::uint64_t cs = slot.caller_stack.load(std::memory_order_relaxed);
-      f(static_cast<std::uintptr_t>(key),
-        LiveBlockInfo{slot.size.load(std::memory_order_relaxed), slot.node.load(std::memory_order_relaxed),
-                      static_cast<std::uintptr_t>(cs & ((std::uint64_t{1} << 48) - 1)),
-                      static_cast<std::uint32_t>(cs >> 48)});
+      if (key <= kBusy) continue;
+      const LiveBlockInfo info = slot.read();
+      if (slot.key.load(std::memory_order_acquire) != key) continue;  // removed meanwhile
+      f(static_cast<std::uintptr_t>(key), info);
     }
   }
 }

@@ -3,7 +3,9 @@
 // the dynamic linker binds the whole process to them (first in symbol lookup order when
 // linked as nnprof::memory, or when preloaded). Each forwards to the allocator that would
 // have been used otherwise (dlsym RTLD_NEXT: glibc, or jemalloc/tcmalloc when the program
-// links one) and, while a tracker runs, tells libnnprof about the block.
+// links one) and, while a tracker runs, tracks the block: inline when the thread allocates a
+// block or frees one it allocated recently (heap_fast_path.hpp), else through libnnprof.
+// Idle, a hook is a load of the tracking flag and a tail call of the real allocator.
 //
 // dlsym itself may allocate (its error buffer): while this thread resolves, allocations come
 // from a small static arena that free() recognizes and ignores.
@@ -18,32 +20,35 @@
 #include <cstring>
 #include <new>
 
-#include "collect/heap/heap_hooks_abi.hpp"
+#include "collect/heap/heap_fast_path.hpp"
 
 #define NNPROF_HOOK extern "C" __attribute__((visibility("default")))
 
 extern "C" {
-void* __libc_malloc(std::size_t);
-void __libc_free(void*);
-void* __libc_calloc(std::size_t, std::size_t);
-void* __libc_realloc(void*, std::size_t);
-void* __libc_memalign(std::size_t, std::size_t);
+void* __libc_malloc(std::size_t) noexcept;
+void __libc_free(void*) noexcept;
+void* __libc_calloc(std::size_t, std::size_t) noexcept;
+void* __libc_realloc(void*, std::size_t) noexcept;
+void* __libc_memalign(std::size_t, std::size_t) noexcept;
 }
 
 namespace {
 
-using nnprof::detail::g_heap_tracking;
+using nnprof::detail::g_heap_hot;
+using nnprof::detail::heap_track_alloc;
+using nnprof::detail::heap_track_free;
 
+// noexcept (C functions do not throw): a noexcept hook can then end in a tail call of them.
 struct RealAllocator {
-  void* (*malloc)(std::size_t) = nullptr;
-  void (*free)(void*) = nullptr;
-  void* (*calloc)(std::size_t, std::size_t) = nullptr;
-  void* (*realloc)(void*, std::size_t) = nullptr;
-  int (*posix_memalign)(void**, std::size_t, std::size_t) = nullptr;
-  void* (*aligned_alloc)(std::size_t, std::size_t) = nullptr;
-  void* (*memalign)(std::size_t, std::size_t) = nullptr;
-  void* (*valloc)(std::size_t) = nullptr;
-  void* (*pvalloc)(std::size_t) = nullptr;
+  void* (*malloc)(std::size_t) noexcept = nullptr;
+  void (*free)(void*) noexcept = nullptr;
+  void* (*calloc)(std::size_t, std::size_t) noexcept = nullptr;
+  void* (*realloc)(void*, std::size_t) noexcept = nullptr;
+  int (*posix_memalign)(void**, std::size_t, std::size_t) noexcept = nullptr;
+  void* (*aligned_alloc)(std::size_t, std::size_t) noexcept = nullptr;
+  void* (*memalign)(std::size_t, std::size_t) noexcept = nullptr;
+  void* (*valloc)(std::size_t) noexcept = nullptr;
+  void* (*pvalloc)(std::size_t) noexcept = nullptr;
 };
 
 constinit RealAllocator g_real;
@@ -57,8 +62,7 @@ alignas(64) constinit char g_arena[kArenaBytes] = {};
 constinit std::atomic<std::size_t> g_arena_used{0};
 
 bool in_arena(const void* p) noexcept {
-  const auto* c = static_cast<const char*>(p);
-  return c >= g_arena && c < g_arena + kArenaBytes;
+  return reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(g_arena) < kArenaBytes;
 }
 
 void* arena_alloc(std::size_t size, std::size_t align = alignof(std::max_align_t)) noexcept {
@@ -88,16 +92,16 @@ void resolve_one(F& slot, const char* name, F fallback) noexcept {
   slot = sym != nullptr ? reinterpret_cast<F>(sym) : fallback;
 }
 
-int libc_posix_memalign(void** out, std::size_t align, std::size_t size) {
+int libc_posix_memalign(void** out, std::size_t align, std::size_t size) noexcept {
   if (align % sizeof(void*) != 0 || (align & (align - 1)) != 0) return EINVAL;
   void* p = __libc_memalign(align, size);
   if (p == nullptr) return ENOMEM;
   *out = p;
   return 0;
 }
-void* libc_aligned_alloc(std::size_t align, std::size_t size) { return __libc_memalign(align, size); }
-void* libc_valloc(std::size_t size) { return __libc_memalign(static_cast<std::size_t>(getpagesize()), size); }
-void* libc_pvalloc(std::size_t size) {
+void* libc_aligned_alloc(std::size_t align, std::size_t size) noexcept { return __libc_memalign(align, size); }
+void* libc_valloc(std::size_t size) noexcept { return __libc_memalign(static_cast<std::size_t>(getpagesize()), size); }
+void* libc_pvalloc(std::size_t size) noexcept {
   const auto page = static_cast<std::size_t>(getpagesize());
   return __libc_memalign(page, (size + page - 1) & ~(page - 1));
 }
@@ -125,20 +129,35 @@ inline const RealAllocator& real() noexcept {
   return g_real;
 }
 
-inline bool tracking() noexcept { return g_heap_tracking.load(std::memory_order_relaxed); }
+inline bool tracking() noexcept { return g_heap_hot.tracking.load(std::memory_order_relaxed); }
+
+// Everything but an idle hook after the real allocator is resolved.
+[[gnu::noinline]] void* malloc_general(std::size_t size, const void* caller) noexcept {
+  if (tls_resolving) [[unlikely]]
+    return arena_alloc(size);  // dlsym's own allocations, while it resolves
+  void* p = real().malloc(size);
+  return tracking() ? heap_track_alloc(p, size, caller) : p;
+}
+
+// An idle hook is two loads and a tail call of the real malloc (the rest, out of line, keeps
+// its prologue off that path).
+inline bool idle() noexcept { return g_resolved.load(std::memory_order_acquire) && !tracking(); }
 
 inline void* tracked_malloc(std::size_t size, const void* caller) noexcept {
-  if (tls_resolving) [[unlikely]]
-    return arena_alloc(size);
-  void* p = real().malloc(size);
-  if (tracking()) nnprof::detail::heap_on_alloc(p, size, caller);
-  return p;
+  return malloc_general(size, caller);
+}
+
+[[gnu::noinline]] void free_general(void* p) noexcept {
+  if (p == nullptr || in_arena(p)) return;
+  const RealAllocator& r = real();
+  if (tracking()) heap_track_free(p);
+  r.free(p);
 }
 
 inline void tracked_free(void* p) noexcept {
-  if (p == nullptr || in_arena(p)) return;
-  if (tracking()) nnprof::detail::heap_on_free(p);
-  real().free(p);
+  if (idle() && !in_arena(p)) [[likely]]
+    return g_real.free(p);  // free(nullptr) included: the real free ignores it
+  free_general(p);
 }
 
 void* tracked_realloc(void* old, std::size_t size, const void* caller) noexcept {
@@ -149,6 +168,7 @@ void* tracked_realloc(void* old, std::size_t size, const void* caller) noexcept 
     return p;
   }
   if (!tracking()) return real().realloc(old, size);
+  // Through libnnprof: the old block may be in any thread's cache or in the table.
   const nnprof::detail::HeapBlockToken token = nnprof::detail::heap_realloc_begin(old);
   void* p = real().realloc(old, size);
   nnprof::detail::heap_realloc_end(token, old, p, size, caller);
@@ -160,12 +180,15 @@ void* aligned_or_null(std::size_t align, std::size_t size, const void* caller) n
     return arena_alloc(size, align);
   void* p = nullptr;
   if (real().posix_memalign(&p, align, size) != 0) return nullptr;
-  if (tracking()) nnprof::detail::heap_on_alloc(p, size, caller);
-  return p;
+  return tracking() ? heap_track_alloc(p, size, caller) : p;
 }
 
 // operator new: retry through the new-handler, then throw, as the standard requires.
 void* new_or_throw(std::size_t size, const void* caller) {
+  if (idle()) [[likely]] {
+    if (void* p = g_real.malloc(size)) [[likely]]
+      return p;
+  }
   for (;;) {
     if (void* p = tracked_malloc(size, caller)) return p;
     std::new_handler handler = std::get_new_handler();
@@ -187,7 +210,11 @@ void* aligned_new_or_throw(std::size_t size, std::align_val_t align, const void*
 
 #define CALLER __builtin_return_address(0)
 
-NNPROF_HOOK void* malloc(std::size_t size) { return tracked_malloc(size, CALLER); }
+NNPROF_HOOK void* malloc(std::size_t size) {
+  if (idle()) [[likely]]
+    return g_real.malloc(size);
+  return malloc_general(size, CALLER);
+}
 NNPROF_HOOK void free(void* p) { tracked_free(p); }
 NNPROF_HOOK void cfree(void* p) { tracked_free(p); }
 
@@ -200,8 +227,7 @@ NNPROF_HOOK void* calloc(std::size_t n, std::size_t size) {
   if (tls_resolving) [[unlikely]]
     return arena_alloc(bytes);
   void* p = real().calloc(n, size);
-  if (tracking()) nnprof::detail::heap_on_alloc(p, bytes, CALLER);
-  return p;
+  return tracking() ? heap_track_alloc(p, bytes, CALLER) : p;
 }
 
 NNPROF_HOOK void* realloc(void* old, std::size_t size) { return tracked_realloc(old, size, CALLER); }
@@ -221,7 +247,7 @@ NNPROF_HOOK int posix_memalign(void** out, std::size_t align, std::size_t size) 
     return *out != nullptr ? 0 : ENOMEM;
   }
   const int rc = real().posix_memalign(out, align, size);
-  if (rc == 0 && tracking()) nnprof::detail::heap_on_alloc(*out, size, CALLER);
+  if (rc == 0 && tracking()) heap_track_alloc(*out, size, CALLER);
   return rc;
 }
 
@@ -229,28 +255,24 @@ NNPROF_HOOK void* aligned_alloc(std::size_t align, std::size_t size) {
   if (tls_resolving) [[unlikely]]
     return arena_alloc(size, align);
   void* p = real().aligned_alloc(align, size);
-  if (tracking()) nnprof::detail::heap_on_alloc(p, size, CALLER);
-  return p;
+  return tracking() ? heap_track_alloc(p, size, CALLER) : p;
 }
 
 NNPROF_HOOK void* memalign(std::size_t align, std::size_t size) {
   if (tls_resolving) [[unlikely]]
     return arena_alloc(size, align);
   void* p = real().memalign(align, size);
-  if (tracking()) nnprof::detail::heap_on_alloc(p, size, CALLER);
-  return p;
+  return tracking() ? heap_track_alloc(p, size, CALLER) : p;
 }
 
 NNPROF_HOOK void* valloc(std::size_t size) {
   void* p = real().valloc(size);
-  if (tracking()) nnprof::detail::heap_on_alloc(p, size, CALLER);
-  return p;
+  return tracking() ? heap_track_alloc(p, size, CALLER) : p;
 }
 
 NNPROF_HOOK void* pvalloc(std::size_t size) {
   void* p = real().pvalloc(size);
-  if (tracking()) nnprof::detail::heap_on_alloc(p, size, CALLER);
-  return p;
+  return tracking() ? heap_track_alloc(p, size, CALLER) : p;
 }
 
 // ---- operator new and delete, every form -----------------------------------------------------

@@ -1,0 +1,319 @@
+// The live blocks of heap tracking without the hooks (so it also runs under sanitizers): the
+// shared table, the per-thread caches in front of it, moving blocks from a cache to the table
+// (eviction, flush), and frees from other threads racing with those moves.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "collect/heap/thread_cache.hpp"
+#include "nnprof/detail/thread_state.hpp"
+
+namespace {
+
+using nnprof::collect::LiveBlockInfo;
+using nnprof::collect::LiveBlocks;
+using nnprof::collect::LiveTable;
+using nnprof::collect::ThreadCache;
+using nnprof::detail::Node;
+
+// Fake block addresses: nothing dereferences them. 16-aligned, like malloc's.
+constexpr std::uintptr_t address_of(std::uint64_t i) { return 0x7f0000000000ull + i * 16; }
+
+LiveBlockInfo info_for(std::uintptr_t address, Node* node) {
+  return LiveBlockInfo{address % 1000 + 1, node, address ^ 0x1234, 0};
+}
+
+std::map<std::uintptr_t, LiveBlockInfo> everything(const LiveBlocks& blocks) {
+  std::map<std::uintptr_t, LiveBlockInfo> all;
+  std::size_t seen = 0;
+  blocks.for_each([&](std::uintptr_t a, const LiveBlockInfo& info) {
+    all[a] = info;
+    ++seen;
+  });
+  EXPECT_EQ(seen, all.size()) << "a block was seen twice";
+  return all;
+}
+
+// What the fast path and the tracker do on an allocation and a free by the cache's owner.
+void owner_alloc(LiveBlocks& blocks, ThreadCache& cache, std::uintptr_t a, const LiveBlockInfo& info,
+                 std::uint32_t& claims) {
+  if (!cache.put_if_empty(a, info)) {
+    ASSERT_TRUE(blocks.put(cache, a, info, claims));
+  }
+}
+
+bool owner_free(LiveBlocks& blocks, ThreadCache& cache, std::uintptr_t a, LiveBlockInfo& out) {
+  Node* node = nullptr;
+  if (cache.take_own(a, out.size, node)) {
+    out.node = node;
+    return true;
+  }
+  return blocks.take(&cache, a, out);
+}
+
+TEST(LiveTable, InsertRemoveAcrossGenerations) {
+  LiveTable table;
+  Node node;
+  std::uint32_t claims = 0;
+  constexpr std::uint64_t kBlocks = 300'000;  // several generations (the first has 65536 slots)
+  for (std::uint64_t i = 0; i < kBlocks; ++i) ASSERT_TRUE(table.insert(address_of(i), info_for(address_of(i), &node), claims));
+  std::uint64_t seen = 0;
+  table.for_each([&](std::uintptr_t a, const LiveBlockInfo& info) {
+    EXPECT_EQ(info.size, info_for(a, &node).size);
+    ++seen;
+  });
+  EXPECT_EQ(seen, kBlocks);
+  for (std::uint64_t i = 0; i < kBlocks; i += 2) {
+    LiveBlockInfo out;
+    ASSERT_TRUE(table.remove(address_of(i), out));
+    EXPECT_EQ(out.size, info_for(address_of(i), &node).size);
+    EXPECT_EQ(out.node, &node);
+    EXPECT_EQ(out.caller, info_for(address_of(i), &node).caller);
+  }
+  LiveBlockInfo out;
+  EXPECT_FALSE(table.remove(address_of(0), out));
+  EXPECT_FALSE(table.remove(address_of(kBlocks + 5), out));
+  table.clear();
+  seen = 0;
+  table.for_each([&](std::uintptr_t, const LiveBlockInfo&) { ++seen; });
+  EXPECT_EQ(seen, 0u);
+}
+
+TEST(LiveBlocks, OwnerPutsAndTakesWithoutTheTable) {
+  LiveBlocks blocks;
+  ThreadCache* cache = blocks.new_cache();
+  ASSERT_NE(cache, nullptr);
+  ASSERT_GE(blocks.enlist(cache), 0);
+  Node node;
+  const std::uintptr_t a = address_of(1);
+  ASSERT_TRUE(cache->put_if_empty(a, info_for(a, &node)));
+  auto all = everything(blocks);
+  ASSERT_EQ(all.count(a), 1u);
+  EXPECT_EQ(all[a].size, info_for(a, &node).size);
+  std::uint64_t size = 0;
+  Node* owner = nullptr;
+  ASSERT_TRUE(cache->take_own(a, size, owner));
+  EXPECT_EQ(size, info_for(a, &node).size);
+  EXPECT_EQ(owner, &node);
+  EXPECT_FALSE(cache->take_own(a, size, owner));
+  LiveBlockInfo out;
+  EXPECT_FALSE(blocks.take(nullptr, a, out));  // freed: not tracked any more
+  EXPECT_TRUE(everything(blocks).empty());
+}
+
+TEST(LiveBlocks, AnotherThreadFreesABlockStillInTheOwnersCache) {
+  LiveBlocks blocks;
+  ThreadCache* cache = blocks.new_cache();
+  ASSERT_GE(blocks.enlist(cache), 0);
+  Node node;
+  std::uint32_t claims = 0;
+  for (std::uint64_t i = 0; i < 10; ++i) owner_alloc(blocks, *cache, address_of(i), info_for(address_of(i), &node), claims);
+  std::thread([&] {
+    for (std::uint64_t i = 0; i < 10; ++i) {
+      LiveBlockInfo out;
+      ASSERT_TRUE(blocks.take(nullptr, address_of(i), out)) << i;
+      EXPECT_EQ(out.size, info_for(address_of(i), &node).size);
+      EXPECT_EQ(out.node, &node);
+      EXPECT_EQ(out.caller, info_for(address_of(i), &node).caller);
+    }
+  }).join();
+  EXPECT_TRUE(everything(blocks).empty());
+  for (std::uint64_t i = 0; i < 10; ++i) {
+    std::uint64_t size = 0;
+    Node* owner = nullptr;
+    EXPECT_FALSE(cache->take_own(address_of(i), size, owner));  // its slot was emptied
+  }
+}
+
+TEST(LiveBlocks, EvictionUnderManyLiveBlocksKeepsEveryBlockOnce) {
+  LiveBlocks blocks;
+  ThreadCache* cache = blocks.new_cache();
+  ASSERT_GE(blocks.enlist(cache), 0);
+  Node node;
+  std::uint32_t claims = 0;
+  constexpr std::uint64_t kBlocks = 20'000;  // far more than a cache holds
+  for (std::uint64_t i = 0; i < kBlocks; ++i) owner_alloc(blocks, *cache, address_of(i), info_for(address_of(i), &node), claims);
+  const auto all = everything(blocks);
+  ASSERT_EQ(all.size(), kBlocks);
+  for (const auto& [a, info] : all) EXPECT_EQ(info.size, info_for(a, &node).size);
+  // Half freed by the owner (cache or table), half by another thread.
+  for (std::uint64_t i = 0; i < kBlocks; i += 2) {
+    LiveBlockInfo out;
+    ASSERT_TRUE(owner_free(blocks, *cache, address_of(i), out)) << i;
+    EXPECT_EQ(out.size, info_for(address_of(i), &node).size);
+  }
+  std::thread([&] {
+    for (std::uint64_t i = 1; i < kBlocks; i += 2) {
+      LiveBlockInfo out;
+      ASSERT_TRUE(blocks.take(nullptr, address_of(i), out)) << i;
+      EXPECT_EQ(out.size, info_for(address_of(i), &node).size);
+    }
+  }).join();
+  EXPECT_TRUE(everything(blocks).empty());
+}
+
+TEST(LiveBlocks, FlushMovesACacheToTheTable) {
+  LiveBlocks blocks;
+  ThreadCache* cache = blocks.new_cache();
+  const int place = blocks.enlist(cache);
+  ASSERT_GE(place, 0);
+  Node node;
+  std::uint32_t claims = 0;
+  for (std::uint64_t i = 0; i < 100; ++i) owner_alloc(blocks, *cache, address_of(i), info_for(address_of(i), &node), claims);
+  ASSERT_TRUE(blocks.flush(*cache));
+  blocks.delist(place);
+  blocks.recycle(cache);
+  // The thread is gone; its blocks are all in the table, found by any thread.
+  const auto all = everything(blocks);
+  ASSERT_EQ(all.size(), 100u);
+  for (std::uint64_t i = 0; i < 100; ++i) {
+    LiveBlockInfo out;
+    ASSERT_TRUE(blocks.table().remove(address_of(i), out));
+    EXPECT_EQ(out.size, info_for(address_of(i), &node).size);
+  }
+  // A recycled cache comes back empty.
+  ThreadCache* again = blocks.new_cache();
+  EXPECT_EQ(again, cache);
+  for (const auto& s : again->slots) EXPECT_EQ(s.key.load(), nnprof::collect::LiveSlot::kEmpty);
+}
+
+TEST(LiveBlocks, ClearDelistsCachesAndAtMostMaxCachesAreEnlisted) {
+  LiveBlocks blocks;
+  std::vector<ThreadCache*> caches;
+  for (std::size_t i = 0; i < LiveBlocks::kMaxCaches; ++i) {
+    caches.push_back(blocks.new_cache());
+    ASSERT_EQ(blocks.enlist(caches.back()), static_cast<int>(i));
+  }
+  ThreadCache* extra = blocks.new_cache();
+  EXPECT_EQ(blocks.enlist(extra), -1);
+  blocks.delist(7);
+  EXPECT_EQ(blocks.enlist(extra), 7);  // a place freed by a thread that ended is reused
+  Node node;
+  ASSERT_TRUE(caches[3]->put_if_empty(address_of(1), info_for(address_of(1), &node)));
+  EXPECT_EQ(everything(blocks).size(), 1u);
+  blocks.clear();
+  EXPECT_TRUE(everything(blocks).empty());  // the stale cache is not searched any more
+  LiveBlockInfo out;
+  EXPECT_FALSE(blocks.take(nullptr, address_of(1), out));
+  EXPECT_EQ(blocks.enlist(extra), 0);
+}
+
+// Owners allocate and free; each hands a share of its blocks to a consumer thread that frees
+// them, and gets the addresses back for reuse (as an allocator would), so frees from other
+// threads race with evictions and reuse of the same addresses. A snapshot thread reads all the
+// while. Every block must be taken exactly once, with its own information.
+TEST(LiveBlocks, ConcurrentOwnersConsumersAndSnapshots) {
+  LiveBlocks blocks;
+  constexpr int kOwners = 3;
+  constexpr std::uint64_t kAddressesPerOwner = 2'000;  // several times a cache
+  constexpr int kRounds = 200'000;
+  std::mutex mu;
+  std::deque<std::uintptr_t> to_consumer;
+  std::vector<std::deque<std::uintptr_t>> returned(kOwners);
+  std::atomic<int> owners_done{0};
+  std::atomic<bool> stop_snapshots{false};
+  std::atomic<std::uint64_t> failures{0};
+  Node nodes[kOwners];
+
+  std::vector<std::thread> threads;
+  for (int o = 0; o < kOwners; ++o) {
+    threads.emplace_back([&, o] {
+      ThreadCache* cache = blocks.new_cache();
+      const int place = blocks.enlist(cache);
+      std::uint32_t claims = 0;
+      std::vector<std::uintptr_t> free_addresses, live;
+      for (std::uint64_t i = 0; i < kAddressesPerOwner; ++i) free_addresses.push_back(address_of(o * kAddressesPerOwner + i));
+      std::uint64_t rng = 0x9E3779B97F4A7C15ull * (o + 1);
+      for (int r = 0; r < kRounds; ++r) {
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        {
+          std::lock_guard lock(mu);
+          while (!returned[o].empty()) {
+            free_addresses.push_back(returned[o].front());
+            returned[o].pop_front();
+          }
+        }
+        if (!free_addresses.empty() && (live.empty() || rng % 3 != 0)) {
+          const std::uintptr_t a = free_addresses.back();
+          free_addresses.pop_back();
+          owner_alloc(blocks, *cache, a, info_for(a, &nodes[o]), claims);
+          live.push_back(a);
+        } else if (!live.empty()) {
+          const std::size_t k = (rng >> 8) % live.size();
+          const std::uintptr_t a = live[k];
+          live[k] = live.back();
+          live.pop_back();
+          if (rng % 2 == 0) {
+            std::lock_guard lock(mu);
+            to_consumer.push_back(a);  // freed by the consumer
+          } else {
+            LiveBlockInfo out;
+            if (!owner_free(blocks, *cache, a, out) || out.node != &nodes[o] || out.size != info_for(a, &nodes[o]).size)
+              failures.fetch_add(1);
+            free_addresses.push_back(a);
+          }
+        }
+      }
+      for (std::uintptr_t a : live) {
+        LiveBlockInfo out;
+        if (!owner_free(blocks, *cache, a, out)) failures.fetch_add(1);
+      }
+      // The thread ends: its cache goes to the table (empty by now but for the consumer's share).
+      if (!blocks.flush(*cache)) failures.fetch_add(1);
+      blocks.delist(place);
+      blocks.recycle(cache);
+      owners_done.fetch_add(1);
+    });
+  }
+  threads.emplace_back([&] {  // the consumer
+    for (;;) {
+      std::uintptr_t a = 0;
+      {
+        std::lock_guard lock(mu);
+        if (!to_consumer.empty()) {
+          a = to_consumer.front();
+          to_consumer.pop_front();
+        }
+      }
+      if (a == 0) {
+        if (owners_done.load() == kOwners) {
+          std::lock_guard lock(mu);
+          if (to_consumer.empty()) return;
+          continue;
+        }
+        std::this_thread::yield();
+        continue;
+      }
+      const int o = static_cast<int>((a - address_of(0)) / 16 / kAddressesPerOwner);
+      LiveBlockInfo out;
+      if (!blocks.take(nullptr, a, out) || out.node != &nodes[o] || out.size != info_for(a, &nodes[o]).size ||
+          out.caller != info_for(a, &nodes[o]).caller)
+        failures.fetch_add(1);
+      std::lock_guard lock(mu);
+      returned[o].push_back(a);
+    }
+  });
+  std::thread snapshots([&] {
+    while (!stop_snapshots.load()) {
+      std::uint64_t n = 0;
+      blocks.for_each([&](std::uintptr_t a, const LiveBlockInfo& info) {
+        if (info.node == nullptr || a < address_of(0)) failures.fetch_add(1);
+        ++n;
+      });
+      if (n > kOwners * kAddressesPerOwner) failures.fetch_add(1);
+    }
+  });
+  for (auto& t : threads) t.join();
+  stop_snapshots.store(true);
+  snapshots.join();
+  EXPECT_EQ(failures.load(), 0u);
+  EXPECT_TRUE(everything(blocks).empty());
+}
+
+}  // namespace
