@@ -105,6 +105,18 @@ TEST(CpuFunctions, UnsymbolizedFramesByModuleAndAddressOrUnknown) {
   EXPECT_EQ(unknown->self.samples, 1u);
 }
 
+TEST(CpuFunctions, UnsymbolizedFramesNamedByModuleOffsetWhenKnown) {
+  Profile p = cpu_profile();
+  p.frames[8].module_offset = 0x700;
+  const auto fns = analysis::cpu_functions(p);
+  const CpuFunction* foo = find(fns, "libfoo.so+0x700");
+  ASSERT_NE(foo, nullptr);
+  EXPECT_EQ(foo->address, 0x7000u);
+  EXPECT_EQ(analysis::cpu_frame_function(p, 8), "libfoo.so+0x700");
+  EXPECT_EQ(analysis::cpu_frame_function(p, 9), "[unknown]");
+  EXPECT_EQ(analysis::cpu_frame_function(p, 99), "[unknown]");
+}
+
 TEST(CpuFunctions, FilterByThreadAndScope) {
   const Profile p = cpu_profile();
   const auto worker = analysis::cpu_functions(p, CpuFilter{1, 0});

@@ -20,6 +20,10 @@ std::string_view base_name(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+// Where an unsymbolized frame is in its module: the offset when the collector knew it (the same
+// in every run, what addr2line takes), else the run's address.
+std::uint64_t offset_in_module(const StackFrame& f) { return f.module_offset != 0 ? f.module_offset : f.address; }
+
 void add(SampleCount& count, const CpuSample& sample) {
   ++count.samples;
   count.ns += sample.weight_ns;
@@ -37,7 +41,7 @@ class FunctionTable {
       // Unsymbolized frames of a known module are one function per address (as perf and
       // pprof show them); without a module they are all "[unknown]".
       const auto key = symbolized         ? std::tuple{f.function, module, std::uint64_t{0}}
-                       : module != kNone ? std::tuple{kNone, module, f.address}
+                       : module != kNone ? std::tuple{kNone, module, offset_in_module(f)}
                                          : std::tuple{kNone, kNone, std::uint64_t{0}};
       auto [it, fresh] = index.try_emplace(key, static_cast<std::uint32_t>(functions_.size()));
       if (fresh) {
@@ -49,7 +53,7 @@ class FunctionTable {
           fn.name = profile.str(f.function);
         } else if (module != kNone) {
           fn.address = f.address;
-          fn.name = fmt::format("{}+{:#x}", fn.module, f.address);
+          fn.name = fmt::format("{}+{:#x}", fn.module, offset_in_module(f));
         } else {
           fn.name = "[unknown]";
         }
@@ -223,7 +227,9 @@ std::string cpu_frame_function(const Profile& profile, std::uint32_t frame) {
   if (frame >= profile.frames.size()) return "[unknown]";
   const StackFrame& f = profile.frames[frame];
   if (f.function < profile.strings.size()) return profile.str(f.function);
-  if (f.module < profile.strings.size()) return fmt::format("{}+{:#x}", base_name(profile.str(f.module)), f.address);
+  if (f.module < profile.strings.size()) {
+    return fmt::format("{}+{:#x}", base_name(profile.str(f.module)), offset_in_module(f));
+  }
   return "[unknown]";
 }
 

@@ -4,9 +4,9 @@
 // Profile; everything here is empty when !profile.cpu.sampled or no sample was taken.
 //
 // Frames are grouped into functions by name and module. A frame without a symbol is its own
-// function, "module+0x<address>" (the address as it was in the profiled process: the model
-// keeps no module base), or "[unknown]" when not even the module is known (all such frames
-// are one function). An inlined frame is a function of its own, called by the frame that
+// function, "module+0x<offset>" (StackFrame::module_offset; the run's address when the offset
+// is unknown), or "[unknown]" when not even the module is known (all such frames are one
+// function). An inlined frame is a function of its own, called by the frame that
 // follows it in the stack, so a hot inlined helper shows under its own name.
 //
 // Counting: a sample gives its weight to the innermost frame's function as self, and once to
@@ -44,11 +44,11 @@ struct SampleCount {
 
 /// One function of the CPU profile.
 struct CpuFunction {
-  std::string name;             ///< demangled name, "module+0x7f3a10", or "[unknown]"
+  std::string name;             ///< demangled name, "libfoo.so+0x1a2b" (module offset), or "[unknown]"
   std::string module;           ///< file name of the module (no directory); empty when unknown
   StringId function = kNone;    ///< Profile string of the name; kNone when unsymbolized
   StringId module_id = kNone;
-  std::uint64_t address = 0;    ///< for an unsymbolized function: its address; else 0
+  std::uint64_t address = 0;    ///< for an unsymbolized function: its address in the profiled process; else 0
   SampleCount self;             ///< samples whose innermost frame is this function
   SampleCount total;            ///< samples with this function anywhere in the stack (once each)
   double self_share = 0.0;      ///< self.samples / samples counted (NaN when none was)
