@@ -198,7 +198,7 @@ void write_cpu(const Profile& profile, std::ostream& out) {
   out << fmt::format("\n  {} (self: the innermost frame; total: anywhere on the stack, once per sample; % of "
                      "every sample):\n",
                      all > functions.size()
-                         ? fmt::format("Top functions (top {} of {} functions)", functions.size(), all)
+                         ? fmt::format("Top {} of {} functions", functions.size(), all)
                          : std::string("Top functions"));
   cpu_functions_table(functions, Headers::Terminal).write(out);
 
