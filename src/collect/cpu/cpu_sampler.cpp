@@ -1,6 +1,7 @@
 #include "collect/cpu/cpu_sampler.hpp"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
@@ -176,6 +177,9 @@ std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& op
           options.hz, std::strerror(errno), paranoid, kTimerMaxHz));
     }
   }
+  if (dlsym(RTLD_DEFAULT, "__tsan_init") != nullptr)
+    warnings.push_back("this program runs under ThreadSanitizer, which delivers signals late, at its own safe "
+                       "points: the stacks of the samples show those points, not where the threads were");
   const bool frame_pointers =
       options.unwinder == Unwinder::FramePointer ||
       (options.unwinder == Unwinder::Auto && std::string_view(collect::stack_capture_method()) != "libunwind");
