@@ -75,7 +75,7 @@ inline Profile cpu_export_profile() {
   const StringId libc = intern(p, "/usr/lib/x86_64-linux-gnu/libc.so.6");
   p.frames.resize(8);
   const auto frame = [&](std::uint32_t index, std::uint64_t address, StringId function, StringId file,
-                         std::uint32_t line, StringId module, bool inlined) {
+                         std::uint32_t line, StringId module, bool inlined, std::uint64_t module_offset = 0) {
     StackFrame& f = p.frames[index];
     f.address = address;
     f.function = function;
@@ -83,12 +83,13 @@ inline Profile cpu_export_profile() {
     f.line = line;
     f.module = module;
     f.inlined = inlined;
+    f.module_offset = module_offset;
   };
   frame(kMain, 0x1000, intern(p, "main"), intern(p, "src/main.cpp"), 10, app, false);
   frame(kTrainStep, 0x1100, intern(p, "train_step"), intern(p, "src/train.cpp"), 20, app, false);
   frame(kDot, 0x2000, intern(p, "dot"), intern(p, "include/linalg.hpp"), 5, libml, true);
   frame(kMatmul, 0x2000, intern(p, "matmul"), intern(p, "src/linalg.cpp"), 40, libml, false);
-  frame(kLibcNoSymbol, 0x7f0000001234, kNone, kNone, 0, libc, false);
+  frame(kLibcNoSymbol, 0x7f0000001234, kNone, kNone, 0, libc, false, 0x29234);
   frame(kNoModule, 0xdead, kNone, kNone, 0, kNone, false);
   frame(kWeird, 0x1200, intern(p, kWeirdName), intern(p, "src/weird.cpp"), 7, app, false);
   frame(kMatmulLoop, 0x2040, intern(p, "matmul"), intern(p, "src/linalg.cpp"), 42, libml, false);

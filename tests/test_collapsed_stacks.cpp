@@ -45,7 +45,7 @@ TEST(CollapsedStacks, OneLinePerStackRootFirstWithInlinedAndUnsymbolizedFrames) 
   EXPECT_EQ(collapsed(testing::cpu_export_profile()),
             "[no stack] 1\n"
             "main;[unknown] 1\n"
-            "main;train_step;libc.so.6+0x7f0000001234 1\n"
+            "main;train_step;libc.so.6+0x29234 1\n"
             "main;train_step;matmul 3\n"
             "main;train_step;matmul;dot_[i] 4\n"
             "main;weird:name <T&> \"q\" 1\n");
@@ -62,13 +62,18 @@ TEST(CollapsedStacks, FoldedFramesSayWhatKindTheyAre) {
   EXPECT_EQ(stacks[2].frames[2].kind, io::FoldedFrameKind::Unsymbolized);
   EXPECT_EQ(stacks[2].frames[2].module, "libc.so.6");
   EXPECT_EQ(stacks[0].frames[0].kind, io::FoldedFrameKind::NoStack);
+
+  // Without a module offset, the run's address stands in.
+  Profile p = testing::cpu_export_profile();
+  p.frames[testing::kLibcNoSymbol].module_offset = 0;
+  EXPECT_EQ(io::fold_cpu_samples(p)[2].frames[2].name, "libc.so.6+0x7f0000001234");
 }
 
 TEST(CollapsedStacks, ScopeFilterKeepsTheScopeAndItsDescendants) {
   CpuStackOptions options;
   options.scope = testing::kTrain;  // train, and forward below it
   EXPECT_EQ(collapsed(testing::cpu_export_profile(), options),
-            "main;train_step;libc.so.6+0x7f0000001234 1\n"
+            "main;train_step;libc.so.6+0x29234 1\n"
             "main;train_step;matmul 3\n"
             "main;train_step;matmul;dot_[i] 2\n");
   options.scope = testing::kForward;
@@ -96,7 +101,7 @@ TEST(CollapsedStacks, ThreadRootsSeparateTheThreads) {
   EXPECT_EQ(collapsed(testing::cpu_export_profile(), options),
             "main (tid 100);[no stack] 1\n"
             "main (tid 100);main;[unknown] 1\n"
-            "main (tid 100);main;train_step;libc.so.6+0x7f0000001234 1\n"
+            "main (tid 100);main;train_step;libc.so.6+0x29234 1\n"
             "main (tid 100);main;train_step;matmul 3\n"
             "main (tid 100);main;train_step;matmul;dot_[i] 2\n"
             "worker<1> (tid 101);main;train_step;matmul;dot_[i] 2\n"

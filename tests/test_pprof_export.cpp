@@ -220,6 +220,8 @@ TEST(PprofExport, MappingPerModuleMainExecutableFirst) {
   ASSERT_TRUE(by_name.contains("/usr/lib/x86_64-linux-gnu/libc.so.6"));
   EXPECT_FALSE(by_name["/usr/lib/x86_64-linux-gnu/libc.so.6"]->has_functions());
   EXPECT_EQ(by_name["/usr/lib/x86_64-linux-gnu/libc.so.6"]->memory_start(), 0x7f0000001234U);
+  EXPECT_EQ(by_name["/usr/lib/x86_64-linux-gnu/libc.so.6"]->file_offset(), 0x29234U);  // the ELF address
+  EXPECT_EQ(app.file_offset(), 0U);  // the fixture's own frames have no module offset
 }
 
 TEST(PprofExport, LabelsNameThreadAndScope) {

@@ -52,8 +52,9 @@ FoldedFrame make_frame(const Profile& profile, const StackFrame& frame) {
     folded.name = frame_text(profile.strings[frame.function]);
     folded.kind = frame.inlined ? FoldedFrameKind::Inlined : FoldedFrameKind::Function;
   } else {
-    folded.name = folded.module.empty() ? std::string("[unknown]")
-                                        : fmt::format("{}+0x{:x}", folded.module, frame.address);
+    // The offset is what addr2line takes; the run's address only when the offset is unknown.
+    const std::uint64_t offset = frame.module_offset != 0 ? frame.module_offset : frame.address;
+    folded.name = folded.module.empty() ? std::string("[unknown]") : fmt::format("{}+0x{:x}", folded.module, offset);
     folded.kind = FoldedFrameKind::Unsymbolized;
   }
   return folded;

@@ -35,15 +35,16 @@ struct CpuStackOptions {
 enum class FoldedFrameKind : std::uint8_t {
   Function,      ///< a symbolized function
   Inlined,       ///< a function inlined into the frame below it (its caller)
-  Unsymbolized,  ///< no symbol: "module+0x<address>", or "[unknown]" without a module either
+  Unsymbolized,  ///< no symbol: "module+0x<offset>", or "[unknown]" without a module either
   Thread,        ///< the per-thread root frame (CpuStackOptions::thread_roots)
   NoStack,       ///< "[no stack]": a sample taken without a call stack
 };
 
 /// One frame of a folded stack, ready to print.
 struct FoldedFrame {
-  /// The demangled function name, "module+0x7f3a10" (the address as it was in the profiled
-  /// process: the profile keeps no module base), "[unknown]", a thread label or "[no stack]".
+  /// The demangled function name, "module+0x1a2b" (StackFrame::module_offset, the address in
+  /// the module's ELF address space as addr2line takes it; the run's address when the offset
+  /// is unknown), "[unknown]", a thread label or "[no stack]".
   /// Never empty, valid UTF-8, with no ';' (replaced by ':') and no control characters
   /// (replaced by spaces), so it fits the collapsed format unchanged.
   std::string name;

@@ -101,11 +101,15 @@ class PprofBuilder {
   }
 
   // One Mapping per module, spanning the addresses sampled in it (the profile keeps no
-  // module bounds). The main executable, when it can be told, comes first, as pprof wants.
+  // module bounds), with file_offset set so that address - memory_start + file_offset is the
+  // address in the module's ELF address space (exact where the segment's file offset equals
+  // its virtual address, as linkers lay out text). The main executable comes first, when it
+  // can be told, as pprof wants.
   void add_mappings() {
     struct Span {
       std::uint64_t start = UINT64_MAX;
       std::uint64_t limit = 0;
+      std::uint64_t start_offset = 0;  // module_offset of the frame at `start`
       bool functions = true;
       bool files = true;
       bool lines = true;
@@ -118,7 +122,10 @@ class PprofBuilder {
         if (f >= profile_.frames.size() || !has_string(profile_, profile_.frames[f].module)) continue;
         const StackFrame& frame = profile_.frames[f];
         Span& span = spans[frame.module];
-        span.start = std::min(span.start, frame.address);
+        if (frame.address < span.start) {
+          span.start = frame.address;
+          span.start_offset = frame.module_offset;
+        }
         span.limit = std::max(span.limit, frame.address + 1);
         span.functions = span.functions && has_string(profile_, frame.function);
         span.files = span.files && has_string(profile_, frame.file);
@@ -139,6 +146,7 @@ class PprofBuilder {
       mapping.set_id(message_.mapping_size());
       mapping.set_memory_start(span.start);
       mapping.set_memory_limit(span.limit);
+      mapping.set_file_offset(span.start_offset);
       mapping.set_filename(strings_.id(profile_.strings[module]));
       mapping.set_has_functions(span.functions);
       mapping.set_has_filenames(span.files);
