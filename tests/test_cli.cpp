@@ -312,6 +312,16 @@ TEST(CliRecordCpu, FindsWorkOfAThreadCreatedLater) {
   const CliRun report = run_cli("report " + out);
   EXPECT_EQ(report.status, 0) << report.output;
   EXPECT_NE(report.output.find("late_thread_spin"), std::string::npos) << report.output;
+  // Every CPU export, chosen by the output's extension.
+  for (const char* ext : {".folded", ".pb.gz", ".svg"}) {
+    const std::string file = (record_dir() / ("cpu" + std::string(ext))).string();
+    const CliRun e = run_cli("export " + out + " -o " + file);
+    EXPECT_EQ(e.status, 0) << e.output;
+    EXPECT_GT(fs::file_size(file), 100u) << file;
+  }
+  std::ifstream folded(record_dir() / "cpu.folded");
+  const std::string text((std::istreambuf_iterator<char>(folded)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("late_thread_spin;"), std::string::npos) << text;
 }
 
 TEST(CliRecordCpu, ProgramThatExecsAnotherIsProfiledAfterTheExec) {

@@ -13,9 +13,11 @@ namespace nnprof {
 
 /// Output formats of a report. Auto picks one from the file extension (.txt .md .json .html
 /// .csv; the Chrome trace has no unambiguous extension: ask for it by name).
-enum class ReportFormat : std::uint8_t { Auto, Text, Markdown, Json, Html, Csv, Chrome };
+/// Collapsed, Pprof and Flamegraph export the CPU samples (docs/EXPORTS.md).
+enum class ReportFormat : std::uint8_t { Auto, Text, Markdown, Json, Html, Csv, Chrome, Collapsed, Pprof, Flamegraph };
 
-/// "text", "markdown", "json", "html", "csv", "chrome" ("auto" for Auto).
+/// "text", "markdown", "json", "html", "csv", "chrome", "collapsed", "pprof", "flamegraph"
+/// ("auto" for Auto).
 NNPROF_API const char* to_string(ReportFormat format) noexcept;
 
 /// A snapshot of a profiler, rendered on demand. `std::cout << report` prints the text

@@ -22,6 +22,9 @@ const char* to_string(ReportFormat format) noexcept {
     case ReportFormat::Html: return "html";
     case ReportFormat::Csv: return "csv";
     case ReportFormat::Chrome: return "chrome";
+    case ReportFormat::Collapsed: return "collapsed";
+    case ReportFormat::Pprof: return "pprof";
+    case ReportFormat::Flamegraph: return "flamegraph";
   }
   return "auto";
 }
@@ -32,7 +35,7 @@ const io::Exporter& exporter_for(ReportFormat format, const std::string& path) {
       format == ReportFormat::Auto ? io::find_exporter_for_path(path) : io::find_exporter(to_string(format));
   if (e == nullptr) {
     if (format == ReportFormat::Auto)
-      throw Error(fmt::format("cannot tell the report format from '{}': use a .txt, .md, .json, .html or .csv "
+      throw Error(fmt::format("cannot tell the report format from '{}': use a .txt, .md, .json, .html, .csv, .trace.json, .folded, .pb.gz or .svg "
                               "file name, or name the format explicitly",
                               path));
     throw Error(fmt::format("the {} format is not available in this build of nnprof", to_string(format)));

@@ -13,7 +13,8 @@ namespace {
 const std::map<std::string, ReportFormat> kReportFormats = {
     {"text", ReportFormat::Text}, {"md", ReportFormat::Markdown}, {"markdown", ReportFormat::Markdown},
     {"json", ReportFormat::Json}, {"html", ReportFormat::Html},     {"csv", ReportFormat::Csv},
-    {"chrome", ReportFormat::Chrome}};
+    {"chrome", ReportFormat::Chrome}, {"collapsed", ReportFormat::Collapsed}, {"folded", ReportFormat::Collapsed},
+    {"pprof", ReportFormat::Pprof},   {"flamegraph", ReportFormat::Flamegraph}, {"svg", ReportFormat::Flamegraph}};
 
 Profile load_nonempty(const std::string& path) {
   Profile p = Profile::load(path);
@@ -69,11 +70,14 @@ Action add_report_command(CLI::App& app) {
 Action add_export_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("export", "Convert a .nnprof profile to another tool's format");
   auto o = add_file_and_output(cmd);
-  cmd->add_option("--to", o->format, "chrome (Chrome/Perfetto trace JSON), json, csv, md, html or text")
-      ->required()
+  cmd->add_option("--to", o->format,
+                  "chrome (Chrome/Perfetto trace JSON), pprof (.pb.gz), flamegraph (.svg), collapsed (.folded), json, "
+                  "csv, md, html or text (default: from -o's extension)")
       ->transform(CLI::CheckedTransformer(kReportFormats, CLI::ignore_case));
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
+    if (o->format == ReportFormat::Auto && (o->out.empty() || o->out == "-"))
+      throw Error("say which format to export: --to FORMAT, or an output file whose extension names it (-o run.pb.gz)");
     emit(Report(load_nonempty(o->file)), o->format, o->out);
     return 0;
   };
