@@ -41,13 +41,17 @@ struct HeapThread {
 /// this many bytes (or may set a new peak), so the peak is exact to within this per thread.
 inline constexpr std::int64_t kHeapFlushBytes = 64 * 1024;
 
-/// The calling thread's state when the fast path may use it: not inside nnprof, and joined to
-/// the current run. nullptr otherwise.
-inline HeapThread* fast_heap_thread() noexcept {
-  const HeapThreadTls& tls = tls_heap;
-  if (tls.internal != 0 || tls.epoch != g_heap_hot.epoch.load(std::memory_order_relaxed)) [[unlikely]]
+/// The calling thread's cache when the fast path may use it: not inside nnprof, joined to the
+/// current run, with a cache. nullptr otherwise.
+inline collect::ThreadCache* fast_heap_cache(const HeapThreadTls& tls) noexcept {
+  if (tls.key != g_heap_hot.epoch.load(std::memory_order_relaxed)) [[unlikely]]  // see HeapThreadTls::key
     return nullptr;
-  return static_cast<HeapThread*>(tls.thread);
+  return static_cast<collect::ThreadCache*>(tls.cache);
+}
+
+/// The innermost open scope of the calling thread (tls.ts is set whenever tls.cache is).
+inline Node* fast_heap_node(const HeapThreadTls& tls) noexcept {
+  return static_cast<ThreadState*>(tls.ts)->top->node.load(std::memory_order_relaxed);
 }
 
 /// Counts a block of `size` bytes allocated by `t` while `node` is innermost. True when the
@@ -82,16 +86,18 @@ inline bool heap_count_own_free(HeapThread& t, Node* here, Node* owner, std::uin
 
 /// A tracked allocation: the common case inline, the rest in libnnprof. Returns `block`.
 inline void* heap_track_alloc(void* block, std::size_t size, const void* caller) noexcept {
-  HeapThread* t = fast_heap_thread();
-  if (t == nullptr || t->cache == nullptr || block == nullptr) [[unlikely]]
+  const HeapThreadTls& tls = tls_heap;
+  collect::ThreadCache* cache = fast_heap_cache(tls);
+  if (cache == nullptr || block == nullptr) [[unlikely]]
     return heap_on_alloc(block, size, caller);
+  auto* t = static_cast<HeapThread*>(tls.thread);
   const std::int64_t countdown = t->countdown - static_cast<std::int64_t>(size);
   const auto address = reinterpret_cast<std::uintptr_t>(block);
-  collect::LiveSlot& slot = t->cache->slot(address);
+  collect::LiveSlot& slot = cache->slot(address);
   if (countdown < 0 || slot.key.load(std::memory_order_relaxed) != collect::LiveSlot::kEmpty) [[unlikely]]
     return heap_on_alloc(block, size, caller);  // a stack to sample, or the slot is taken
   t->countdown = countdown;
-  Node* node = t->ts->top->node.load(std::memory_order_relaxed);
+  Node* node = fast_heap_node(tls);
   slot.size.store(size, std::memory_order_relaxed);
   slot.node.store(node, std::memory_order_relaxed);
   slot.caller_stack.store(collect::LiveSlot::pack(reinterpret_cast<std::uintptr_t>(caller), 0),
@@ -104,15 +110,16 @@ inline void* heap_track_alloc(void* block, std::size_t size, const void* caller)
 
 /// A tracked free of a non-null block, before the real free.
 inline void heap_track_free(void* block) noexcept {
-  HeapThread* t = fast_heap_thread();
+  const HeapThreadTls& tls = tls_heap;
+  collect::ThreadCache* cache = fast_heap_cache(tls);
   std::uint64_t size = 0;
   Node* owner = nullptr;
-  if (t == nullptr || t->cache == nullptr ||
-      !t->cache->take_own(reinterpret_cast<std::uintptr_t>(block), size, owner)) [[unlikely]] {
+  if (cache == nullptr || !cache->take_own(reinterpret_cast<std::uintptr_t>(block), size, owner)) [[unlikely]] {
     heap_on_free(block);
     return;
   }
-  Node* here = t->ts->top->node.load(std::memory_order_relaxed);
+  auto* t = static_cast<HeapThread*>(tls.thread);
+  Node* here = fast_heap_node(tls);
   if (heap_count_own_free(*t, here, owner, size)) [[unlikely]]
     heap_flush(*t, here);
 }

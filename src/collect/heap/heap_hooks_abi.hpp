@@ -20,7 +20,8 @@ struct Node;
 struct HeapHotState {
   /// True while a tracker runs: the hooks call in only then, so an idle hook costs one load.
   std::atomic<bool> tracking{false};
-  /// The tracking run; a thread whose tls_heap.epoch differs has not joined it yet.
+  /// The tracking run (1, 2, ...); a thread whose tls_heap.key differs has not joined it yet,
+  /// or is inside nnprof.
   std::atomic<std::uint64_t> epoch{0};
   /// Heap in use, without the batches threads have not added yet, and its peak.
   alignas(64) std::atomic<std::int64_t> current{0};

@@ -290,9 +290,9 @@ HeapCounters HeapTracker::counters() const noexcept {
 
 HeapThread* HeapTracker::current_thread() noexcept {
   HeapThreadTls& tls = tls_heap;
-  if (tls.internal != 0) [[unlikely]]
+  if (tls.internal()) [[unlikely]]
     return nullptr;
-  if (tls.epoch == g_heap_hot.epoch.load(std::memory_order_relaxed)) [[likely]]
+  if (tls.run() == g_heap_hot.epoch.load(std::memory_order_relaxed)) [[likely]]
     return static_cast<HeapThread*>(tls.thread);
   return attach();
 }
@@ -329,7 +329,9 @@ HeapThread* HeapTracker::attach() noexcept {
   set_up_cache(*t);
   tls_heap_exit.armed = true;  // constructs it on this thread: thread_exit() runs when the thread ends
   tls_heap.thread = t;
-  tls_heap.epoch = g_heap_hot.epoch.load(std::memory_order_acquire);
+  tls_heap.ts = t->ts;
+  tls_heap.cache = t->cache;
+  tls_heap.join(g_heap_hot.epoch.load(std::memory_order_acquire));
   return t;
 }
 
@@ -355,6 +357,7 @@ void HeapTracker::thread_exit() noexcept {
   std::lock_guard lock(mu_);
   collect::ThreadCache* cache = t->cache;
   t->cache = nullptr;  // later allocations of this thread (other thread-local destructors) go to the table
+  tls_heap.cache = nullptr;
   t->exited = true;
   if (cache == nullptr) return;
   if (active() && t->cache_epoch == g_heap_hot.epoch.load(std::memory_order_acquire) && live_.flush(*cache)) {

@@ -131,33 +131,49 @@ inline const RealAllocator& real() noexcept {
 
 inline bool tracking() noexcept { return g_heap_hot.tracking.load(std::memory_order_relaxed); }
 
-// Everything but an idle hook after the real allocator is resolved.
-[[gnu::noinline]] void* malloc_general(std::size_t size, const void* caller) noexcept {
-  if (tls_resolving) [[unlikely]]
-    return arena_alloc(size);  // dlsym's own allocations, while it resolves
+// Until the real allocator is resolved (and on the resolving thread while it is).
+[[gnu::noinline]] void* malloc_first(std::size_t size, const void* caller) noexcept {
+  if (tls_resolving) return arena_alloc(size);  // dlsym's own allocations, while it resolves
   void* p = real().malloc(size);
   return tracking() ? heap_track_alloc(p, size, caller) : p;
 }
 
-// An idle hook is two loads and a tail call of the real malloc (the rest, out of line, keeps
-// its prologue off that path).
+// Not idle: the allocator is not resolved yet, or tracking is on. (A stop between the
+// hook's test and the record records one more block, as a stop between the real malloc and
+// the record always could.)
+[[gnu::noinline]] void* malloc_busy(std::size_t size, const void* caller) noexcept {
+  if (!g_resolved.load(std::memory_order_acquire)) [[unlikely]]
+    return malloc_first(size, caller);
+  return heap_track_alloc(g_real.malloc(size), size, caller);
+}
+
+// An idle hook is two loads and a tail call of the real allocator; the rest is out of line,
+// which keeps its prologue (and the frame that reading the caller's address needs) off that
+// path.
 inline bool idle() noexcept { return g_resolved.load(std::memory_order_acquire) && !tracking(); }
 
 inline void* tracked_malloc(std::size_t size, const void* caller) noexcept {
-  return malloc_general(size, caller);
+  if (idle()) [[likely]]
+    return g_real.malloc(size);
+  return malloc_busy(size, caller);
 }
 
-[[gnu::noinline]] void free_general(void* p) noexcept {
+// Not idle (or a block of the arena): as malloc_busy.
+[[gnu::noinline]] void free_busy(void* p) noexcept {
   if (p == nullptr || in_arena(p)) return;
-  const RealAllocator& r = real();
-  if (tracking()) heap_track_free(p);
-  r.free(p);
+  if (!g_resolved.load(std::memory_order_acquire)) [[unlikely]] {
+    const RealAllocator& r = real();
+    if (tracking()) heap_track_free(p);
+    return r.free(p);
+  }
+  heap_track_free(p);
+  g_real.free(p);
 }
 
 inline void tracked_free(void* p) noexcept {
   if (idle() && !in_arena(p)) [[likely]]
     return g_real.free(p);  // free(nullptr) included: the real free ignores it
-  free_general(p);
+  free_busy(p);
 }
 
 void* tracked_realloc(void* old, std::size_t size, const void* caller) noexcept {
@@ -213,7 +229,7 @@ void* aligned_new_or_throw(std::size_t size, std::align_val_t align, const void*
 NNPROF_HOOK void* malloc(std::size_t size) {
   if (idle()) [[likely]]
     return g_real.malloc(size);
-  return malloc_general(size, CALLER);
+  return malloc_busy(size, CALLER);
 }
 NNPROF_HOOK void free(void* p) { tracked_free(p); }
 NNPROF_HOOK void cfree(void* p) { tracked_free(p); }
