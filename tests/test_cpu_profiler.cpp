@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <time.h>
 
 #include <atomic>
 #include <chrono>
@@ -73,6 +74,14 @@ std::uint32_t thread_of_tid(const Profile& p, std::int64_t tid) {
   return nnprof::kNone;
 }
 
+// The calling thread's CPU time: loops run for a fixed amount of it, so that the number of
+// samples they get does not depend on how busy the machine is.
+std::chrono::nanoseconds thread_cpu_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
 std::int64_t gettid_now() { return static_cast<std::int64_t>(gettid()); }
 
 // ThreadSanitizer runs signal handlers late, at its own safe points, with the stack of that
@@ -90,8 +99,8 @@ TEST(CpuProfiler, SharesOfThreeFunctionsWithinThreePoints) {
   o.hz = 1000;
   CpuProfiler sampler(profiler, o);
   // Three seconds of CPU time on this thread, interleaved so that machine noise hits all three.
-  const auto start = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(3)) {
+  const auto start = thread_cpu_now();
+  while (thread_cpu_now() - start < std::chrono::seconds(3)) {
     work_fifty(200'000);
     work_thirty(200'000);
     work_twenty(200'000);
@@ -119,8 +128,8 @@ TEST(CpuProfiler, SharesOfThreeFunctionsWithinThreePoints) {
 }
 
 __attribute__((noinline)) void late_thread_work() {
-  const auto start = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(400)) work_twenty(50'000);
+  const auto start = thread_cpu_now();
+  while (thread_cpu_now() - start < std::chrono::milliseconds(400)) work_twenty(50'000);
 }
 
 TEST(CpuProfiler, FindsWorkOfAThreadCreatedAfterStart) {
@@ -154,11 +163,11 @@ TEST(CpuProfiler, SamplesCarryTheOpenScope) {
     NNPROF_SCOPE_IN(profiler, "outer");
     {
       NNPROF_SCOPE_IN(profiler, "inner");
-      const auto start = std::chrono::steady_clock::now();
-      while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(300)) work_thirty(50'000);
+      const auto start = thread_cpu_now();
+      while (thread_cpu_now() - start < std::chrono::milliseconds(300)) work_thirty(50'000);
     }
-    const auto start = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(300)) work_fifty(50'000);
+    const auto start = thread_cpu_now();
+    while (thread_cpu_now() - start < std::chrono::milliseconds(300)) work_fifty(50'000);
   }
   sampler.stop();
   const Profile p = profiler.snapshot();

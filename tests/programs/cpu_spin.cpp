@@ -1,6 +1,7 @@
 // Burns CPU in named functions for `nnprof record` CPU-sampling tests: the main thread first,
 // then a thread started later. With "exec" as its argument it first replaces itself with a
 // second run of itself (a program that execs another one).
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -11,10 +12,18 @@
 
 namespace {
 
+// The calling thread's CPU time: a fixed amount of it gets the same number of samples
+// however busy the machine is.
+std::chrono::nanoseconds thread_cpu_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
 std::uint64_t spin_for(std::chrono::milliseconds how_long) {
   std::uint64_t x = 88172645463325252ull;
-  const auto end = std::chrono::steady_clock::now() + how_long;
-  while (std::chrono::steady_clock::now() < end)
+  const auto end = thread_cpu_now() + how_long;
+  while (thread_cpu_now() < end)
     for (int i = 0; i < 10'000; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
   return x;
 }
