@@ -94,12 +94,6 @@ std::uint64_t next_power_of_two(std::uint64_t v) {
 
 }  // namespace
 
-std::size_t CpuSampler::StackHash::operator()(const std::vector<std::uintptr_t>& s) const noexcept {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (std::uintptr_t pc : s) h = (h ^ pc) * 0x100000001b3ull;
-  return static_cast<std::size_t>(h);
-}
-
 /// The CPU source a sampled session reads: the live sampler while it runs, then the samples
 /// as they were when sampling stopped.
 class CpuSampler::Source : public CpuSource {

@@ -32,6 +32,7 @@
 #include "collect/cpu/sample_ring.hpp"
 #include "nnprof/cpu_profiler.hpp"
 #include "record/heap_source.hpp"
+#include "collect/stack/stack_ids.hpp"
 #include "record/raw_snapshot.hpp"
 
 namespace nnprof::detail {
@@ -99,10 +100,7 @@ class CpuSampler {
   std::uint32_t threads_sampled_ = 0;
   std::uint64_t dropped_ = 0, truncated_ = 0, over_limit_ = 0;
   std::vector<RawCpuSample> samples_;
-  struct StackHash {
-    std::size_t operator()(const std::vector<std::uintptr_t>& s) const noexcept;
-  };
-  std::unordered_map<std::vector<std::uintptr_t>, std::uint32_t, StackHash> stack_ids_;
+  collect::StackIds stack_ids_;
   std::vector<std::vector<std::uintptr_t>> stacks_;
   std::unordered_map<std::int64_t, std::string> names_;  // every thread sampled in this run
   std::vector<std::string> warnings_;

@@ -100,12 +100,6 @@ thread_local HeapThreadExit tls_heap_exit;
 
 }  // namespace
 
-std::size_t HeapTracker::StackHash::operator()(const std::vector<std::uintptr_t>& s) const noexcept {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (std::uintptr_t pc : s) h = (h ^ pc) * 0x100000001b3ull;
-  return static_cast<std::size_t>(h);
-}
-
 void install_fork_handlers() {
   pthread_atfork([] { HeapTracker::instance().mu_.lock(); },
                  [] {

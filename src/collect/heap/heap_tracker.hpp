@@ -17,6 +17,7 @@
 #include "collect/heap/thread_cache.hpp"
 #include "nnprof/memory.hpp"
 #include "record/heap_source.hpp"
+#include "collect/stack/stack_ids.hpp"
 #include "record/raw_snapshot.hpp"
 
 namespace nnprof::detail {
@@ -89,10 +90,7 @@ class HeapTracker {
   alignas(64) mutable std::mutex mu_;  // threads_, stacks_, samples_, thread caches
   std::vector<HeapThread*> threads_;  // this run's threads
   std::vector<HeapThread*> all_threads_;  // every HeapThread ever made (reused across runs)
-  struct StackHash {
-    std::size_t operator()(const std::vector<std::uintptr_t>& s) const noexcept;
-  };
-  std::unordered_map<std::vector<std::uintptr_t>, std::uint32_t, StackHash> stack_ids_;
+  collect::StackIds stack_ids_;
   std::vector<std::vector<std::uintptr_t>> stacks_;
   std::uint64_t stacks_dropped_ = 0;
   std::vector<RawHeapSample> samples_;
