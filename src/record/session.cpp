@@ -18,6 +18,8 @@ namespace nnprof::detail {
 namespace {
 constexpr SourceLocation kCalibrationSite{"[nnprof overhead calibration]", "", "", 0};
 constexpr std::size_t kMaxSpareChunks = 32;
+// Spare chunks a thread may get by recycling kept ones (flight recorder at its cap).
+constexpr std::size_t kMinRecycledSpares = 2;
 
 std::int64_t unix_now_ns() noexcept {
   timespec ts;
@@ -291,7 +293,12 @@ void Session::drain_locked() {
     p.spare_target = std::clamp<std::size_t>(std::max(2 * used + 2, p.spare_target > 2 ? p.spare_target - 1 : 2), 2,
                                              kMaxSpareChunks);
     while (p.spare.size() < p.spare_target) {
-      Chunk* c = obtain_chunk_locked();
+      Chunk* c = take_pooled_locked();
+      if (c == nullptr) c = allocate_within_cap();
+      // At the cap, a flight recorder recycles its oldest kept chunk; but only for a small
+      // reserve. Topping a thread's spares up to a burst-sized target from kept_ could
+      // recycle the whole history into empty spares, and a snapshot would then hold nothing.
+      if (c == nullptr && p.spare.size() < kMinRecycledSpares) c = recycle_oldest_locked();
       if (c == nullptr) break;
       if (!p.spare.push(c)) {
         pool_.push_back(c);
