@@ -36,15 +36,17 @@ __attribute__((noinline)) std::uint64_t work_at_depth(int depth, std::uint64_t x
   return x;
 }
 
-enum Mode : int { kOff, kTimer199, kPerf1k, kPerf1kFramePointers, kPerf10k };
+enum Mode : int { kOff, kTimer199, kPerf1k, kPerf1kFramePointers, kPerf10k, kPerf10kFramePointers, kPerf10kNoStack };
 
 void BM_SampledWork(benchmark::State& state) {
   const auto mode = static_cast<Mode>(state.range(0));
   std::optional<nnprof::CpuProfiler> sampler;
   if (mode != kOff) {
     nnprof::CpuProfilerOptions o;
-    o.hz = mode == kTimer199 ? 199 : mode == kPerf10k ? 10'000 : 1'000;
-    o.unwinder = mode == kPerf1kFramePointers ? nnprof::Unwinder::FramePointer : nnprof::Unwinder::Libunwind;
+    o.hz = mode == kTimer199 ? 199 : mode >= kPerf10k ? 10'000 : 1'000;
+    o.unwinder = mode == kPerf1kFramePointers || mode == kPerf10kFramePointers ? nnprof::Unwinder::FramePointer
+                                                                                : nnprof::Unwinder::Libunwind;
+    o.call_graph = mode != kPerf10kNoStack;  // the signal alone: what a sample costs before any unwinding
     sampler.emplace(cpu_profiler(), o);
     state.SetLabel(std::string(sampler->stats().mechanism) + " " + sampler->stats().unwinder);
   }
@@ -65,6 +67,8 @@ BENCHMARK(BM_SampledWork)
     ->Arg(kPerf1k)
     ->Arg(kPerf1kFramePointers)
     ->Arg(kPerf10k)
+    ->Arg(kPerf10kFramePointers)
+    ->Arg(kPerf10kNoStack)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(2.0)
     ->UseRealTime();
