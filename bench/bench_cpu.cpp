@@ -36,7 +36,17 @@ __attribute__((noinline)) std::uint64_t work_at_depth(int depth, std::uint64_t x
   return x;
 }
 
-enum Mode : int { kOff, kTimer199, kPerf1k, kPerf1kFramePointers, kPerf10k, kPerf10kFramePointers, kPerf10kNoStack };
+enum Mode : int {
+  kOff,
+  kTimer199,
+  kPerf1k,  // signal per sample, libunwind in the handler
+  kPerf1kFramePointers,
+  kPerf1kKernel,  // the kernel walks the stack, no signal (the default above 250 Hz)
+  kPerf10k,
+  kPerf10kFramePointers,
+  kPerf10kKernel,
+  kPerf10kNoStack,
+};
 
 void BM_SampledWork(benchmark::State& state) {
   const auto mode = static_cast<Mode>(state.range(0));
@@ -45,7 +55,8 @@ void BM_SampledWork(benchmark::State& state) {
     nnprof::CpuProfilerOptions o;
     o.hz = mode == kTimer199 ? 199 : mode >= kPerf10k ? 10'000 : 1'000;
     o.unwinder = mode == kPerf1kFramePointers || mode == kPerf10kFramePointers ? nnprof::Unwinder::FramePointer
-                                                                                : nnprof::Unwinder::Libunwind;
+                 : mode == kPerf1kKernel || mode == kPerf10kKernel             ? nnprof::Unwinder::Kernel
+                                                                               : nnprof::Unwinder::Libunwind;
     o.call_graph = mode != kPerf10kNoStack;  // the signal alone: what a sample costs before any unwinding
     sampler.emplace(cpu_profiler(), o);
     state.SetLabel(std::string(sampler->stats().mechanism) + " " + sampler->stats().unwinder);
@@ -66,8 +77,10 @@ BENCHMARK(BM_SampledWork)
     ->Arg(kTimer199)
     ->Arg(kPerf1k)
     ->Arg(kPerf1kFramePointers)
+    ->Arg(kPerf1kKernel)
     ->Arg(kPerf10k)
     ->Arg(kPerf10kFramePointers)
+    ->Arg(kPerf10kKernel)
     ->Arg(kPerf10kNoStack)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(2.0)

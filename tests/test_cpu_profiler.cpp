@@ -154,10 +154,13 @@ TEST(CpuProfiler, FindsWorkOfAThreadCreatedAfterStart) {
   EXPECT_TRUE(p.threads[thread].exited);
 }
 
-TEST(CpuProfiler, SamplesCarryTheOpenScope) {
+// Samples of work inside "outer > inner" and inside "outer" name that scope: read in the
+// signal handler (libunwind, frame pointers), or found from the spans by time (kernel stacks).
+void check_samples_carry_the_open_scope(nnprof::Unwinder unwinder) {
   Profiler profiler;
   CpuProfilerOptions o;
   o.hz = 500;
+  o.unwinder = unwinder;
   CpuProfiler sampler(profiler, o);
   {
     NNPROF_SCOPE_IN(profiler, "outer");
@@ -183,10 +186,74 @@ TEST(CpuProfiler, SamplesCarryTheOpenScope) {
       fifty_in_outer += path == "outer";
     }
   }
-  ASSERT_GT(thirty, 20u);
-  ASSERT_GT(fifty, 20u);
-  EXPECT_EQ(thirty_in_inner, thirty);
-  EXPECT_EQ(fifty_in_outer, fifty);
+  ASSERT_GT(thirty, 20u) << p.cpu.unwinder;
+  ASSERT_GT(fifty, 20u) << p.cpu.unwinder;
+  EXPECT_EQ(thirty_in_inner, thirty) << p.cpu.unwinder;
+  EXPECT_EQ(fifty_in_outer, fifty) << p.cpu.unwinder;
+}
+
+TEST(CpuProfiler, SamplesCarryTheOpenScope) { check_samples_carry_the_open_scope(nnprof::Unwinder::Libunwind); }
+
+TEST(CpuProfiler, KernelStackSamplesFindTheirScopeFromTheSpans) {
+  check_samples_carry_the_open_scope(nnprof::Unwinder::Kernel);
+}
+
+__attribute__((noinline)) void calls_work_fifty(std::uint64_t n) {
+  work_fifty(n);
+  asm volatile("");  // not a tail call: this frame stays on the stack
+}
+
+// GCC omits the frame pointer of leaf functions even with -fno-omit-frame-pointer, so the
+// kernel's frame-pointer walk alone would go from work_fifty straight to this test's body;
+// the leaf's unwind rule and the copy of the top of the stack put calls_work_fifty back.
+TEST(CpuProfiler, KernelStacksNameTheDirectCallerOfAFramelessLeaf) {
+  Profiler profiler;
+  CpuProfilerOptions o;
+  o.hz = 1000;
+  o.unwinder = nnprof::Unwinder::Kernel;
+  CpuProfiler sampler(profiler, o);
+  if (std::string(sampler.stats().mechanism) != "perf_event") GTEST_SKIP() << "perf_event_open is not allowed here";
+  EXPECT_STREQ(sampler.stats().unwinder, "kernel-frame-pointer");
+  const auto start = thread_cpu_now();
+  while (thread_cpu_now() - start < std::chrono::milliseconds(300)) calls_work_fifty(50'000);
+  sampler.stop();
+  const Profile p = profiler.snapshot();
+  std::uint64_t leaf = 0, with_caller = 0, with_test = 0;
+  for (const auto& s : p.cpu_samples) {
+    if (short_name(leaf_function(p, s)) != "work_fifty") continue;
+    ++leaf;
+    const auto& frames = p.stacks[s.stack].frames;
+    const auto caller = frames.size() > 1 ? p.frames[frames[1]].function : nnprof::kNone;
+    with_caller += caller != nnprof::kNone && short_name(p.str(caller)) == "calls_work_fifty";
+    with_test += stack_has(p, s, "KernelStacksNameTheDirectCallerOfAFramelessLeaf");
+  }
+  ASSERT_GT(leaf, 100u);
+  EXPECT_GT(with_caller, leaf * 9 / 10);
+  EXPECT_GT(with_test, leaf * 9 / 10);
+}
+
+TEST(CpuProfiler, KernelStacksWithoutSpansSayTheScopeIsUnknown) {
+  nnprof::ProfilerOptions po;
+  po.record_spans = false;
+  Profiler profiler(po);
+  CpuProfilerOptions o;
+  o.hz = 1000;
+  o.unwinder = nnprof::Unwinder::Kernel;
+  CpuProfiler sampler(profiler, o);
+  if (std::string(sampler.stats().mechanism) != "perf_event") GTEST_SKIP() << "perf_event_open is not allowed here";
+  {
+    NNPROF_SCOPE_IN(profiler, "outer");
+    const auto start = thread_cpu_now();
+    while (thread_cpu_now() - start < std::chrono::milliseconds(100)) work_fifty(50'000);
+  }
+  sampler.stop();
+  const Profile p = profiler.snapshot();
+  ASSERT_GT(p.cpu_samples.size(), 20u);
+  for (const auto& s : p.cpu_samples) EXPECT_EQ(s.node, 0u) << "no scope may be guessed";
+  bool said = false;
+  for (const auto& d : p.diagnostics)
+    said = said || (d.kind == nnprof::DiagnosticKind::CpuSampling && d.message.find("record_spans") != std::string::npos);
+  EXPECT_TRUE(said);
 }
 
 TEST(CpuProfiler, SymbolsNameFileAndLine) {

@@ -20,9 +20,18 @@ enum class SamplingClock : std::uint8_t {
 
 /// How the call stack of an interrupted thread is walked.
 enum class Unwinder : std::uint8_t {
-  Auto,          ///< libunwind when it can be loaded, else frame pointers
-  Libunwind,     ///< DWARF unwind tables (.eh_frame): right for code built without frame pointers
-  FramePointer,  ///< the frame-pointer chain: cheapest, but skips frames of code built without them
+  /// Above 250 Hz of CPU time: Kernel, so that a sample costs no signal (docs/PERFORMANCE.md,
+  /// "Issue 5"). Otherwise libunwind when it can be loaded, else frame pointers.
+  Auto,
+  Libunwind,     ///< DWARF unwind tables (.eh_frame) in a signal handler: right for code built without frame pointers
+  FramePointer,  ///< the frame-pointer chain, walked in a signal handler
+  /// The kernel walks the frame-pointer chain when it takes the sample, as `perf record -g`
+  /// does, and no signal interrupts the thread: the cheapest per sample, with the limits of
+  /// frame pointers (callers in code built without them are skipped or wrong). Needs
+  /// perf_event_open, so CPU-time sampling above 250 Hz only. The sample's nnprof scope is
+  /// found afterwards from the recorded spans (ProfilerOptions::record_spans) by time;
+  /// samples that fall where no span was kept have none.
+  Kernel,
 };
 
 struct CpuProfilerOptions {
@@ -53,7 +62,7 @@ struct CpuProfilerStats {
   std::uint32_t threads_sampled = 0;  ///< threads that had a sampling timer at some point
   double effective_hz = 0.0;          ///< the rate in use (may be capped below the request)
   const char* mechanism = "";         ///< "perf_event", "thread-cpu-timer" or "wall-timer"
-  const char* unwinder = "";          ///< "libunwind", "frame-pointer" or "none"
+  const char* unwinder = "";          ///< "libunwind", "frame-pointer", "kernel-frame-pointer" or "none"
 };
 
 /// Samples the process's threads while it lives; its samples go into `profiler`'s snapshots.

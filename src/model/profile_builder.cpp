@@ -447,13 +447,19 @@ class Builder {
     };
 
     std::unordered_map<std::uint32_t, std::uint32_t> stack_of;  // raw id -> index in profile stacks
+    std::vector<std::size_t> scope_by_time;  // kernel-taken samples: their scope comes from the spans
     profile_.cpu_samples.reserve(c.samples.size());
     for (const detail::RawCpuSample& r : c.samples) {
       CpuSample x;
-      x.time_ns = cal_.since_origin_ns(r.ticks);
       x.thread = thread_index(r.tid);
       x.weight_ns = r.weight_ns;
-      x.node = r.node_thread < raw_.threads.size() ? merged_node(r.node_thread, r.node) : 0;
+      if (r.monotonic_ns != 0) {
+        x.time_ns = r.monotonic_ns > cal_.monotonic_origin_ns ? r.monotonic_ns - cal_.monotonic_origin_ns : 0;
+        scope_by_time.push_back(profile_.cpu_samples.size());
+      } else {
+        x.time_ns = cal_.since_origin_ns(r.ticks);
+        x.node = r.node_thread < raw_.threads.size() ? merged_node(r.node_thread, r.node) : 0;
+      }
       if (r.stack != 0 && r.stack <= c.stacks.size()) {
         auto [it, inserted] = stack_of.try_emplace(r.stack, static_cast<std::uint32_t>(profile_.stacks.size()));
         if (inserted) profile_.stacks.push_back(make_stack(c.stacks[r.stack - 1], false));
@@ -461,10 +467,60 @@ class Builder {
       }
       profile_.cpu_samples.push_back(x);
     }
+    scopes_from_spans(scope_by_time);
     std::stable_sort(profile_.cpu_samples.begin(), profile_.cpu_samples.end(),
                      [](const CpuSample& a, const CpuSample& b) { return a.time_ns < b.time_ns; });
     for (const std::string& w : c.warnings)
       add(DiagnosticKind::CpuSampling, Severity::Warning, kNone, kNone, 1, "CPU sampling: " + w + ".");
+  }
+
+  /// Gives each sample in `which` the innermost span of its thread open at its time: one
+  /// sweep per thread over its spans (sorted by start, parents first) and its samples by time.
+  void scopes_from_spans(std::vector<std::size_t> which) {
+    if (which.empty()) return;
+    auto& samples = profile_.cpu_samples;
+    std::sort(which.begin(), which.end(), [&](std::size_t a, std::size_t b) {
+      if (samples[a].thread != samples[b].thread) return samples[a].thread < samples[b].thread;
+      return samples[a].time_ns < samples[b].time_ns;
+    });
+    const auto& spans = profile_.spans;  // sorted by thread, start, depth (records())
+    std::vector<const Span*> open;
+    std::size_t next = 0;
+    std::uint32_t thread = kNone;
+    std::uint64_t without_scope = 0;
+    for (std::size_t i : which) {
+      CpuSample& x = samples[i];
+      if (x.thread != thread) {
+        thread = x.thread;
+        open.clear();
+        next = static_cast<std::size_t>(
+            std::lower_bound(spans.begin(), spans.end(), thread, [](const Span& s, std::uint32_t t) { return s.thread < t; }) -
+            spans.begin());
+      }
+      for (; next < spans.size() && spans[next].thread == thread && spans[next].start_ns <= x.time_ns; ++next) {
+        while (!open.empty() && open.back()->end_ns <= spans[next].start_ns) open.pop_back();
+        open.push_back(&spans[next]);
+      }
+      while (!open.empty() && open.back()->end_ns <= x.time_ns) open.pop_back();
+      x.node = open.empty() ? 0 : open.back()->node;
+      without_scope += open.empty();
+    }
+    bool has_scopes = false;
+    std::uint64_t spans_dropped = raw_.spans_overwritten;
+    for (const RawThread& t : raw_.threads) {
+      has_scopes = has_scopes || t.nodes.size() > 1;
+      spans_dropped += t.dropped_spans;
+    }
+    if (has_scopes && !raw_.keep_spans)
+      add(DiagnosticKind::CpuSampling, Severity::Warning, kNone, kNone, 1,
+          "CPU sampling: the kernel walked the stacks of these samples, so their scope is found from the spans, which "
+          "this session did not keep (ProfilerOptions::record_spans = false): no sample has a scope. Keep spans, or "
+          "sample with Unwinder::Libunwind to read the scope in the signal handler.");
+    else if (has_scopes && without_scope > 0 && spans_dropped > 0)
+      add(DiagnosticKind::CpuSampling, Severity::Info, kNone, kNone, 1,
+          fmt::format("CPU sampling: {} samples taken by the kernel have no scope; some fell where spans were dropped "
+                      "or overwritten (the span buffer's cap), so their scope is unknown.",
+                      without_scope));
   }
 
   void completeness() {

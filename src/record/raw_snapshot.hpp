@@ -112,6 +112,9 @@ struct RawCpuSample {
   std::uint32_t node_thread = ~std::uint32_t{0};  ///< session thread owning `node`; ~0: no open scope
   std::uint32_t node = 0;                          ///< node index within that thread
   std::uint32_t stack = 0;                         ///< 1-based index into RawCpu::stacks; 0: none
+  /// Samples taken by the kernel (Unwinder::Kernel) carry CLOCK_MONOTONIC instead of `ticks`,
+  /// and no node: their scope is found from the spans by time when the profile is built.
+  std::uint64_t monotonic_ns = 0;
 };
 
 /// What the CPU sampler hands to the model.

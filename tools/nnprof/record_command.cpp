@@ -1,4 +1,4 @@
-// `nnprof record [--sample-hz N] [--wall] [--memory] [--out FILE] -- CMD ARGS...`: runs an
+// `nnprof record [--sample-hz N] [--wall] [--unwind U] [--memory] [--out FILE] -- CMD ARGS...`: runs an
 // unmodified program with the preload agent (libnnprof_preload.so) and reports the profile it
 // writes when it ends. CPU sampling is on unless only --memory is asked for.
 #include <signal.h>
@@ -34,6 +34,7 @@ struct RecordOptions {
   bool memory = false;
   double sample_hz = 0;  // 0: not given
   bool wall = false;
+  std::string unwind = "auto";
   std::string out = "nnprof-record.nnprof";
   std::uint64_t stack_sample_bytes = 512 * 1024;
   std::uint64_t interval_ms = 100;
@@ -85,6 +86,7 @@ double cpu_rate(const RecordOptions& o) {
   setenv("NNPROF_RECORD_MEMORY", o.memory ? "1" : "0", 1);
   setenv("NNPROF_SAMPLE_HZ", std::to_string(static_cast<long long>(cpu_rate(o))).c_str(), 1);
   setenv("NNPROF_SAMPLE_WALL", o.wall ? "1" : "0", 1);
+  setenv("NNPROF_SAMPLE_UNWIND", o.unwind.c_str(), 1);
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -176,6 +178,12 @@ Action add_record_command(CLI::App& app) {
                   "CPU samples per second of each thread's CPU time, 1 to 10000 (default 199; above 250 uses "
                   "perf_event_open)");
   cmd->add_flag("--wall", o->wall, "Sample wall-clock time instead of CPU time, to see where threads wait");
+  cmd->add_option("--unwind", o->unwind,
+                  "How stacks are walked: auto (kernel above 250 Hz, else libunwind), kernel (frame pointers, walked "
+                  "by the kernel as perf record -g does: no signal per sample), libunwind (DWARF, right for code "
+                  "without frame pointers) or frame-pointer")
+      ->check(CLI::IsMember({"auto", "kernel", "libunwind", "frame-pointer"}))
+      ->capture_default_str();
   cmd->add_flag("--memory", o->memory, "Track every heap allocation (malloc, new) of the program");
   cmd->add_option("-o,--out", o->out, "Profile to write (.nnprof)")->capture_default_str();
   cmd->add_option("--stack-sample", o->stack_sample_bytes,

@@ -20,6 +20,7 @@
 //   NNPROF_SAMPLE_HZ           CPU samples per second per thread (CpuProfilerOptions::hz); 0 or
 //                              unset: no CPU sampling
 //   NNPROF_SAMPLE_WALL         1: sample wall-clock time instead of CPU time
+//   NNPROF_SAMPLE_UNWIND       auto (default), kernel, libunwind or frame-pointer (CpuProfilerOptions::unwinder)
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -32,6 +33,7 @@
 #include <exception>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "nnprof/cpu_profiler.hpp"
@@ -211,6 +213,12 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
       nnprof::CpuProfilerOptions cpu;
       cpu.hz = static_cast<double>(hz);
       if (env_u64("NNPROF_SAMPLE_WALL", 0) != 0) cpu.clock = nnprof::SamplingClock::Wall;
+      if (const char* u = std::getenv("NNPROF_SAMPLE_UNWIND")) {
+        const std::string_view unwind(u);
+        if (unwind == "kernel") cpu.unwinder = nnprof::Unwinder::Kernel;
+        if (unwind == "libunwind") cpu.unwinder = nnprof::Unwinder::Libunwind;
+        if (unwind == "frame-pointer") cpu.unwinder = nnprof::Unwinder::FramePointer;
+      }
       try {
         a.sampler = new nnprof::CpuProfiler(nnprof::global_profiler(), cpu);
       } catch (const std::exception& e) {

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <asm/perf_regs.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -34,6 +35,9 @@ constexpr double kTimerMaxHz = 250.0;
 constexpr double kMinHz = 1.0, kMaxHz = 10'000.0;
 constexpr std::uint32_t kMaxStackDepth = 240;  // frames per sample at most
 constexpr int kFdTableSize = 1 << 16;
+constexpr std::size_t kKernelRingPages = 64;
+constexpr std::uint32_t kStackCopyBytes = 512;  // of the user stack per kernel sample: a leaf's frame  // data pages of a kernel-stack perf ring, at most
+constexpr std::chrono::milliseconds kKernelDrainEvery{4};
 
 // What the signal handler reads. Plain globals set before any timer is armed.
 struct HandlerConfig {
@@ -72,18 +76,61 @@ std::string read_comm(std::int64_t tid) {
   return name;
 }
 
-int open_perf_event(std::int64_t tid, std::uint64_t period_ns) noexcept {
+// How a perf event delivers its samples.
+enum class PerfDelivery {
+  Signal,       // overflow signals the thread, whose handler walks its own stack
+  KernelStack,  // the kernel walks the frame pointers into the event's ring; no signal
+};
+
+// The deepest user callchain the kernel records (kernel.perf_event_max_stack, 127 by default).
+std::uint32_t kernel_max_stack() {
+  static const std::uint32_t value = [] {
+    std::uint32_t v = 127;
+    std::ifstream("/proc/sys/kernel/perf_event_max_stack") >> v;
+    return v;
+  }();
+  return value;
+}
+
+int open_perf_event(std::int64_t tid, std::uint64_t period_ns, PerfDelivery delivery, bool call_graph,
+                    std::uint32_t max_depth) noexcept {
   perf_event_attr attr{};
   attr.size = sizeof attr;
   attr.type = PERF_TYPE_SOFTWARE;
   attr.config = PERF_COUNT_SW_CPU_CLOCK;  // per thread: counts while the thread runs
   attr.sample_period = period_ns;
-  attr.sample_type = PERF_SAMPLE_IP;  // the smallest record: the stack is walked in the handler
   attr.disabled = 1;
   attr.exclude_kernel = 1;
   attr.exclude_hv = 1;
-  attr.wakeup_events = 1;  // a wakeup, hence a signal, per sample
+  if (delivery == PerfDelivery::Signal) {
+    attr.sample_type = PERF_SAMPLE_IP;  // the smallest record: the stack is walked in the handler
+    attr.wakeup_events = 1;             // a wakeup, hence a signal, per sample
+  } else {
+    attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    if (call_graph) {
+      attr.sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+      attr.exclude_callchain_kernel = 1;
+      attr.sample_max_stack = static_cast<std::uint16_t>(std::min(max_depth, kernel_max_stack()));
+      // The stack pointer and the top of the stack: enough to find the caller of a function
+      // interrupted before it set up its frame (collect/stack/frame_rules.hpp).
+      attr.sample_regs_user = std::uint64_t{1} << PERF_REG_X86_SP;
+      attr.sample_stack_user = kStackCopyBytes;
+    }
+    attr.use_clockid = 1;  // times comparable with the session's spans
+    attr.clockid = CLOCK_MONOTONIC;
+    // Nobody waits on the event: the manager thread reads its ring on a timer.
+    attr.watermark = 1;
+    attr.wakeup_watermark = ~std::uint32_t{0} >> 1;
+  }
   return static_cast<int>(syscall(SYS_perf_event_open, &attr, static_cast<pid_t>(tid), -1, -1, PERF_FLAG_FD_CLOEXEC));
+}
+
+// Copies `n` bytes at ring offset `at` (which may wrap) out of a perf data area.
+void copy_from_perf_ring(const unsigned char* data, std::uint64_t size, std::uint64_t at, void* out, std::size_t n) {
+  const std::uint64_t offset = at & (size - 1);
+  const std::size_t first = static_cast<std::size_t>(std::min<std::uint64_t>(n, size - offset));
+  std::memcpy(out, data + offset, first);
+  if (first < n) std::memcpy(static_cast<unsigned char*>(out) + first, data, n - first);
 }
 
 std::uint64_t next_power_of_two(std::uint64_t v) {
@@ -157,7 +204,7 @@ std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& op
   use_perf_ = false;
   if (!wall && options.hz > kTimerMaxHz) {
     const std::uint64_t period = static_cast<std::uint64_t>(1e9 / options.hz);
-    const int fd = open_perf_event(current_tid(), period);
+    const int fd = open_perf_event(current_tid(), period, PerfDelivery::Signal, false, 1);
     if (fd >= 0) {
       close(fd);
       use_perf_ = true;
@@ -174,9 +221,16 @@ std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& op
   if (dlsym(RTLD_DEFAULT, "__tsan_init") != nullptr)
     warnings.push_back("this program runs under ThreadSanitizer, which delivers signals late, at its own safe "
                        "points: the stacks of the samples show those points, not where the threads were");
+  // Kernel-walked stacks need a perf event; where there is none (timers), Unwinder::Kernel
+  // means what Auto means.
+  const bool kernel_stacks =
+      use_perf_ && (options.unwinder == Unwinder::Kernel || options.unwinder == Unwinder::Auto);
+  if (options.unwinder == Unwinder::Kernel && !use_perf_)
+    warnings.push_back("kernel-walked stacks need perf_event sampling (CPU time above 250 Hz): stacks are walked in "
+                       "the signal handler instead");
   const bool frame_pointers =
       options.unwinder == Unwinder::FramePointer ||
-      (options.unwinder == Unwinder::Auto && std::string_view(collect::stack_capture_method()) != "libunwind");
+      (options.unwinder != Unwinder::Libunwind && std::string_view(collect::stack_capture_method()) != "libunwind");
   if (options.unwinder == Unwinder::Libunwind && std::string_view(collect::stack_capture_method()) != "libunwind")
     warnings.push_back("libunwind could not be loaded (install libunwind8): stacks are walked by frame pointers, "
                        "which skips callers in code built without them");
@@ -187,7 +241,7 @@ std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& op
     by_tid_.clear();
     scans_ = 0;
     threads_sampled_ = 0;
-    dropped_ = truncated_ = over_limit_ = 0;
+    dropped_ = truncated_ = over_limit_ = throttled_ = 0;
     samples_.clear();
     stack_ids_.clear();
     stacks_.clear();
@@ -198,7 +252,11 @@ std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& op
     core_ = &profiler.core();
     period_ns_ = static_cast<std::uint64_t>(std::llround(1e9 / options.hz));
     mechanism_ = wall ? "wall-timer" : use_perf_ ? "perf_event" : "thread-cpu-timer";
-    unwinder_ = !options.call_graph ? "none" : frame_pointers ? "frame-pointer" : "libunwind";
+    kernel_stacks_ = kernel_stacks;
+    unwinder_ = !options.call_graph ? "none"
+                : kernel_stacks    ? "kernel-frame-pointer"
+                : frame_pointers   ? "frame-pointer"
+                                   : "libunwind";
     const double words_per_second = std::min(options.hz, wall || use_perf_ ? kMaxHz : kTimerMaxHz) *
                                     (4.0 + std::min<std::uint32_t>(options.max_stack_depth, 64));
     // Four scan intervals of samples, so a late drain still finds room.
@@ -284,20 +342,67 @@ SampledThread* CpuSampler::take_free_slot() {
   return threads_.back().get();
 }
 
-bool CpuSampler::arm(SampledThread& t, std::string& why) noexcept {
-  if (!t.ring.init(ring_words_)) {
-    why = "no memory for its sample buffer";
+bool CpuSampler::arm_kernel_ring(SampledThread& t, std::string& why) noexcept {
+  const int fd =
+      open_perf_event(t.tid, period_ns_, PerfDelivery::KernelStack, options_.call_graph, options_.max_stack_depth);
+  if (fd < 0) {
+    why = fmt::format("perf_event_open: {}", std::strerror(errno));
     return false;
   }
+  // 256 KiB holds ~25 ms of 10 kHz samples 128 frames deep, several drains; smaller rings
+  // when the locked-memory limits (kernel.perf_event_mlock_kb, RLIMIT_MEMLOCK) refuse it.
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  void* ring = MAP_FAILED;
+  std::size_t bytes = 0;
+  for (std::size_t pages = kKernelRingPages; pages >= 4 && ring == MAP_FAILED; pages /= 2) {
+    bytes = (1 + pages) * page;
+    ring = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  if (ring == MAP_FAILED) {
+    why = fmt::format("its perf ring could not be mapped ({}; see kernel.perf_event_mlock_kb)", std::strerror(errno));
+    close(fd);
+    return false;
+  }
+  t.perf_fd = fd;
+  t.perf_page = ring;
+  t.perf_bytes = bytes;
+  t.kernel_ring = true;
+  t.armed.store(true, std::memory_order_release);
+  ioctl(fd, PERF_EVENT_IOC_RESET, 0);
+  if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+    why = fmt::format("perf event enable: {}", std::strerror(errno));
+    disarm(t);
+    return false;
+  }
+  return true;
+}
+
+bool CpuSampler::arm(SampledThread& t, std::string& why) noexcept {
   t.dropped.store(0, std::memory_order_relaxed);
   t.truncated.store(0, std::memory_order_relaxed);
   t.stack_end = 0;
   t.stack_looked_up = false;
+  t.kernel_ring = false;
   const auto tid = static_cast<pid_t>(t.tid);
   if (use_perf_) {
     if (t.perf_page != nullptr) munmap(t.perf_page, t.perf_bytes);  // of an earlier thread, long gone
     t.perf_page = nullptr;
-    const int fd = open_perf_event(t.tid, period_ns_);
+    if (kernel_stacks_) {
+      if (arm_kernel_ring(t, why)) return true;
+      // This thread is sampled through signals instead; the profile says why.
+      if (warnings_.size() < 20)
+        warnings_.push_back(fmt::format("thread {}: kernel-walked stacks unavailable ({}); its stacks are walked in "
+                                        "a signal handler instead",
+                                        t.tid, why));
+      why.clear();
+    }
+  }
+  if (!t.ring.init(ring_words_)) {
+    why = "no memory for its sample buffer";
+    return false;
+  }
+  if (use_perf_) {
+    const int fd = open_perf_event(t.tid, period_ns_, PerfDelivery::Signal, false, 1);
     if (fd < 0) {
       why = fmt::format("perf_event_open: {}", std::strerror(errno));
       return false;
@@ -364,6 +469,13 @@ void CpuSampler::disarm(SampledThread& t) noexcept {
   }
   if (t.perf_fd >= 0) {
     ioctl(t.perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+    if (t.kernel_ring) {
+      try {
+        read_kernel_ring(t);  // the thread's last samples
+      } catch (...) {
+        // Out of memory: they are lost with the ring.
+      }
+    }
     g_fd_owner[t.perf_fd].store(nullptr, std::memory_order_release);
     close(t.perf_fd);
     t.perf_fd = -1;
@@ -428,13 +540,21 @@ void CpuSampler::manager_main() {
     manager_tid_ = current_tid();
   }
   pthread_setname_np(pthread_self(), "nnprof-sampler");
+  // Kernel rings are drained every few milliseconds, so that small rings (locked-memory
+  // limits) keep up with 10 kHz; threads are looked for every thread_scan_ms.
+  const auto scan_every = std::chrono::milliseconds(options_.thread_scan_ms);
+  const auto wait = kernel_stacks_ ? std::min(scan_every, kKernelDrainEvery) : scan_every;
+  auto next_scan = std::chrono::steady_clock::now() + scan_every;
   std::unique_lock lock(manager_mu_);
   while (!manager_stop_) {
-    manager_cv_.wait_for(lock, std::chrono::milliseconds(options_.thread_scan_ms));
+    manager_cv_.wait_for(lock, wait);
     if (manager_stop_) break;
     lock.unlock();
     try {
-      scan_threads();
+      if (std::chrono::steady_clock::now() >= next_scan) {
+        scan_threads();
+        next_scan = std::chrono::steady_clock::now() + scan_every;
+      }
       std::lock_guard data(mu_);
       drain_locked();
     } catch (...) {
@@ -446,10 +566,106 @@ void CpuSampler::manager_main() {
 
 // ---- samples ------------------------------------------------------------------------------
 
+std::uint32_t CpuSampler::intern_stack_locked(const std::uintptr_t* pcs, std::size_t depth) {
+  if (depth == 0) return 0;
+  scratch_.assign(pcs, pcs + depth);
+  auto it = stack_ids_.find(scratch_);
+  if (it == stack_ids_.end()) {
+    stacks_.push_back(scratch_);
+    it = stack_ids_.emplace(scratch_, static_cast<std::uint32_t>(stacks_.size())).first;
+  }
+  return it->second;
+}
+
+void CpuSampler::read_kernel_ring(SampledThread& t) {
+  if (t.perf_page == nullptr) return;
+  auto* meta = static_cast<perf_event_mmap_page*>(t.perf_page);
+  const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  const std::uint64_t size = meta->data_size != 0 ? meta->data_size : t.perf_bytes - page;
+  const auto* data = static_cast<const unsigned char*>(t.perf_page) + (meta->data_offset != 0 ? meta->data_offset : page);
+  const std::uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+  std::uint64_t tail = meta->data_tail;
+  std::uintptr_t pcs[kMaxStackDepth];
+  while (head - tail >= sizeof(perf_event_header)) {
+    perf_event_header h;
+    copy_from_perf_ring(data, size, tail, &h, sizeof h);
+    if (h.size < sizeof h || h.size > head - tail) break;  // never from a correct kernel; do not spin on it
+    record_bytes_.resize(h.size);
+    copy_from_perf_ring(data, size, tail, record_bytes_.data(), h.size);
+    tail += h.size;
+    const unsigned char* body = record_bytes_.data() + sizeof h;
+    const std::size_t body_words = (h.size - sizeof h) / 8;
+    std::uint64_t w[4];
+    if (h.type == PERF_RECORD_LOST && body_words >= 2) {
+      std::memcpy(w, body, 16);
+      dropped_ += w[1];  // {id, lost}
+      continue;
+    }
+    if (h.type == PERF_RECORD_THROTTLE) {
+      ++throttled_;
+      continue;
+    }
+    if (h.type != PERF_RECORD_SAMPLE || body_words < 3) continue;
+    if (samples_.size() >= options_.max_samples) {
+      ++over_limit_;
+      continue;
+    }
+    // ip; pid, tid; time; then with a call graph: nr, nr addresses; abi, sp; size, stack
+    // bytes, dyn_size.
+    std::memcpy(w, body, 24);
+    RawCpuSample s;
+    s.tid = static_cast<std::int64_t>(static_cast<std::uint32_t>(w[1] >> 32));
+    s.monotonic_ns = w[2];
+    s.weight_ns = period_ns_;
+    std::size_t depth = 0;
+    const std::size_t end = h.size - sizeof h;
+    auto word_at = [&](std::size_t offset) {
+      std::uint64_t v = 0;
+      if (offset + 8 <= end) std::memcpy(&v, body + offset, 8);
+      return v;
+    };
+    if (options_.call_graph && end >= 32) {
+      const std::uint64_t nr = std::min<std::uint64_t>(word_at(24), (end - 32) / 8);
+      std::uint64_t chain[kMaxStackDepth];
+      std::size_t n = 0;
+      for (std::uint64_t i = 0; i < nr && n < kMaxStackDepth; ++i) {
+        const std::uint64_t pc = word_at(32 + 8 * i);
+        if (pc < static_cast<std::uint64_t>(PERF_CONTEXT_MAX) && pc != 0) chain[n++] = pc;  // not a context marker
+      }
+      // The user stack copy, for the caller of a function that has no frame of its own yet.
+      std::size_t at = 32 + 8 * nr;
+      const std::uint64_t abi = word_at(at);
+      at += 8 + (abi != PERF_SAMPLE_REGS_ABI_NONE ? 8 : 0);
+      const std::uint64_t copied = word_at(at);
+      const unsigned char* stack = at + 8 + copied <= end ? body + at + 8 : nullptr;
+      const std::uint64_t valid = stack != nullptr ? std::min(copied, word_at(at + 8 + copied)) : 0;
+      std::uintptr_t caller = 0;
+      if (n > 0 && abi != PERF_SAMPLE_REGS_ABI_NONE) {
+        if (!frame_rules_) frame_rules_ = std::make_unique<collect::FrameRules>();
+        caller = frame_rules_->caller_of_frameless(static_cast<std::uintptr_t>(chain[0]), stack, valid);
+      }
+      // The interrupted instruction first, then return addresses: minus one names the call.
+      for (std::size_t i = 0; i < n && depth < options_.max_stack_depth; ++i) {
+        pcs[depth++] = static_cast<std::uintptr_t>(i == 0 ? chain[i] : chain[i] - 1);
+        if (i == 0 && caller != 0 && (n < 2 || chain[1] != caller) && depth < options_.max_stack_depth) {
+          pcs[depth++] = caller - 1;
+          ++callers_recovered_;
+        }
+      }
+      if (nr >= std::min(options_.max_stack_depth, kernel_max_stack())) ++truncated_;
+    }
+    if (depth == 0) pcs[depth++] = static_cast<std::uintptr_t>(w[0]);
+    s.stack = intern_stack_locked(pcs, depth);
+    samples_.push_back(s);
+  }
+  __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
 void CpuSampler::drain_locked() {
   for (auto& slot : threads_) {
     SampledThread& t = *slot;
     const std::int64_t tid = t.tid;
+    if (t.kernel_ring && t.perf_fd >= 0) read_kernel_ring(t);
     t.ring.drain([&](const std::uint64_t* rec, std::uint32_t words) {
       if (words < 4) return;
       if (samples_.size() >= options_.max_samples) {
@@ -462,15 +678,7 @@ void CpuSampler::drain_locked() {
       s.tid = tid;
       s.node_thread = static_cast<std::uint32_t>(rec[3] >> 32);
       s.node = static_cast<std::uint32_t>(rec[3]);
-      if (words > 4) {
-        scratch_.assign(rec + 4, rec + words);
-        auto it = stack_ids_.find(scratch_);
-        if (it == stack_ids_.end()) {
-          stacks_.push_back(scratch_);
-          it = stack_ids_.emplace(scratch_, static_cast<std::uint32_t>(stacks_.size())).first;
-        }
-        s.stack = it->second;
-      }
+      s.stack = intern_stack_locked(reinterpret_cast<const std::uintptr_t*>(rec + 4), words - 4);
       if (((rec[0] >> 8) & 1) != 0) ++truncated_;
       samples_.push_back(s);
     });
@@ -503,6 +711,10 @@ void CpuSampler::snapshot(RawCpu& out) {
   if (dropped_ > 0)
     out.warnings.push_back(fmt::format(
         "{} samples were lost because a thread's sample buffer was full before it was drained", dropped_));
+  if (throttled_ > 0)
+    out.warnings.push_back(fmt::format(
+        "the kernel throttled sampling {} times (kernel.perf_cpu_time_max_percent): fewer samples than the rate asks",
+        throttled_));
 }
 
 // ---- the signal handler ---------------------------------------------------------------------
