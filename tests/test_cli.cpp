@@ -296,6 +296,7 @@ TEST(CliRecordCpu, FindsWorkOfAThreadCreatedLater) {
   const nnprof::Profile p = nnprof::Profile::load(out);
   ASSERT_TRUE(p.cpu.sampled);
   EXPECT_FALSE(p.heap.tracked) << "CPU sampling alone leaves malloc alone";
+  EXPECT_EQ(r.output.find("allocation hooks"), std::string::npos) << "no heap warning when the heap is not asked for";
   EXPECT_GT(samples_in(p, "main_thread_spin"), 30u);
   // The late thread's samples are on a thread other than the main one.
   std::uint32_t late_thread = nnprof::kNone;

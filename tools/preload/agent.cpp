@@ -193,8 +193,9 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
     options.stack_sample_bytes = env_u64("NNPROF_STACK_SAMPLE_BYTES", options.stack_sample_bytes);
     options.interval = std::chrono::milliseconds(env_u64("NNPROF_MEMORY_INTERVAL_MS", 100));
     if (options.interval.count() == 0) options.interval = std::chrono::milliseconds(100);
+    const bool track_memory = env_u64("NNPROF_RECORD_MEMORY", 1) != 0;
     std::string why;
-    if (!nnprof::heap_hooks_available(&why)) say("warning: " + why);
+    if (track_memory && !nnprof::heap_hooks_available(&why)) say("warning: " + why);
     // The flusher first, so that its own allocations are not the program's.
     const bool handlers = pipe2(a.wake, O_CLOEXEC) == 0 && pipe2(a.done, O_CLOEXEC) == 0;
     if (handlers)
@@ -202,7 +203,7 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
     else
       say(std::string("no crash handler (pipe: ") + std::strerror(errno) + "); the profile is written at exit only");
     nnprof::global_profiler();
-    if (env_u64("NNPROF_RECORD_MEMORY", 1) != 0) {
+    if (track_memory) {
       try {
         a.tracking = new nnprof::MemoryTracking(nnprof::global_profiler(), options);
       } catch (const std::exception& e) {
