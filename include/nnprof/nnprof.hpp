@@ -6,6 +6,7 @@
 #pragma once
 
 #include "nnprof/clock.hpp"
+#include "nnprof/compare.hpp"
 #include "nnprof/config.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/profile.hpp"

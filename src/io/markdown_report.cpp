@@ -430,6 +430,8 @@ std::string markdown_escape(std::string_view text) {
   return out;
 }
 
+void write_markdown_table(const TextTable& table, std::ostream& out) { write_table(table, out); }
+
 void write_markdown_report(const Profile& profile, std::ostream& out) {
   const std::uint64_t instrumented_ns = profile.instrumented_ns();
   out << "# nnprof report\n";

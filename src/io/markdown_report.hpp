@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "io/exporter.hpp"
+#include "io/format.hpp"
 #include "nnprof/profile.hpp"
 
 namespace nnprof::io {
@@ -16,6 +17,10 @@ namespace nnprof::io {
 /// cannot emphasise, is left as is ("train_step"). CR, LF, tab and other control characters
 /// are written as visible escapes ("\n", "\x1b") so they cannot break a row or list item.
 std::string markdown_escape(std::string_view text);
+
+/// Writes `table` as a GitHub-flavoured table: cells escaped (markdown_escape), padded so that
+/// the raw file reads as a table too, right-aligned columns ruled "--:".
+void write_markdown_table(const TextTable& table, std::ostream& out);
 
 /// Writes the Markdown report of `profile`: system information, hot paths by total and
 /// self time, top allocators, throughput, most called scopes, the call hierarchy, threads,

@@ -4,6 +4,9 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <map>
+#include <string>
+
+#include "nnprof/profile.hpp"
 
 namespace nnprof::cli {
 
@@ -15,5 +18,9 @@ Action add_report_command(CLI::App& app);
 Action add_export_command(CLI::App& app);
 Action add_query_command(CLI::App& app);
 Action add_record_command(CLI::App& app);
+Action add_compare_command(CLI::App& app);
+
+/// Profile::load, refusing an empty profile with a message that says what to check.
+Profile load_nonempty(const std::string& path);
 
 }  // namespace nnprof::cli

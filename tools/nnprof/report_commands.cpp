@@ -8,14 +8,6 @@
 
 namespace nnprof::cli {
 
-namespace {
-
-const std::map<std::string, ReportFormat> kReportFormats = {
-    {"text", ReportFormat::Text}, {"md", ReportFormat::Markdown}, {"markdown", ReportFormat::Markdown},
-    {"json", ReportFormat::Json}, {"html", ReportFormat::Html},     {"csv", ReportFormat::Csv},
-    {"chrome", ReportFormat::Chrome}, {"collapsed", ReportFormat::Collapsed}, {"folded", ReportFormat::Collapsed},
-    {"pprof", ReportFormat::Pprof},   {"flamegraph", ReportFormat::Flamegraph}, {"svg", ReportFormat::Flamegraph}};
-
 Profile load_nonempty(const std::string& path) {
   Profile p = Profile::load(path);
   if (p.empty())
@@ -24,6 +16,14 @@ Profile load_nonempty(const std::string& path) {
                 "program ran instrumented code (NNPROF_SCOPE, start/stop) before the profile was saved.");
   return p;
 }
+
+namespace {
+
+const std::map<std::string, ReportFormat> kReportFormats = {
+    {"text", ReportFormat::Text}, {"md", ReportFormat::Markdown}, {"markdown", ReportFormat::Markdown},
+    {"json", ReportFormat::Json}, {"html", ReportFormat::Html},     {"csv", ReportFormat::Csv},
+    {"chrome", ReportFormat::Chrome}, {"collapsed", ReportFormat::Collapsed}, {"folded", ReportFormat::Collapsed},
+    {"pprof", ReportFormat::Pprof},   {"flamegraph", ReportFormat::Flamegraph}, {"svg", ReportFormat::Flamegraph}};
 
 /// Writes `report` in `format` to `out_path`, or to stdout when it is empty or "-".
 void emit(const Report& report, ReportFormat format, const std::string& out_path) {

@@ -1,0 +1,71 @@
+#include "nnprof/compare.hpp"
+
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "analysis/compare.hpp"
+#include "io/compare_report.hpp"
+#include "io/output_file.hpp"
+#include "nnprof/error.hpp"
+#include "record/internal_allocations.hpp"
+
+namespace nnprof {
+namespace {
+
+bool ends_with_ci(std::string_view s, std::string_view suffix) {
+  if (s.size() < suffix.size()) return false;
+  for (std::size_t i = 0; i < suffix.size(); ++i) {
+    char c = s[s.size() - suffix.size() + i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != suffix[i]) return false;
+  }
+  return true;
+}
+
+ReportFormat format_for_path(const std::string& path) {
+  if (ends_with_ci(path, ".txt")) return ReportFormat::Text;
+  if (ends_with_ci(path, ".md") || ends_with_ci(path, ".markdown")) return ReportFormat::Markdown;
+  if (ends_with_ci(path, ".json")) return ReportFormat::Json;
+  if (ends_with_ci(path, ".html") || ends_with_ci(path, ".htm")) return ReportFormat::Html;
+  throw Error(fmt::format("cannot tell the comparison's format from '{}': use a .txt, .md, .json or .html file "
+                          "name, or name the format explicitly",
+                          path));
+}
+
+}  // namespace
+
+Comparison compare(const Profile& a, const Profile& b, const CompareOptions& options) {
+  detail::InternalAllocations internal;
+  if (!(options.alpha > 0.0 && options.alpha < 1.0))
+    throw Error(fmt::format("the significance level must be between 0 and 1, not {}", options.alpha));
+  if (!(options.min_change >= 0.0))
+    throw Error(fmt::format("the minimum relevant change must be 0 or more, not {}", options.min_change));
+  return analysis::compare_profiles(a, b, options);
+}
+
+void write_comparison(const Comparison& comparison, std::ostream& out, ReportFormat format) {
+  detail::InternalAllocations internal;
+  switch (format) {
+    case ReportFormat::Text: io::write_comparison_text(comparison, out); return;
+    case ReportFormat::Markdown: io::write_comparison_markdown(comparison, out); return;
+    case ReportFormat::Json: io::write_comparison_json(comparison, out); return;
+    case ReportFormat::Html: io::write_comparison_html(comparison, out); return;
+    default: break;
+  }
+  throw Error(fmt::format("a comparison is written as text, markdown, json or html, not {}", to_string(format)));
+}
+
+void export_comparison(const Comparison& comparison, const std::string& path, ReportFormat format) {
+  detail::InternalAllocations internal;
+  if (format == ReportFormat::Auto) format = format_for_path(path);
+  // Checked before the file is created, so that a bad format leaves no file behind.
+  if (format != ReportFormat::Text && format != ReportFormat::Markdown && format != ReportFormat::Json &&
+      format != ReportFormat::Html)
+    throw Error(fmt::format("a comparison is written as text, markdown, json or html, not {}", to_string(format)));
+  io::write_file_atomically(path, [&](std::ostream& out) { write_comparison(comparison, out, format); });
+}
+
+}  // namespace nnprof

@@ -1,0 +1,208 @@
+// End-to-end tests of `nnprof compare`: profiles recorded by a real Profiler and saved as
+// .nnprof files, compared by the real binary; output, files and exit status checked.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "nnprof/nnprof.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int status = -1;
+  std::string output;  // stdout and stderr
+};
+
+CliRun run_cli(const std::string& args) {
+  CliRun r;
+  const std::string cmd = std::string(NNPROF_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) r.output += buf.data();
+  const int raw = pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return r;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Busy-waits `us` microseconds: a scope that takes at least that long, whatever the load
+// (a sleep would add the scheduler's wake-up latency, which varies much more).
+void spin_us(int us) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+// A training-like run: 20 steps, each a matmul of `matmul_us` and a softmax of 100 us;
+// an "init" scope called once; `extra` names a scope only this run has.
+void record(const fs::path& path, int matmul_us, const char* extra, bool spans = true) {
+  nnprof::ProfilerOptions options;
+  options.record_spans = spans;
+  nnprof::Profiler p(options);
+  p.start("init");
+  spin_us(200);
+  p.stop("init");
+  for (int step = 0; step < 20; ++step) {
+    p.start("step");
+    p.start("matmul");
+    spin_us(matmul_us);
+    p.stop("matmul");
+    p.start("softmax");
+    spin_us(100);
+    p.stop("softmax");
+    p.start(extra);
+    spin_us(20);
+    p.stop(extra);
+    p.stop("step");
+  }
+  p.save(path.string());
+}
+
+struct Runs {
+  fs::path dir, before, after, same, stats_only;
+};
+
+// Recorded once for all tests (about a quarter of a second).
+const Runs& runs() {
+  static const Runs r = [] {
+    Runs x;
+    x.dir = fs::temp_directory_path() / ("nnprof_compare_cli_" + std::to_string(::getpid()));
+    fs::remove_all(x.dir);
+    fs::create_directories(x.dir);
+    x.before = x.dir / "before.nnprof";
+    x.after = x.dir / "after.nnprof";
+    x.stats_only = x.dir / "stats_only.nnprof";
+    record(x.before, 400, "old_cache");
+    record(x.after, 800, "new_cache");  // matmul twice as slow
+    record(x.stats_only, 800, "new_cache", false);
+    return x;
+  }();
+  return r;
+}
+
+TEST(CompareCli, TextReportShowsTheRegressionAndExitsZero) {
+  const CliRun r = run_cli("compare " + runs().before.string() + " " + runs().after.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* expected : {"nnprof comparison", "Verdict: REGRESSED", "Top 10 regressions", "matmul", "regressed",
+                               "Only in A (removed)", "old_cache", "Only in B (added)", "new_cache", "Speedup:",
+                               "Geometric mean", "init"})
+    EXPECT_NE(r.output.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << r.output;
+}
+
+TEST(CompareCli, JsonSaysMatmulIsTwiceAsSlow) {
+  const fs::path out = runs().dir / "diff.json";
+  const CliRun r = run_cli("compare " + runs().before.string() + " " + runs().after.string() + " -o " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("wrote"), std::string::npos);
+  const auto j = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(j["schema"], "nnprof-comparison");
+  EXPECT_EQ(j["summary"]["verdict"], "regressed");
+  EXPECT_EQ(j["summary"]["runtime_basis"], "session wall time");
+  bool found = false;
+  for (const auto& s : j["scopes"]) {
+    if (s["name"] == "matmul") {
+      found = true;
+      EXPECT_EQ(s["verdict"], "regressed");
+      EXPECT_EQ(s["test"], "mann-whitney");
+      EXPECT_EQ(s["a"]["calls"], 20);
+      EXPECT_EQ(s["a"]["spans"], 20);
+      // At least 2x by construction (the spin is a lower bound); preemption on a loaded
+      // machine can only stretch individual calls, so allow a wide band.
+      EXPECT_GT(s["ratio"].get<double>(), 1.5);
+      EXPECT_LT(s["ratio"].get<double>(), 3.0);
+      EXPECT_LT(s["p_value"].get<double>(), 0.001);
+    }
+    if (s["name"] == "init") {
+      EXPECT_EQ(s["verdict"], "unreliable");  // one call a run
+    }
+  }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(j["removed"][0]["name"], "old_cache");
+  EXPECT_EQ(j["added"][0]["name"], "new_cache");
+}
+
+TEST(CompareCli, MarkdownAndHtmlByFormatAndExtension) {
+  const CliRun md = run_cli("compare " + runs().before.string() + " " + runs().after.string() + " --format md");
+  ASSERT_EQ(md.status, 0) << md.output;
+  EXPECT_NE(md.output.find("# nnprof comparison"), std::string::npos);
+  EXPECT_NE(md.output.find("| matmul"), std::string::npos) << md.output;
+  const fs::path html = runs().dir / "diff.html";
+  const CliRun h = run_cli("compare " + runs().before.string() + " " + runs().after.string() + " -o " + html.string());
+  ASSERT_EQ(h.status, 0) << h.output;
+  const std::string page = slurp(html);
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(page.find("v-regressed"), std::string::npos);
+}
+
+TEST(CompareCli, FailOnRegressionGivesExitStatus3AboveTheThreshold) {
+  const std::string both = runs().before.string() + " " + runs().after.string();
+  const CliRun fail = run_cli("compare " + both + " --fail-on-regression 25");
+  EXPECT_EQ(fail.status, 3) << fail.output;
+  EXPECT_NE(fail.output.find("regression: 'matmul'"), std::string::npos) << fail.output;
+  // matmul is about +100%: a 400% budget lets it pass.
+  const CliRun pass = run_cli("compare " + both + " --fail-on-regression 400");
+  EXPECT_EQ(pass.status, 0) << pass.output;
+  // A run against itself: nothing regressed.
+  const CliRun self = run_cli("compare " + runs().before.string() + " " + runs().before.string() +
+                              " --fail-on-regression 0 --format json");
+  ASSERT_EQ(self.status, 0) << self.output;
+  const auto j = nlohmann::json::parse(self.output);
+  EXPECT_EQ(j["summary"]["verdict"], "stable");
+  EXPECT_EQ(j["summary"]["regressed"], 0);
+}
+
+TEST(CompareCli, StatisticsOnlyProfilesFallBackToWelchAndSaySo) {
+  const CliRun r = run_cli("compare " + runs().before.string() + " " + runs().stats_only.string() + " --format json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_FALSE(j["b"]["spans_enabled"].get<bool>());
+  ASSERT_FALSE(j["notes"].empty());
+  EXPECT_NE(j["notes"][0].get<std::string>().find("without spans"), std::string::npos) << j["notes"];
+  for (const auto& s : j["scopes"]) {
+    // 20 calls a side give Welch fewer than 30 degrees of freedom: no verdict, and the note says why.
+    if (s["name"] == "matmul") {
+      EXPECT_EQ(s["verdict"], "unreliable");
+      EXPECT_NE(s["note"].get<std::string>().find("degrees of freedom"), std::string::npos) << s["note"];
+    }
+  }
+}
+
+TEST(CompareCli, BadInputExitsWith2AndSaysWhy) {
+  const fs::path d = runs().dir;
+  std::ofstream(d / "garbage.nnprof") << std::string(4096, 'g');
+  const std::string good = runs().before.string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"compare " + good + " " + (d / "missing.nnprof").string(), "no such file"},
+      {"compare " + (d / "garbage.nnprof").string() + " " + good, "not an nnprof profile"},
+      {"compare " + good, "b is required"},
+      {"compare " + good + " " + good + " --format csv", "--format"},
+      {"compare " + good + " " + good + " -o " + (d / "x.unknown").string(), "cannot tell the comparison's format"},
+      {"compare " + good + " " + good + " --fail-on-regression -5", "--fail-on-regression"},
+      {"compare " + good + " " + good + " --alpha 2", "--alpha"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const CliRun r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << args << "\n" << r.output;
+  }
+  EXPECT_FALSE(fs::exists(d / "x.unknown"));
+}
+
+}  // namespace

@@ -1,0 +1,90 @@
+// `nnprof compare A.nnprof B.nnprof`: what changed between two runs, with a verdict per scope
+// that a CI job can gate on (--fail-on-regression).
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "nnprof/nnprof.hpp"
+
+namespace nnprof::cli {
+
+namespace {
+
+/// Exit status when a scope regressed by more than --fail-on-regression allows (2 stays
+/// "bad input", 1 "internal error").
+constexpr int kRegressionStatus = 3;
+
+const std::map<std::string, ReportFormat> kCompareFormats = {{"text", ReportFormat::Text},
+                                                             {"md", ReportFormat::Markdown},
+                                                             {"markdown", ReportFormat::Markdown},
+                                                             {"json", ReportFormat::Json},
+                                                             {"html", ReportFormat::Html}};
+
+}  // namespace
+
+Action add_compare_command(CLI::App& app) {
+  struct Options {
+    std::string a, b, out;
+    ReportFormat format = ReportFormat::Auto;
+    std::optional<double> fail_pct;
+    CompareOptions compare;
+    double min_change_pct = 5.0;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("compare", "Compare two .nnprof profiles: what got faster, what got slower");
+  cmd->add_option("a", o->a, "Baseline profile (.nnprof)")->required();
+  cmd->add_option("b", o->b, "Profile to compare with the baseline (.nnprof)")->required();
+  cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
+  cmd->add_option("--format,-f", o->format, "text, md, json or html (default: from -o's extension, else text)")
+      ->transform(CLI::CheckedTransformer(kCompareFormats, CLI::ignore_case));
+  cmd->add_option("--fail-on-regression", o->fail_pct,
+                  "Exit with status 3 when a scope's verdict is 'regressed' and its mean time per call grew by "
+                  "more than PCT percent")
+      ->option_text("PCT")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--alpha", o->compare.alpha, "Significance level of the per-scope test (default 0.05)")
+      ->check(CLI::Range(0.0, 1.0).description("a probability between 0 and 1"));
+  cmd->add_option("--min-calls", o->compare.min_calls,
+                  "Calls a scope needs in each run for a verdict; fewer gives 'unreliable' (default 5)")
+      ->check(CLI::Range(std::uint64_t{2}, std::uint64_t{1} << 40));
+  cmd->add_option("--min-change", o->min_change_pct,
+                  "Smallest change of the mean time per call, in percent, that counts as improved or regressed "
+                  "(default 5)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->footer(
+      "Exit status: 0 when the comparison was written (whatever it found); 3 with --fail-on-regression PCT when "
+      "a scope regressed by more than PCT percent; 2 when a profile or an argument is unusable.");
+  return [cmd, o]() -> int {
+    if (!cmd->parsed()) return -1;
+    o->compare.min_change = o->min_change_pct / 100.0;
+    const Profile a = load_nonempty(o->a);
+    const Profile b = load_nonempty(o->b);
+    const Comparison c = compare(a, b, o->compare);
+    if (o->out.empty() || o->out == "-") {
+      write_comparison(c, std::cout, o->format == ReportFormat::Auto ? ReportFormat::Text : o->format);
+      std::cout.flush();
+      if (!std::cout) throw Error("could not write to standard output");
+    } else {
+      export_comparison(c, o->out, o->format);
+      std::cerr << "nnprof: wrote " << o->out << '\n';
+    }
+    if (o->fail_pct) {
+      const ScopeChange* worst = c.worst_regression();
+      if (worst != nullptr && worst->change * 100.0 > *o->fail_pct) {
+        std::cerr << fmt::format(
+            "nnprof: regression: '{}' takes {:.2f}x as long per call ({:+.1f}%, p = {:.2g}), more than "
+            "--fail-on-regression {}% allows\n",
+            worst->name, worst->ratio, worst->change * 100.0, worst->p_value, *o->fail_pct);
+        return kRegressionStatus;
+      }
+    }
+    return 0;
+  };
+}
+
+}  // namespace nnprof::cli
