@@ -356,6 +356,26 @@ TEST(Compare, SignificantButNegligibleShiftIsStable) {
   EXPECT_EQ(scope(nnprof::compare(a, b, strict), "gelu").verdict, Verdict::Regressed);
 }
 
+TEST(Compare, RankTestAndMeanDisagreeingIsStableWithAReason) {
+  // A: one 5 ms warm-up call among 29 of 10 us; B: every call 12 us. The typical call got
+  // slower (ranks), the mean got much faster (the outlier is gone): no verdict either way.
+  std::vector<std::uint64_t> a_calls = calls(29, 10'000, 0.02, 1);
+  a_calls.insert(a_calls.begin(), 5'000'000);
+  const Profile a = make_profile({{"loss", a_calls}});
+  const Profile b = make_profile({{"loss", calls(30, 12'000, 0.02, 2)}});
+  const Comparison c = nnprof::compare(a, b);
+  const ScopeChange& s = scope(c, "loss");
+  EXPECT_LT(s.p_value, 1e-6);
+  EXPECT_GT(s.prob_b_slower, 0.9);
+  EXPECT_LT(s.change, -0.5);
+  EXPECT_EQ(s.verdict, Verdict::Stable);
+  EXPECT_NE(s.note.find("opposite directions"), std::string::npos) << s.note;
+  std::ostringstream text;
+  nnprof::write_comparison(c, text, nnprof::ReportFormat::Text);
+  EXPECT_NE(text.str().find("- loss: the typical call and the mean moved in opposite directions"), std::string::npos)
+      << text.str();
+}
+
 TEST(Compare, AddedAndRemovedScopesAreListed) {
   const Profile a = make_profile({{"step", calls(10, 1 * kMs, 0.1, 1)}, {"old_kernel", calls(10, 2 * kMs, 0.1, 2)}});
   const Profile b = make_profile({{"step", calls(10, 1 * kMs, 0.1, 3)},

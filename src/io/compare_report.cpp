@@ -371,6 +371,22 @@ void write_comparison_text(const Comparison& c, std::ostream& out) {
   text_heading(out, "Method and notes");
   out << "  " << method_sentence(c) << '\n';
   for (const std::string& note : c.notes) out << "  - " << note << '\n';
+  // The tables above have no room for per-scope notes: say here why a figure has the verdict
+  // it has. Scopes with too few calls are many and alike, so they are named in one line.
+  std::vector<std::string> too_few;
+  for (const ScopeChange& s : c.scopes) {
+    if (s.note.empty()) continue;
+    if (s.test == CompareTest::None && s.note.starts_with("too few calls")) {
+      too_few.push_back(s.name);
+    } else {
+      out << "  - " << s.name << ": " << s.note << '\n';
+    }
+  }
+  if (!too_few.empty()) {
+    std::string names;
+    for (const std::string& name : too_few) names += (names.empty() ? "" : ", ") + name;
+    out << fmt::format("  - Too few calls for a verdict (fewer than {} in a run): {}\n", c.options.min_calls, names);
+  }
   out.flush();
   check(out);
 }
