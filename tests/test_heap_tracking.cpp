@@ -434,4 +434,164 @@ TEST(HeapTracking, RestartStartsWithEmptyCaches) {
   for (int i = 3; i < 5; ++i) std::free(mine[i]);
 }
 
+// Counts are batched per thread until the innermost scope changes (heap_fast_path.hpp):
+// snapshots taken while tracking runs must still see every allocation made before them, the
+// statistics-only ones (stats()) and HeapCounters included.
+TEST(HeapTracking, SnapshotsWhileTrackingSeeTheBatchedCounts) {
+  REQUIRE_HOOKS();
+  Profiler profiler;
+  MemoryTracking tracking(profiler);
+  void* kept[3];
+  {
+    NNPROF_SCOPE_IN(profiler, "batched");
+    for (int i = 0; i < 100; ++i) {
+      void* b = std::malloc(48);
+      escape(b);
+      std::free(b);
+    }
+    for (void*& b : kept) b = std::malloc(1000);
+  }
+  // No allocation since the scope closed: its counts may still be in this thread's batch.
+  const auto counters = tracking.counters();
+  const auto stats = profiler.stats("batched");
+  const Profile p = profiler.snapshot();
+  EXPECT_GE(counters.alloc_count, 103u);
+  EXPECT_GE(counters.current_blocks, 3u);
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_EQ(stats->heap.alloc_count, 103u);
+  EXPECT_EQ(stats->heap.alloc_bytes, 100u * 48 + 3000);
+  EXPECT_EQ(stats->heap.free_count, 100u);
+  EXPECT_EQ(stats->heap.retained_bytes, 3000u);
+  const auto* s = p.find_scope("batched");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->heap.alloc_count, 103u);
+  EXPECT_EQ(s->heap.alloc_bytes, 100u * 48 + 3000);
+  EXPECT_EQ(s->heap.free_count, 100u);
+  EXPECT_EQ(s->heap.free_bytes, 100u * 48);
+  EXPECT_EQ(s->heap.retained_blocks, 3u);
+  EXPECT_EQ(s->heap.retained_bytes, 3000u);
+  EXPECT_EQ(s->heap.peak_live_bytes, 3000u);
+  for (void* b : kept) std::free(b);
+  tracking.stop();
+  const Profile after = profiler.snapshot();
+  const auto* a = after.find_scope("batched");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->heap.alloc_count, 103u);
+  EXPECT_EQ(a->heap.retained_bytes, 0u);  // freed outside any scope, still released here
+}
+
+// Another thread's batch: the snapshot is taken while that thread waits inside its scope.
+TEST(HeapTracking, SnapshotSeesTheBatchOfAThreadStillInsideItsScope) {
+  REQUIRE_HOOKS();
+  Profiler profiler;
+  MemoryTracking tracking(profiler);
+  std::atomic<int> stage{0};
+  void* blocks[10];
+  std::thread worker([&] {
+    {
+      NNPROF_SCOPE_IN(profiler, "waiting");
+      for (void*& b : blocks) b = std::malloc(200);
+      for (int i = 0; i < 4; ++i) std::free(blocks[i]);
+      stage.store(1);
+      while (stage.load() != 2) std::this_thread::yield();
+    }
+    for (int i = 4; i < 10; ++i) std::free(blocks[i]);
+  });
+  while (stage.load() != 1) std::this_thread::yield();
+  const Profile mid = profiler.snapshot();
+  stage.store(2);
+  worker.join();
+  const auto* n = node_named(mid, "waiting");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->heap.alloc_count, 10u);
+  EXPECT_EQ(n->heap.alloc_bytes, 2000u);
+  EXPECT_EQ(n->heap.free_count, 4u);
+  EXPECT_EQ(n->heap.retained_blocks, 6u);
+  EXPECT_EQ(n->heap.retained_bytes, 1200u);
+  EXPECT_EQ(n->heap.peak_live_bytes, 2000u);
+  tracking.stop();
+  const Profile p = profiler.snapshot();
+  const auto* s = p.find_scope("waiting");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->heap.alloc_count, 10u);
+  EXPECT_EQ(s->heap.free_count, 4u);  // the other six were freed outside the scope
+  EXPECT_EQ(s->heap.retained_blocks, 0u);
+}
+
+// Blocks allocated in one scope and freed in another (of the same thread), and a scope's peak
+// of live bytes while another thread frees its blocks in the middle of a batch.
+TEST(HeapTracking, FreesInOtherScopesAndPeakWithRemoteFrees) {
+  REQUIRE_HOOKS();
+  Profiler profiler;
+  MemoryTracking tracking(profiler);
+  void* blocks[10];
+  std::atomic<int> stage{0};
+  std::thread producer([&] {
+    NNPROF_SCOPE_IN(profiler, "produce");
+    for (void*& b : blocks) b = std::malloc(1000);
+    stage.store(1);
+    while (stage.load() != 2) std::this_thread::yield();
+    // The consumer released all ten: five more make 5000 live, not 15000.
+    void* more[5];
+    for (void*& b : more) b = std::malloc(1000);
+    {
+      NNPROF_SCOPE_IN(profiler, "release");
+      for (void* b : more) std::free(b);
+    }
+  });
+  while (stage.load() != 1) std::this_thread::yield();
+  {
+    NNPROF_SCOPE_IN(profiler, "consume");
+    for (void* b : blocks) std::free(b);
+  }
+  stage.store(2);
+  producer.join();
+  tracking.stop();
+  const Profile p = profiler.snapshot();
+  const auto* produce = p.find_scope("produce");
+  const auto* release = p.find_scope("release");
+  const auto* consume = p.find_scope("consume");
+  ASSERT_NE(produce, nullptr);
+  ASSERT_NE(release, nullptr);
+  ASSERT_NE(consume, nullptr);
+  EXPECT_EQ(produce->heap.alloc_count, 15u);
+  EXPECT_EQ(produce->heap.alloc_bytes, 15000u);
+  EXPECT_EQ(produce->heap.free_count, 0u);
+  EXPECT_EQ(produce->heap.retained_blocks, 0u);
+  EXPECT_EQ(produce->heap.peak_live_bytes, 10000u);
+  EXPECT_EQ(release->heap.free_count, 5u);
+  EXPECT_EQ(release->heap.free_bytes, 5000u);
+  EXPECT_EQ(release->heap.alloc_count, 0u);
+  EXPECT_EQ(consume->heap.free_count, 10u);
+  EXPECT_EQ(consume->heap.free_bytes, 10000u);
+}
+
+// A thread that ends right after allocating in a scope: its batch reaches the node when it
+// ends, before tracking stops.
+TEST(HeapTracking, EndingThreadAddsItsBatchToTheNode) {
+  REQUIRE_HOOKS();
+  Profiler profiler;
+  MemoryTracking tracking(profiler);
+  void* blocks[7];
+  std::thread([&] {
+    NNPROF_SCOPE_IN(profiler, "short lived");
+    for (void*& b : blocks) b = std::malloc(300);
+    std::free(blocks[0]);
+  }).join();
+  const Profile mid = profiler.snapshot();
+  const auto* s = mid.find_scope("short lived");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->heap.alloc_count, 7u);
+  EXPECT_EQ(s->heap.alloc_bytes, 2100u);
+  EXPECT_EQ(s->heap.free_count, 1u);
+  EXPECT_EQ(s->heap.retained_blocks, 6u);
+  for (int i = 1; i < 7; ++i) std::free(blocks[i]);
+  tracking.stop();
+  const Profile p = profiler.snapshot();
+  const auto* e = p.find_scope("short lived");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->heap.alloc_count, 7u);
+  EXPECT_EQ(e->heap.retained_blocks, 0u);
+}
+
 }  // namespace

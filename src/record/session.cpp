@@ -325,6 +325,11 @@ RawSnapshot Session::snapshot(bool with_records) {
     if (auto heap = heap_source()) heap->snapshot_heap(s.heap);
     if (auto cpu = cpu_source()) cpu->snapshot_cpu(s.cpu);
   }
+  // Heap counts that threads batch (src/collect/heap/heap_fast_path.hpp): every snapshot,
+  // statistics-only ones too, merges them into the nodes, so no allocation made before it is
+  // missing.
+  std::vector<BatchedNodeHeap> batched;
+  if (auto heap = heap_source()) heap->batched_heap(batched);
 
   std::lock_guard lock(mu_);
   drain_locked();
@@ -395,6 +400,8 @@ RawSnapshot Session::snapshot(bool with_records) {
         }
       }
     }
+    for (const BatchedNodeHeap& b : batched)
+      if (b.thread == p.index && b.node < n) merge_batched_heap(*p.node_at(b.node), b, t.nodes[b.node].heap);
 
     // Open scopes: map frame node pointers to indices without dereferencing them, since a
     // node created after node_count was read is not yet safe to read.

@@ -4,6 +4,15 @@
 // takes it out and counts the free. Single-writer counters are plain loads and stores. Any
 // other case (inside nnprof, before the thread joined the run, a sampled stack, an occupied
 // cache slot, a block not in the cache) calls the general path in libnnprof.
+//
+// Counts are batched per thread: while the innermost scope stays the same, a thread counts
+// its allocations and frees there in its HeapThread (the batch), not in the scope's node, and
+// adds the batch to the node when the innermost scope changes (at its next allocation or
+// free), when the thread ends and when tracking stops. Snapshots read each thread's batch
+// with its node (HeapTracker::read_batches), so every report stays exact. One comparison of
+// the thread's heap change with a precomputed limit stands for the checks that used to read
+// shared state on every allocation: a new peak of heap in use, a new peak of live bytes of
+// the scope, a full batch of heap change.
 #pragma once
 
 #include <atomic>
@@ -24,8 +33,27 @@ struct HeapThread {
   ThreadState* ts = nullptr;              ///< the tracked profiler's state for this thread
   std::int64_t countdown = 0;             ///< bytes until the next sampled stack
   std::atomic<std::int64_t> pending{0};   ///< heap change not yet added to the global counter
+  /// The slow path runs when `pending` exceeds this: the heap in use may reach a new peak,
+  /// the batch node's live bytes may reach a new peak, or the batch of heap change is full.
+  std::int64_t limit = 0;
+  // The batch: counts at `batch_node` (the innermost scope when the batch began) that are not
+  // in the node yet. Written by the owner; read by snapshots (see batch_seq).
+  std::atomic<Node*> batch_node{nullptr};
+  std::atomic<std::uint64_t> batch_alloc_bytes{0};
+  std::atomic<std::uint64_t> batch_alloc_count{0};
+  std::atomic<std::uint64_t> batch_free_bytes{0};  ///< blocks of batch_node freed there by this thread
+  std::atomic<std::uint64_t> batch_free_count{0};
   std::uint32_t index = 0;                ///< thread index in that profiler's session
   std::uint32_t claims = 0;               ///< live-table slots taken, not yet reported
+  // The rest of the batch, used on slower paths.
+  std::atomic<std::uint64_t> batch_other_bytes{0};  ///< freed at batch_node, allocated at another node
+  std::atomic<std::uint64_t> batch_other_count{0};
+  /// Even while the batch is stable; odd while its owner adds it to the node and starts the
+  /// next one. kBatchTaken: tracking stopped and the stopping thread added the batch to its
+  /// node (kBatchDone once it has); the owner then drops it.
+  std::atomic<std::uint64_t> batch_seq{0};
+  std::uint64_t batch_base = 0;  ///< batch_node's own allocated - released bytes when the batch began
+  std::int64_t batch_p0 = 0;     ///< `pending` - (batch allocated - batch released bytes at batch_node)
   // Rarely used.
   std::uint64_t rng = 0;
   std::atomic<std::uint64_t> untracked_frees{0};
@@ -35,11 +63,45 @@ struct HeapThread {
   int cache_place = -1;                           ///< where `cache` is enlisted
   std::uint64_t cache_epoch = 0;                  ///< the run `cache` is enlisted in
   bool exited = false;                            ///< the thread has ended: no cache any more
+
+  static constexpr std::uint64_t kBatchTaken = std::uint64_t{1} << 62;
+  static constexpr std::uint64_t kBatchDone = std::uint64_t{1} << 63;
 };
 
 /// The flush threshold: a thread adds its heap change to the global counter when it passes
 /// this many bytes (or may set a new peak), so the peak is exact to within this per thread.
 inline constexpr std::int64_t kHeapFlushBytes = 64 * 1024;
+
+/// Counts a block of `size` bytes allocated by `t` while `node` is innermost.
+inline void heap_count_alloc(HeapThread& t, Node* node, std::uint64_t size) noexcept {
+  constexpr auto rx = std::memory_order_relaxed;
+  if (node != t.batch_node.load(rx)) [[unlikely]] {
+    heap_count_alloc_slow(t, node, size);  // another scope: the batch changes
+    return;
+  }
+  single_writer_add(t.batch_alloc_bytes, size);
+  single_writer_add(t.batch_alloc_count, std::uint64_t{1});
+  const std::int64_t pending = t.pending.load(rx) + static_cast<std::int64_t>(size);
+  t.pending.store(pending, rx);
+  if (pending > t.limit) [[unlikely]]
+    heap_flush(t, node);
+}
+
+/// Counts the free of a block that `t` allocated itself (from `owner`, a node of its own
+/// tree) while `here` is innermost.
+inline void heap_count_own_free(HeapThread& t, Node* here, Node* owner, std::uint64_t size) noexcept {
+  constexpr auto rx = std::memory_order_relaxed;
+  if (here != owner || here != t.batch_node.load(rx)) [[unlikely]] {
+    heap_count_free_slow(t, here, owner, size);
+    return;
+  }
+  single_writer_add(t.batch_free_bytes, size);
+  single_writer_add(t.batch_free_count, std::uint64_t{1});
+  const std::int64_t pending = t.pending.load(rx) - static_cast<std::int64_t>(size);
+  t.pending.store(pending, rx);
+  if (pending <= -kHeapFlushBytes) [[unlikely]]
+    heap_flush(t, here);
+}
 
 /// The calling thread's cache when the fast path may use it: not inside nnprof, joined to the
 /// current run, with a cache. nullptr otherwise.
@@ -52,36 +114,6 @@ inline collect::ThreadCache* fast_heap_cache(const HeapThreadTls& tls) noexcept 
 /// The innermost open scope of the calling thread (tls.ts is set whenever tls.cache is).
 inline Node* fast_heap_node(const HeapThreadTls& tls) noexcept {
   return static_cast<ThreadState*>(tls.ts)->top->node.load(std::memory_order_relaxed);
-}
-
-/// Counts a block of `size` bytes allocated by `t` while `node` is innermost. True when the
-/// thread's batch must be flushed (full, or it might make a new peak: the peak is then exact
-/// for this thread, and in steady state below the peak no shared line is written).
-inline bool heap_count_alloc(HeapThread& t, Node* node, std::uint64_t size) noexcept {
-  constexpr auto rx = std::memory_order_relaxed;
-  const std::uint64_t allocated = node->heap_alloc_bytes.load(rx) + size;
-  node->heap_alloc_bytes.store(allocated, rx);
-  single_writer_add(node->heap_alloc_count, std::uint64_t{1});
-  const std::uint64_t released = node->heap_released_bytes.load(rx) + node->heap_released_remote_bytes.load(rx);
-  if (allocated > released && allocated - released > node->heap_peak_live.load(rx))
-    node->heap_peak_live.store(allocated - released, rx);
-  const std::int64_t pending = t.pending.load(rx) + static_cast<std::int64_t>(size);
-  t.pending.store(pending, rx);
-  return pending >= kHeapFlushBytes ||
-         g_heap_hot.current.load(rx) + pending > g_heap_hot.peak.load(rx);
-}
-
-/// Counts the free of a block that `t` allocated itself (from `owner`, a node of its own
-/// tree) while `here` is innermost. True when the batch must be flushed.
-inline bool heap_count_own_free(HeapThread& t, Node* here, Node* owner, std::uint64_t size) noexcept {
-  constexpr auto rx = std::memory_order_relaxed;
-  single_writer_add(here->heap_free_bytes, size);
-  single_writer_add(here->heap_free_count, std::uint64_t{1});
-  single_writer_add(owner->heap_released_bytes, size);
-  single_writer_add(owner->heap_released_count, std::uint64_t{1});
-  const std::int64_t pending = t.pending.load(rx) - static_cast<std::int64_t>(size);
-  t.pending.store(pending, rx);
-  return pending <= -kHeapFlushBytes;
 }
 
 /// A tracked allocation: the common case inline, the rest in libnnprof. Returns `block`.
@@ -100,11 +132,10 @@ inline void* heap_track_alloc(void* block, std::size_t size, const void* caller)
   Node* node = fast_heap_node(tls);
   slot.size.store(size, std::memory_order_relaxed);
   slot.node.store(node, std::memory_order_relaxed);
-  slot.caller_stack.store(collect::LiveSlot::pack(reinterpret_cast<std::uintptr_t>(caller), 0),
-                          std::memory_order_relaxed);
+  // pack(caller, 0) without the mask: user-space addresses fit in 48 bits (read() masks).
+  slot.caller_stack.store(reinterpret_cast<std::uintptr_t>(caller), std::memory_order_relaxed);
   slot.key.store(address, std::memory_order_release);
-  if (heap_count_alloc(*t, node, size)) [[unlikely]]
-    heap_flush(*t, node);
+  heap_count_alloc(*t, node, size);
   return block;
 }
 
@@ -120,8 +151,7 @@ inline void heap_track_free(void* block) noexcept {
   }
   auto* t = static_cast<HeapThread*>(tls.thread);
   Node* here = fast_heap_node(tls);
-  if (heap_count_own_free(*t, here, owner, size)) [[unlikely]]
-    heap_flush(*t, here);
+  heap_count_own_free(*t, here, owner, size);
 }
 
 }  // namespace nnprof::detail

@@ -43,8 +43,15 @@ struct HeapBlockToken {
 NNPROF_API void* heap_on_alloc(void* block, std::size_t size, const void* caller) noexcept;
 /// `block` is about to be freed (before the real free: its address may be reused at once).
 NNPROF_API void heap_on_free(void* block) noexcept;
-/// Adds the thread's batch of heap change to the global counter (and notes a new peak).
+/// The thread's heap change passed its limit (heap_fast_path.hpp): adds it to the global
+/// counter when needed (and notes a new peak), notes a new peak of `node`'s live bytes, and
+/// sets the next limit.
 NNPROF_API void heap_flush(HeapThread& thread, Node* node) noexcept;
+/// Counting when the innermost scope is not the thread's batch node: an allocation, and a
+/// free of the thread's own block (`owner`, a node of its own tree) that is not both
+/// allocated and freed at the batch node.
+NNPROF_API void heap_count_alloc_slow(HeapThread& thread, Node* node, std::uint64_t size) noexcept;
+NNPROF_API void heap_count_free_slow(HeapThread& thread, Node* here, Node* owner, std::uint64_t size) noexcept;
 /// realloc in two steps, so that the old address leaves the live blocks before the allocator
 /// can hand it to another thread: begin before the real realloc, end after it.
 NNPROF_API HeapBlockToken heap_realloc_begin(void* old_block) noexcept;

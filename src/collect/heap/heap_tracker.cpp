@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -97,6 +98,75 @@ struct HeapThreadExit {
   }
 };
 thread_local HeapThreadExit tls_heap_exit;
+
+constexpr auto rx = std::memory_order_relaxed;
+
+void spin_wait(unsigned& spins) noexcept {
+  if (++spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  } else {
+    sched_yield();  // the writer was preempted
+  }
+}
+
+// Adds `d` to a node field inside a batch change: a release store, so that a snapshot that
+// reads the new value also sees the batch change begun (heap_fast_path.hpp, HeapThread::batch_seq).
+void add_release(std::atomic<std::uint64_t>& a, std::uint64_t d) noexcept {
+  a.store(a.load(rx) + d, std::memory_order_release);
+}
+
+// Adds the batch of `t` to its node `n` and empties it (the writer holds the batch: odd or taken).
+void move_batch(HeapThread& t, Node* n) noexcept {
+  constexpr auto rl = std::memory_order_release;
+  const std::uint64_t alloc_bytes = t.batch_alloc_bytes.load(rx), alloc_count = t.batch_alloc_count.load(rx);
+  const std::uint64_t free_bytes = t.batch_free_bytes.load(rx), free_count = t.batch_free_count.load(rx);
+  const std::uint64_t other_bytes = t.batch_other_bytes.load(rx), other_count = t.batch_other_count.load(rx);
+  if (n != nullptr) {
+    add_release(n->heap_alloc_bytes, alloc_bytes);
+    add_release(n->heap_alloc_count, alloc_count);
+    add_release(n->heap_released_bytes, free_bytes);
+    add_release(n->heap_released_count, free_count);
+    add_release(n->heap_free_bytes, free_bytes + other_bytes);
+    add_release(n->heap_free_count, free_count + other_count);
+  }
+  t.batch_alloc_bytes.store(0, rl);
+  t.batch_alloc_count.store(0, rl);
+  t.batch_free_bytes.store(0, rl);
+  t.batch_free_count.store(0, rl);
+  t.batch_other_bytes.store(0, rl);
+  t.batch_other_count.store(0, rl);
+}
+
+// Appends t's batch with its node, read at one moment (a seqlock: retried while the owner
+// moves the batch to the node). A batch that tracking's stop took is in its node already.
+void read_batch(const HeapThread& t, std::vector<BatchedNodeHeap>& out) {
+  constexpr auto acq = std::memory_order_acquire;
+  for (unsigned spins = 0;; spin_wait(spins)) {
+    const std::uint64_t s1 = t.batch_seq.load(acq);
+    if ((s1 & HeapThread::kBatchTaken) != 0) {
+      if ((s1 & HeapThread::kBatchDone) != 0) return;
+      continue;
+    }
+    if ((s1 & 1) != 0) continue;
+    const Node* n = t.batch_node.load(acq);
+    if (n == nullptr) return;
+    BatchedNodeHeap b;
+    const std::uint64_t free_bytes = t.batch_free_bytes.load(acq), free_count = t.batch_free_count.load(acq);
+    b.alloc_bytes = n->heap_alloc_bytes.load(acq) + t.batch_alloc_bytes.load(acq);
+    b.alloc_count = n->heap_alloc_count.load(acq) + t.batch_alloc_count.load(acq);
+    b.released_bytes = n->heap_released_bytes.load(acq) + free_bytes;
+    b.released_count = n->heap_released_count.load(acq) + free_count;
+    b.free_bytes = n->heap_free_bytes.load(acq) + free_bytes + t.batch_other_bytes.load(acq);
+    b.free_count = n->heap_free_count.load(acq) + free_count + t.batch_other_count.load(acq);
+    if (t.batch_seq.load(rx) != s1) continue;  // after the acquire loads above: see HeapThread::batch_seq
+    b.thread = n->thread;
+    b.node = n->index;
+    out.push_back(b);
+    return;
+  }
+}
 
 }  // namespace
 
@@ -236,8 +306,10 @@ void HeapTracker::stop(std::uint64_t run, bool calling_thread_is_root) noexcept 
   active_.store(false, std::memory_order_release);
   {
     // A thread that started moving its cache to the table as it ended has finished (no other
-    // will start: tracking is off), so the snapshot below sees each block once.
+    // will start: tracking is off), so the snapshot below sees each block once. Every thread's
+    // batch goes to its node now: the profiler's later snapshots read the nodes alone.
     std::lock_guard lock(mu_);
+    for (HeapThread* t : all_threads_) take_batch(*t);
   }
   {
     std::lock_guard lock(sampler_mu_);
@@ -258,19 +330,29 @@ void HeapTracker::stop(std::uint64_t run, bool calling_thread_is_root) noexcept 
 }
 
 HeapCounters HeapTracker::counters() const noexcept {
+  InternalAllocations internal;  // first: its vector is freed before the lock is released
   HeapCounters c;
   std::lock_guard lock(mu_);
   std::int64_t current = g_heap_hot.current.load(std::memory_order_relaxed);
   for (const HeapThread* t : threads_) current += t->pending.load(std::memory_order_relaxed);
   c.current_bytes = current > 0 ? static_cast<std::uint64_t>(current) : 0;
   c.peak_bytes = std::max<std::uint64_t>(static_cast<std::uint64_t>(std::max<std::int64_t>(g_heap_hot.peak.load(std::memory_order_relaxed), 0)), c.current_bytes);
+  std::vector<BatchedNodeHeap> batched;
+  try {
+    batched.reserve(threads_.size());
+    for (const HeapThread* t : threads_) read_batch(*t, batched);
+  } catch (...) {
+    batched.clear();  // no memory: the nodes alone
+  }
   for (const HeapThread* t : threads_) {
-    // Totals live in the call-tree nodes of each thread.
+    // Totals live in the call-tree nodes of each thread, and in the threads' batches.
     const ThreadPrivate& p = *t->ts->priv;
     const std::uint32_t n = p.node_count.load(std::memory_order_acquire);
     for (std::uint32_t i = 0; i < n; ++i) {
       RawNodeHeap h;
       read_heap_fields(*p.node_at(i), h);
+      for (const BatchedNodeHeap& b : batched)
+        if (b.thread == t->index && b.node == i) merge_batched_heap(*p.node_at(i), b, h);
       c.alloc_bytes += h.alloc_bytes;
       c.alloc_count += h.alloc_count;
       c.free_count += h.free_count;
@@ -310,6 +392,7 @@ HeapThread* HeapTracker::attach() noexcept {
   t->ts = ts;
   t->index = ts->priv->index;
   t->pending.store(0, std::memory_order_relaxed);
+  reset_batch(*t);
   t->claims = 0;
   t->untracked_frees.store(0, std::memory_order_relaxed);
   t->untracked_allocs.store(0, std::memory_order_relaxed);
@@ -349,6 +432,11 @@ void HeapTracker::thread_exit() noexcept {
   auto* t = static_cast<HeapThread*>(tls_heap.thread);
   if (t == nullptr) return;
   std::lock_guard lock(mu_);
+  // The batch goes to its node, if it is this run's (a stopped run took it already).
+  if (active() && tls_heap.run() == g_heap_hot.epoch.load(std::memory_order_acquire))
+    switch_batch(*t, nullptr);
+  else
+    drop_taken_batch(*t);
   collect::ThreadCache* cache = t->cache;
   t->cache = nullptr;  // later allocations of this thread (other thread-local destructors) go to the table
   tls_heap.cache = nullptr;
@@ -428,14 +516,140 @@ void HeapTracker::on_alloc(void* block, std::size_t size, std::uintptr_t caller)
     single_writer_add(t->untracked_allocs, std::uint64_t{1});
     return;
   }
-  if (heap_count_alloc(*t, node, size)) flush(*t, node);
+  heap_count_alloc(*t, node, size);
 }
 
 void HeapTracker::flush(HeapThread& t, Node* node) noexcept {
-  const std::int64_t delta = t.pending.load(std::memory_order_relaxed);
-  t.pending.store(0, std::memory_order_relaxed);
-  const std::int64_t total = g_heap_hot.current.fetch_add(delta, std::memory_order_relaxed) + delta;
-  if (delta > 0 && total > g_heap_hot.peak.load(std::memory_order_relaxed)) note_peak(total, t, node);
+  const std::int64_t pending = t.pending.load(rx);
+  if (Node* n = t.batch_node.load(rx)) {
+    // The batch node's live bytes: its own allocated - released when the batch began, the
+    // batch's net bytes there, less what other threads released since.
+    const std::int64_t live = static_cast<std::int64_t>(t.batch_base) + (pending - t.batch_p0) -
+                              static_cast<std::int64_t>(n->heap_released_remote_bytes.load(rx));
+    if (live > 0 && static_cast<std::uint64_t>(live) > n->heap_peak_live.load(rx))
+      n->heap_peak_live.store(static_cast<std::uint64_t>(live), rx);
+  }
+  if (pending >= kFlushBytes || pending <= -kFlushBytes ||
+      g_heap_hot.current.load(rx) + pending > g_heap_hot.peak.load(rx)) {
+    t.pending.store(0, rx);
+    t.batch_p0 -= pending;
+    const std::int64_t total = g_heap_hot.current.fetch_add(pending, rx) + pending;
+    if (pending > 0 && total > g_heap_hot.peak.load(rx)) note_peak(total, t, node);
+  }
+  refresh_limit(t);
+}
+
+void HeapTracker::refresh_limit(HeapThread& t) noexcept {
+  // The heap in use would pass its peak, or the batch of heap change is full.
+  std::int64_t limit = std::min<std::int64_t>(kFlushBytes - 1, g_heap_hot.peak.load(rx) - g_heap_hot.current.load(rx));
+  if (const Node* n = t.batch_node.load(rx)) {
+    // The batch node's live bytes (see flush) would pass its peak: other threads' releases
+    // only lower them, so this limit is reached no later than a new peak.
+    const std::int64_t node_limit = static_cast<std::int64_t>(n->heap_peak_live.load(rx)) -
+                                    static_cast<std::int64_t>(t.batch_base) +
+                                    static_cast<std::int64_t>(n->heap_released_remote_bytes.load(rx)) + t.batch_p0;
+    limit = std::min(limit, node_limit);
+  }
+  t.limit = limit;
+}
+
+bool HeapTracker::switch_batch(HeapThread& t, Node* node) noexcept {
+  std::uint64_t seq = t.batch_seq.load(rx);
+  if ((seq & HeapThread::kBatchTaken) != 0 ||
+      !t.batch_seq.compare_exchange_strong(seq, seq + 1, std::memory_order_acquire, rx)) {
+    drop_taken_batch(t);  // tracking stopped: the stopping thread took the batch
+    return false;
+  }
+  move_batch(t, t.batch_node.load(rx));
+  t.batch_node.store(node, std::memory_order_release);
+  t.batch_base = node == nullptr ? 0 : node->heap_alloc_bytes.load(rx) - node->heap_released_bytes.load(rx);
+  t.batch_p0 = t.pending.load(rx);
+  t.batch_seq.store(seq + 2, std::memory_order_release);
+  refresh_limit(t);
+  return true;
+}
+
+void HeapTracker::drop_taken_batch(HeapThread& t) noexcept {
+  std::uint64_t seq = t.batch_seq.load(std::memory_order_acquire);
+  if ((seq & HeapThread::kBatchTaken) == 0) {
+    // Not taken (a run that stopped before this thread's batch began): drop it as it is.
+    if (!t.batch_seq.compare_exchange_strong(seq, seq + 1, std::memory_order_acquire, rx)) return drop_taken_batch(t);
+    move_batch(t, nullptr);
+    t.batch_node.store(nullptr, std::memory_order_release);
+    t.batch_seq.store(seq + 2, std::memory_order_release);
+  } else {
+    for (unsigned spins = 0; (seq & HeapThread::kBatchDone) == 0; spin_wait(spins))
+      seq = t.batch_seq.load(std::memory_order_acquire);
+    move_batch(t, nullptr);  // nobody reads a taken batch
+    t.batch_node.store(nullptr, rx);
+  }
+  t.limit = std::numeric_limits<std::int64_t>::max();  // the batch node is nullptr: counting takes the slow path
+}
+
+void HeapTracker::reset_batch(HeapThread& t) noexcept {
+  // The owner, joining a run: the batch of an earlier run was taken when it stopped, or began
+  // after that (and is dropped).
+  drop_taken_batch(t);
+  const std::uint64_t seq = t.batch_seq.load(rx) & ~(HeapThread::kBatchTaken | HeapThread::kBatchDone);
+  t.batch_seq.store(seq + 2, std::memory_order_release);
+  t.batch_base = 0;
+  t.batch_p0 = 0;
+  refresh_limit(t);
+}
+
+void HeapTracker::take_batch(HeapThread& t) noexcept {
+  std::uint64_t seq = t.batch_seq.load(std::memory_order_acquire);
+  for (unsigned spins = 0;; spin_wait(spins)) {
+    if ((seq & HeapThread::kBatchTaken) != 0) return;
+    if ((seq & 1) == 0 &&
+        t.batch_seq.compare_exchange_weak(seq, seq | HeapThread::kBatchTaken, std::memory_order_acq_rel,
+                                          std::memory_order_acquire))
+      break;
+    seq = t.batch_seq.load(std::memory_order_acquire);
+  }
+  move_batch(t, t.batch_node.load(std::memory_order_acquire));
+  t.batch_seq.store(seq | HeapThread::kBatchTaken | HeapThread::kBatchDone, std::memory_order_release);
+}
+
+void HeapTracker::read_batches(std::vector<BatchedNodeHeap>& out) const {
+  std::lock_guard lock(mu_);
+  for (const HeapThread* t : threads_) read_batch(*t, out);
+}
+
+void HeapTracker::count_alloc_slow(HeapThread& t, Node* node, std::uint64_t size) noexcept {
+  if (node == t.batch_node.load(rx) || switch_batch(t, node)) heap_count_alloc(t, node, size);
+}
+
+void HeapTracker::count_free(HeapThread& t, Node* here, Node* owner, std::uint64_t size, bool own) noexcept {
+  if (here != t.batch_node.load(rx) && !switch_batch(t, here)) {
+    // Tracking stopped: only the owner's release, which other threads' snapshots need.
+    if (!own) {
+      owner->heap_released_remote_bytes.fetch_add(size, rx);
+      owner->heap_released_remote_count.fetch_add(1, rx);
+    }
+    return;
+  }
+  if (own && owner == here) {
+    heap_count_own_free(t, here, owner, size);
+    return;
+  }
+  if (own) {
+    // A node of this thread's tree other than the batch node: the owner writes it alone.
+    single_writer_add(owner->heap_released_bytes, size);
+    single_writer_add(owner->heap_released_count, std::uint64_t{1});
+  } else {
+    owner->heap_released_remote_bytes.fetch_add(size, rx);
+    owner->heap_released_remote_count.fetch_add(1, rx);
+  }
+  single_writer_add(t.batch_other_bytes, size);
+  single_writer_add(t.batch_other_count, std::uint64_t{1});
+  // The heap shrinks, the batch node's live bytes do not: the limit follows `pending`.
+  const auto s = static_cast<std::int64_t>(size);
+  const std::int64_t pending = t.pending.load(rx) - s;
+  t.pending.store(pending, rx);
+  t.batch_p0 -= s;
+  t.limit -= s;
+  if (pending <= -kFlushBytes) flush(t, here);
 }
 
 void HeapTracker::note_peak(std::int64_t total, HeapThread& t, Node* node) noexcept {
@@ -483,8 +697,7 @@ void HeapTracker::on_free(void* block) noexcept {
     std::uint64_t size = 0;
     Node* owner = nullptr;
     if (t->cache->take_own(address, size, owner)) {
-      Node* here = t->ts->top->node.load(std::memory_order_relaxed);
-      if (heap_count_own_free(*t, here, owner, size)) flush(*t, here);
+      heap_count_own_free(*t, t->ts->top->node.load(std::memory_order_relaxed), owner, size);
       return;
     }
   }
@@ -500,7 +713,6 @@ void HeapTracker::on_free(void* block) noexcept {
 void HeapTracker::release(const collect::LiveBlockInfo& info) noexcept { release(current_thread(), info); }
 
 void HeapTracker::release(HeapThread* t, const collect::LiveBlockInfo& info) noexcept {
-  constexpr auto rx = std::memory_order_relaxed;
   Node* owner = info.node;
   if (t == nullptr) {
     // nnprof's own code, or a thread that is exiting, frees a tracked block.
@@ -510,17 +722,7 @@ void HeapTracker::release(HeapThread* t, const collect::LiveBlockInfo& info) noe
     return;
   }
   Node* here = t->ts->top->node.load(rx);
-  if (owner->thread == t->index) {
-    if (heap_count_own_free(*t, here, owner, info.size)) flush(*t, here);
-    return;
-  }
-  single_writer_add(here->heap_free_bytes, info.size);
-  single_writer_add(here->heap_free_count, std::uint64_t{1});
-  owner->heap_released_remote_bytes.fetch_add(info.size, rx);
-  owner->heap_released_remote_count.fetch_add(1, rx);
-  const std::int64_t pending = t->pending.load(rx) - static_cast<std::int64_t>(info.size);
-  t->pending.store(pending, rx);
-  if (pending <= -kFlushBytes) flush(*t, here);
+  count_free(*t, here, owner, info.size, owner->thread == t->index);
 }
 
 // ---- the memory timeline -----------------------------------------------------------------
@@ -698,6 +900,11 @@ void TrackedHeap::snapshot_heap(RawHeap& out) {
     HeapTracker::instance().snapshot(out);
 }
 
+void TrackedHeap::batched_heap(std::vector<BatchedNodeHeap>& out) {
+  std::lock_guard lock(mu_);
+  if (!frozen_) HeapTracker::instance().read_batches(out);  // frozen: stop moved every batch to its node
+}
+
 void TrackedHeap::freeze(RawHeap heap) {
   std::lock_guard lock(mu_);
   heap_ = std::move(heap);
@@ -714,6 +921,14 @@ void* heap_on_alloc(void* block, std::size_t size, const void* caller) noexcept 
 void heap_on_free(void* block) noexcept { HeapTracker::instance().on_free(block); }
 
 void heap_flush(HeapThread& thread, Node* node) noexcept { HeapTracker::instance().flush(thread, node); }
+
+void heap_count_alloc_slow(HeapThread& thread, Node* node, std::uint64_t size) noexcept {
+  HeapTracker::instance().count_alloc_slow(thread, node, size);
+}
+
+void heap_count_free_slow(HeapThread& thread, Node* here, Node* owner, std::uint64_t size) noexcept {
+  HeapTracker::instance().count_free(thread, here, owner, size, true);
+}
 
 HeapBlockToken heap_realloc_begin(void* old_block) noexcept {
   collect::LiveBlockInfo info;

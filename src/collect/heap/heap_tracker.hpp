@@ -45,6 +45,9 @@ class HeapTracker {
   void on_alloc(void* block, std::size_t size, std::uintptr_t caller) noexcept;
   void on_free(void* block) noexcept;
   void flush(HeapThread& t, Node* node) noexcept;
+  void count_alloc_slow(HeapThread& t, Node* node, std::uint64_t size) noexcept;
+  /// A free counted at `here` by thread `t`; `own`: `owner` is a node of t's tree.
+  void count_free(HeapThread& t, Node* here, Node* owner, std::uint64_t size, bool own) noexcept;
   bool take(void* block, collect::LiveBlockInfo& info) noexcept;
   void release(const collect::LiveBlockInfo& info) noexcept;  // account for a block taken out
   void restore(void* block, const collect::LiveBlockInfo& info) noexcept;  // put one back
@@ -53,6 +56,8 @@ class HeapTracker {
 
   /// Fills `out` with the heap as it is now.
   void snapshot(RawHeap& out, bool calling_thread_is_root = true);
+  /// Appends every thread's batched counts with its node (see heap_fast_path.hpp).
+  void read_batches(std::vector<BatchedNodeHeap>& out) const;
 
   /// The flush threshold: a thread adds its heap change to the global counter when it passes
   /// this many bytes (or may set a new peak), so the peak is exact to within this per thread.
@@ -64,6 +69,12 @@ class HeapTracker {
   HeapThread* attach() noexcept;
   void release(HeapThread* t, const collect::LiveBlockInfo& info) noexcept;
   void set_up_cache(HeapThread& t) noexcept;
+  // The batch of a thread (heap_fast_path.hpp). The owner only, but take_batch.
+  bool switch_batch(HeapThread& t, Node* node) noexcept;
+  void drop_taken_batch(HeapThread& t) noexcept;
+  void reset_batch(HeapThread& t) noexcept;
+  void refresh_limit(HeapThread& t) noexcept;
+  void take_batch(HeapThread& t) noexcept;  // tracking stopped: any thread, under mu_
   void note_peak(std::int64_t total, HeapThread& t, Node* node) noexcept;
   std::uint32_t sample_stack(HeapThread& t) noexcept;
   void reset_countdown(HeapThread& t) noexcept;
@@ -119,6 +130,7 @@ class HeapTracker {
 class TrackedHeap : public HeapSource {
  public:
   void snapshot_heap(RawHeap& out) override;
+  void batched_heap(std::vector<BatchedNodeHeap>& out) override;
   void freeze(RawHeap heap);
 
  private:
