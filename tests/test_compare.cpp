@@ -348,7 +348,8 @@ TEST(Compare, SignificantButNegligibleShiftIsStable) {
   // 2,000 calls each, 1% slower with 0.5% jitter: overwhelmingly significant, not relevant.
   const Profile a = make_profile({{"gelu", calls(2000, 1 * kMs, 0.005, 5)}});
   const Profile b = make_profile({{"gelu", calls(2000, 1.01 * kMs, 0.005, 6)}});
-  const ScopeChange& s = scope(nnprof::compare(a, b), "gelu");
+  const Comparison c = nnprof::compare(a, b);
+  const ScopeChange& s = scope(c, "gelu");
   EXPECT_LT(s.p_value, 1e-6);
   EXPECT_EQ(s.verdict, Verdict::Stable);
   CompareOptions strict;
