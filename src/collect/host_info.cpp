@@ -1,5 +1,10 @@
 #include "collect/host_info.hpp"
 
+#include <sched.h>
+
+#include <algorithm>
+#include <thread>
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -60,6 +65,13 @@ HostInfo read_host_info() {
   return h;
   }();
   return cached;
+}
+
+std::uint32_t usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<std::uint32_t>(std::max(1, CPU_COUNT(&set)));
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 }  // namespace nnprof::collect

@@ -19,4 +19,7 @@ struct HostInfo {
 /// Reads uname, /proc/cpuinfo and /proc/self/cmdline; fields it cannot read stay empty.
 HostInfo read_host_info();
 
+/// Logical CPUs this process may run on (its affinity mask), at least 1.
+std::uint32_t usable_cpus();
+
 }  // namespace nnprof::collect
