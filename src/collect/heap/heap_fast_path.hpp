@@ -117,7 +117,10 @@ inline Node* fast_heap_node(const HeapThreadTls& tls) noexcept {
 }
 
 /// A tracked allocation: the common case inline, the rest in libnnprof. Returns `block`.
+/// The common case (no stack to sample, a free cache slot, the innermost scope is the batch
+/// node, the limit not reached) makes no call, so the hooks need no stack frame for it.
 inline void* heap_track_alloc(void* block, std::size_t size, const void* caller) noexcept {
+  constexpr auto rx = std::memory_order_relaxed;
   const HeapThreadTls& tls = tls_heap;
   collect::ThreadCache* cache = fast_heap_cache(tls);
   if (cache == nullptr || block == nullptr) [[unlikely]]
@@ -126,32 +129,53 @@ inline void* heap_track_alloc(void* block, std::size_t size, const void* caller)
   const std::int64_t countdown = t->countdown - static_cast<std::int64_t>(size);
   const auto address = reinterpret_cast<std::uintptr_t>(block);
   collect::LiveSlot& slot = cache->slot(address);
-  if (countdown < 0 || slot.key.load(std::memory_order_relaxed) != collect::LiveSlot::kEmpty) [[unlikely]]
-    return heap_on_alloc(block, size, caller);  // a stack to sample, or the slot is taken
-  t->countdown = countdown;
   Node* node = fast_heap_node(tls);
-  slot.size.store(size, std::memory_order_relaxed);
-  slot.node.store(node, std::memory_order_relaxed);
+  const std::int64_t pending = t->pending.load(rx) + static_cast<std::int64_t>(size);
+  if (countdown < 0 || slot.key.load(rx) != collect::LiveSlot::kEmpty || node != t->batch_node.load(rx) ||
+      pending > t->limit) [[unlikely]]
+    return heap_on_alloc(block, size, caller);  // a stack to sample, the slot taken, another scope, the limit
+  t->countdown = countdown;
+  slot.size.store(size, rx);
+  slot.node.store(node, rx);
   // pack(caller, 0) without the mask: user-space addresses fit in 48 bits (read() masks).
-  slot.caller_stack.store(reinterpret_cast<std::uintptr_t>(caller), std::memory_order_relaxed);
+  slot.caller_stack.store(reinterpret_cast<std::uintptr_t>(caller), rx);
   slot.key.store(address, std::memory_order_release);
-  heap_count_alloc(*t, node, size);
+  single_writer_add(t->batch_alloc_bytes, std::uint64_t{size});
+  single_writer_add(t->batch_alloc_count, std::uint64_t{1});
+  t->pending.store(pending, rx);
   return block;
 }
 
-/// A tracked free of a non-null block, before the real free.
-inline void heap_track_free(void* block) noexcept {
+/// The common tracked free, before the real free: a block of the thread's own cache,
+/// allocated and freed at the batch node, the limit not reached. False when it is not that
+/// case: nothing was done, and heap_on_free must handle the block.
+inline bool heap_track_free_fast(void* block) noexcept {
+  constexpr auto rx = std::memory_order_relaxed;
   const HeapThreadTls& tls = tls_heap;
   collect::ThreadCache* cache = fast_heap_cache(tls);
-  std::uint64_t size = 0;
-  Node* owner = nullptr;
-  if (cache == nullptr || !cache->take_own(reinterpret_cast<std::uintptr_t>(block), size, owner)) [[unlikely]] {
-    heap_on_free(block);
-    return;
-  }
+  const auto address = reinterpret_cast<std::uintptr_t>(block);
+  if (cache == nullptr || address == 0) [[unlikely]]
+    return false;
+  collect::LiveSlot& slot = cache->slot(address);
+  if (slot.key.load(rx) != address) [[unlikely]]
+    return false;
   auto* t = static_cast<HeapThread*>(tls.thread);
-  Node* here = fast_heap_node(tls);
-  heap_count_own_free(*t, here, owner, size);
+  const std::uint64_t size = slot.size.load(rx);
+  Node* owner = slot.node.load(rx);
+  const std::int64_t pending = t->pending.load(rx) - static_cast<std::int64_t>(size);
+  if (owner != t->batch_node.load(rx) || owner != fast_heap_node(tls) || pending <= -kHeapFlushBytes) [[unlikely]]
+    return false;
+  // Plain stores: another thread could take the same block only by freeing it twice.
+  slot.key.store(collect::LiveSlot::kEmpty, std::memory_order_release);
+  single_writer_add(t->batch_free_bytes, size);
+  single_writer_add(t->batch_free_count, std::uint64_t{1});
+  t->pending.store(pending, rx);
+  return true;
+}
+
+/// A tracked free of a block, before the real free.
+inline void heap_track_free(void* block) noexcept {
+  if (!heap_track_free_fast(block)) heap_on_free(block);
 }
 
 }  // namespace nnprof::detail

@@ -158,16 +158,25 @@ inline void* tracked_malloc(std::size_t size, const void* caller) noexcept {
   return malloc_busy(size, caller);
 }
 
-// Not idle (or a block of the arena): as malloc_busy.
-[[gnu::noinline]] void free_busy(void* p) noexcept {
+// Not idle (or a block of the arena), and not the common tracked case: as malloc_busy.
+[[gnu::noinline]] void free_slow(void* p) noexcept {
   if (p == nullptr || in_arena(p)) return;
   if (!g_resolved.load(std::memory_order_acquire)) [[unlikely]] {
     const RealAllocator& r = real();
     if (tracking()) heap_track_free(p);
     return r.free(p);
   }
-  heap_track_free(p);
+  nnprof::detail::heap_on_free(p);  // heap_track_free_fast did not take it
   g_real.free(p);
+}
+
+// The common tracked free first, with no call but the tail call of the real free: a block in
+// this thread's cache is neither null nor the arena's, and tracking ran, so the allocator is
+// resolved.
+[[gnu::noinline]] void free_busy(void* p) noexcept {
+  if (nnprof::detail::heap_track_free_fast(p)) [[likely]]
+    return g_real.free(p);
+  free_slow(p);
 }
 
 inline void tracked_free(void* p) noexcept {
