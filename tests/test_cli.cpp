@@ -18,26 +18,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_run.hpp"
 #include "nnprof/nnprof.hpp"
 
 namespace {
-
-struct CliRun {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
-
-CliRun run_cli(const std::string& args) {
-  CliRun r;
-  const std::string cmd = std::string(NNPROF_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) r.output += buf.data();
-  const int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
-}
 
 TEST(Cli, DemoPrintsASummaryOfTheWorkload) {
   const CliRun r = run_cli("demo --steps 6 --hidden 64");

@@ -14,28 +14,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_run.hpp"
 #include "nnprof/nnprof.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-struct CliRun {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
-
-CliRun run_cli(const std::string& args) {
-  CliRun r;
-  const std::string cmd = std::string(NNPROF_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) r.output += buf.data();
-  const int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
-}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
