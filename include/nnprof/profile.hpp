@@ -10,6 +10,7 @@
 
 #include "nnprof/clock.hpp"
 #include "nnprof/config.hpp"
+#include "nnprof/metric_series.hpp"
 
 namespace nnprof {
 
@@ -280,6 +281,7 @@ enum class DiagnosticKind : std::uint8_t {
   HeapTracking,        ///< heap tracking could not see everything (foreign allocator, fork, full table)
   CpuSampling,         ///< CPU sampling could not see everything (rate capped, buffer full, no unwinder)
   InstrumentationOverhead,
+  MetricsIncomplete,   ///< metric points not kept, or metric calls ignored (wrong kind, non-finite value, too many names)
 };
 
 enum class Severity : std::uint8_t { Info, Warning, Error };
@@ -333,6 +335,7 @@ class NNPROF_API Profile {
   std::vector<CpuSample> cpu_samples;    ///< sorted by time
   Completeness completeness;
   std::vector<Diagnostic> diagnostics;
+  std::vector<MetricSeries> metrics;     ///< counters, gauges and histograms by name, sorted by name
 
   [[nodiscard]] const std::string& str(StringId id) const;
   /// The statistics of scopes named `name`, or nullptr.
@@ -342,7 +345,8 @@ class NNPROF_API Profile {
   /// Path of names from the root to `node`, joined by " > ".
   [[nodiscard]] std::string node_path(std::uint32_t node) const;
   [[nodiscard]] bool empty() const {
-    return scopes.empty() && memory_counters.empty() && spans.empty() && !heap.tracked && cpu_samples.empty();
+    return scopes.empty() && memory_counters.empty() && spans.empty() && !heap.tracked && cpu_samples.empty() &&
+           metrics.empty();
   }
 
   /// Writes the profile to `path` as a .nnprof file: a SQLite database whose schema is in

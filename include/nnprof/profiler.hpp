@@ -10,14 +10,17 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "nnprof/config.hpp"
 #include "nnprof/detail/thread_state.hpp"
 #include "nnprof/profile.hpp"
+#include "nnprof/session_metrics.hpp"
 
 namespace nnprof {
 
 class Report;
+class Metrics;
 
 /// What happens to spans once the memory cap is reached. Statistics and the call tree are
 /// complete under either policy; only the individual spans of the timeline are affected.
@@ -106,6 +109,21 @@ class NNPROF_API Profiler {
   /// Writes the text summary to stdout (or `out`).
   void print_summary() const;
   void print_summary(std::ostream& out) const;
+
+  /// Counters, gauges and histograms by name recorded into this profiler (nnprof/metrics.hpp).
+  [[nodiscard]] Metrics metrics() noexcept;
+
+  /// Measures a region until the returned guard ends (nnprof/session_metrics.hpp): wall, CPU,
+  /// user and system time, CPU utilisation, RSS, FLOP/s. The region is also a scope `name`.
+  [[nodiscard]] ProfiledRegion profile(std::string_view name);
+  /// The metrics of the last finished region named `name` (or of any name), also when an
+  /// exception ended it; nothing when no such region has finished.
+  [[nodiscard]] std::optional<RegionMetrics> get_metrics(std::string_view name) const;
+  [[nodiscard]] std::optional<RegionMetrics> get_metrics() const;
+  /// Wall time of every region name, in the order first finished, with its share of the total.
+  [[nodiscard]] std::vector<RegionShare> get_timing_breakdown() const;
+  /// True once a region has finished.
+  [[nodiscard]] bool has_results() const noexcept;
 
   [[nodiscard]] const ProfilerOptions& options() const noexcept { return options_; }
   /// For the scope macros and guards.

@@ -1,5 +1,6 @@
 #include "collect/host_info.hpp"
 
+#include <fcntl.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -17,6 +19,15 @@
 namespace nnprof::collect {
 
 namespace {
+std::uint64_t status_field_kib(std::string_view text, std::string_view key) {
+  const auto at = text.find(key);
+  if (at == std::string_view::npos) return 0;
+  std::uint64_t v = 0;
+  for (std::size_t i = at + key.size(); i < text.size() && text[i] != '\n'; ++i)
+    if (text[i] >= '0' && text[i] <= '9') v = v * 10 + static_cast<std::uint64_t>(text[i] - '0');
+  return v;
+}
+
 std::string cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
   for (std::string line; std::getline(in, line);) {
@@ -72,6 +83,17 @@ std::uint32_t usable_cpus() {
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<std::uint32_t>(std::max(1, CPU_COUNT(&set)));
   return std::max(1u, std::thread::hardware_concurrency());
+}
+
+ProcessMemory read_process_memory() noexcept {
+  char buf[4096];
+  const int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  const ssize_t n = read(fd, buf, sizeof buf);
+  close(fd);
+  if (n <= 0) return {};
+  const std::string_view text(buf, static_cast<std::size_t>(n));
+  return {status_field_kib(text, "VmRSS:") * 1024, status_field_kib(text, "VmHWM:") * 1024};
 }
 
 }  // namespace nnprof::collect

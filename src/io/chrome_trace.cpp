@@ -258,6 +258,14 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
     w.event(R"j({{"ph":"C","pid":{},"ts":{},"name":"RSS peak (VmHWM)","args":{{"bytes":{}}}}})j", pid,
             Micros{sample.time_ns}, sample.rss_peak_bytes);
   }
+  // Metrics (nnprof/metrics.hpp): a counter track each; a counter's value is its running total.
+  for (const MetricSeries& m : p.metrics) {
+    const std::string track =
+        quoted(fmt::format("metric: {}{}", p.str(m.name), m.unit.empty() ? "" : fmt::format(" ({})", m.unit)));
+    for (const MetricPoint& pt : m.points)
+      w.event(R"({{"ph":"C","pid":{},"ts":{},"name":{},"args":{{"value":{}}}}})", pid, Micros{pt.time_ns}, track,
+              pt.value);
+  }
   if (p.heap.tracked) {
     // Where the heap peaked, on the thread whose allocation reached it.
     const std::string path = p.heap.peak_node == 0 ? "[outside any scope]" : p.node_path(p.heap.peak_node);

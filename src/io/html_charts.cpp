@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 
 #include "io/format.hpp"
 #include "io/html_escape.hpp"
+#include "io/metric_table.hpp"
 
 namespace nnprof::io::html {
 namespace {
@@ -822,5 +824,140 @@ const std::string_view kFlameScript = R"JS(
   draw();
 })();
 )JS";
+
+// ---- metric charts --------------------------------------------------------------------
+
+namespace {
+
+// Value ticks: about five round steps from `low` to `high`.
+void write_value_axis(double low, double high, const std::function<double(double)>& y,
+                      const std::function<std::string(double)>& label, std::string& out) {
+  const double step = nice_step((high - low) / 5.0);
+  out += "<g class=\"axis\">";
+  for (double v = std::ceil(low / step) * step; v <= high + step / 2; v += step) {
+    append(out, "<line x1=\"{:.0f}\" y1=\"{:.1f}\" x2=\"{:.0f}\" y2=\"{:.1f}\"/>", kChartLeftPx, y(v),
+           kChartLeftPx + kChartWidthPx, y(v));
+    append(out, "<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", kChartLeftPx - 6, y(v) + 3.5,
+           escape(label(v)));
+  }
+  out += "</g>";
+}
+
+void open_metric_svg(const std::string& label, std::string& out) {
+  append(out,
+         "<svg class=\"mem metric\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
+         "role=\"img\" aria-label=\"{2}\">",
+         kChartLeftPx + kChartWidthPx + kChartRightPx, kChartTopPx + kChartHeightPx + kChartBottomPx, escape(label));
+}
+
+void write_bottom_label(const std::string& text, std::string& out) {
+  append(out, "<text class=\"at\" x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\">{}</text>",
+         kChartLeftPx + kChartWidthPx / 2, kChartTopPx + kChartHeightPx + 38, escape(text));
+}
+
+// Counters and gauges: the value as a step line over time, each pixel column folded to one stroke.
+void write_metric_series(const Profile& profile, const MetricSeries& m, std::string& out) {
+  double low = m.points.front().value, high = low;
+  std::uint64_t end_ns = std::max<std::uint64_t>(profile.meta.duration_ns, 1);
+  for (const MetricPoint& p : m.points) {
+    low = std::min(low, p.value);
+    high = std::max(high, p.value);
+    end_ns = std::max(end_ns, p.time_ns);
+  }
+  if (m.kind == MetricKind::Counter) low = std::min(low, 0.0);
+  if (high == low) high = low + std::max(1.0, std::fabs(low) * 0.1);
+  const ChartScale scale(low, high, end_ns);
+  open_metric_svg(fmt::format("{} over time", profile.str(m.name)), out);
+  write_value_axis(low, high, [&](double v) { return scale.y(v); },
+                   [&](double v) { return format_metric_value(v, m.unit); }, out);
+  const double bottom = kChartTopPx + kChartHeightPx;
+  const double tstep = std::max(1.0, nice_step(static_cast<double>(end_ns) / 8.0));
+  out += "<g class=\"axis\">";
+  for (double t = 0; t <= static_cast<double>(end_ns); t += tstep) {
+    const double x = scale.x(static_cast<std::uint64_t>(t));
+    append(out, "<line x1=\"{0:.1f}\" y1=\"{1:.0f}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>", x, bottom, bottom + 5);
+    append(out, "<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\">{}</text>", x, bottom + 17,
+           format_duration(static_cast<std::uint64_t>(t)));
+  }
+  out += "</g>";
+  std::string path = fmt::format("M{:.1f},{:.1f}", scale.x(m.points.front().time_ns), scale.y(m.points.front().value));
+  std::size_t i = 0;
+  while (i < m.points.size()) {
+    const double x = scale.x(m.points[i].time_ns);
+    const auto column = static_cast<long long>(std::floor(x));
+    double cmin = m.points[i].value, cmax = cmin, last = cmin;
+    for (; i < m.points.size() && static_cast<long long>(std::floor(scale.x(m.points[i].time_ns))) == column; ++i) {
+      cmin = std::min(cmin, m.points[i].value);
+      cmax = std::max(cmax, m.points[i].value);
+      last = m.points[i].value;
+    }
+    append(path, "H{:.1f}", x);
+    if (cmin != cmax) append(path, "V{:.1f}V{:.1f}", scale.y(cmin), scale.y(cmax));
+    append(path, "V{:.1f}", scale.y(last));
+  }
+  append(out, "<path class=\"line\" d=\"{}\"/>", path);
+  write_bottom_label("time since the session start", out);
+  out += "</svg>";
+}
+
+// Histograms: the distribution of the points kept, 40 bins from min to max, with p50 and p99 marked.
+void write_metric_distribution(const Profile& profile, const MetricSeries& m, std::string& out) {
+  double low = m.points.front().value, high = low;
+  for (const MetricPoint& p : m.points) {
+    low = std::min(low, p.value);
+    high = std::max(high, p.value);
+  }
+  constexpr int kBins = 40;
+  const double width = high > low ? (high - low) / kBins : 1.0;
+  std::vector<std::uint64_t> bins(kBins, 0);
+  for (const MetricPoint& p : m.points)
+    ++bins[static_cast<std::size_t>(std::clamp(static_cast<int>((p.value - low) / width), 0, kBins - 1))];
+  const double top = static_cast<double>(*std::max_element(bins.begin(), bins.end()));
+  const auto y = [&](double count) { return kChartTopPx + kChartHeightPx * (1.0 - count / top); };
+  const auto x = [&](double v) {
+    return kChartLeftPx + (high > low ? kChartWidthPx * (v - low) / (high - low) : kChartWidthPx / 2);
+  };
+  open_metric_svg(fmt::format("distribution of {}", profile.str(m.name)), out);
+  write_value_axis(0.0, top, y, [](double v) { return format_count(static_cast<std::uint64_t>(std::llround(v))); }, out);
+  const double bw = kChartWidthPx / kBins;
+  for (int b = 0; b < kBins; ++b) {
+    const auto n = bins[static_cast<std::size_t>(b)];
+    if (n == 0) continue;
+    const double lo = low + b * width;
+    append(out,
+           "<rect class=\"area\" style=\"fill-opacity:.7\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"><title>{} to {}: {}"
+           "</title></rect>",
+           kChartLeftPx + b * bw + 0.5, y(static_cast<double>(n)), bw - 1.0, kChartTopPx + kChartHeightPx - y(static_cast<double>(n)),
+           escape(format_metric_value(lo, m.unit)), escape(format_metric_value(lo + width, m.unit)), format_count(n));
+  }
+  for (const auto& [what, v] : {std::pair<const char*, double>{"p50", m.summary.p50}, {"p99", m.summary.p99}}) {
+    append(out, "<line class=\"pk\" x1=\"{0:.1f}\" y1=\"{1:.0f}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>", x(v), kChartTopPx,
+           kChartTopPx + kChartHeightPx);
+    append(out, "<text class=\"pkl\" x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"start\">{} {}</text>", x(v) + 4,
+           kChartTopPx - 6, what, escape(format_metric_value(v, m.unit)));
+  }
+  const double bottom = kChartTopPx + kChartHeightPx;
+  out += "<g class=\"axis\">";
+  for (const double v : {low, (low + high) / 2, high})
+    append(out, "<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\">{}</text>", x(v), bottom + 17,
+           escape(format_metric_value(v, m.unit)));
+  out += "</g>";
+  write_bottom_label(fmt::format("value ({} observations kept)", format_count(m.points.size())), out);
+  out += "</svg>";
+}
+
+}  // namespace
+
+void write_metric_chart(const Profile& profile, const MetricSeries& metric, std::string& out) {
+  if (metric.points.empty()) {
+    out += "<p class=\"note\">No point of this metric was kept (statistics-only session or buffer cap): its "
+           "statistics are in the table above.</p>";
+    return;
+  }
+  if (metric.kind == MetricKind::Histogram)
+    write_metric_distribution(profile, metric, out);
+  else
+    write_metric_series(profile, metric, out);
+}
 
 }  // namespace nnprof::io::html

@@ -72,6 +72,11 @@ void write_memory_chart(const Profile& profile, std::string& out);
 /// line styles are html_report's heap CSS.
 void write_heap_chart(const Profile& profile, std::string& out);
 
+/// Appends the chart of one metric as an inline <svg>: counters and gauges as a step line over
+/// time, histograms as the distribution of their points (40 bins, p50 and p99 marked); a note
+/// when no point was kept.
+void write_metric_chart(const Profile& profile, const MetricSeries& metric, std::string& out);
+
 /// Nodes of a flame tree narrower than this fraction of the root are left out of the page
 /// (counted in a note): they would be under a pixel wide until zoomed far in.
 inline constexpr double kFlameMinFraction = 1.0 / 5000.0;

@@ -20,6 +20,7 @@
 #include "io/format.hpp"
 #include "io/html_charts.hpp"
 #include "io/html_escape.hpp"
+#include "io/metric_html.hpp"
 #include "io/report_tables.hpp"
 #include "io/sentence_markup.hpp"
 #include "nnprof/error.hpp"
@@ -342,6 +343,7 @@ void write_nav(const Profile& profile, std::string& out) {
   for (const auto& [id, label] : kLinks) {
     append(out, "<a href=\"#{}\">{}</a>", id, label);
     if (id == "memory" && profile.cpu.sampled) out += "<a href=\"#cpu\">CPU</a>";
+    if (id == "memory" && !profile.metrics.empty()) out += "<a href=\"#metrics\">Metrics</a>";
   }
   out += "</div></nav>\n<main class=\"wrap\">\n";
 }
@@ -1048,6 +1050,7 @@ void write_html_report(const Profile& profile, std::ostream& stream) {
   write_timeline(profile, stream, out);
   write_memory(profile, out);
   if (profile.cpu.sampled) write_cpu(profile, out);
+  html::write_metrics_section(profile, out);
   write_threads(profile, percent, out);
   write_insights(profile, out);
   write_completeness(profile, out);

@@ -11,6 +11,7 @@
 
 #include "analysis/cpu_profile.hpp"
 #include "analysis/memory_findings.hpp"
+#include "io/metrics_json.hpp"
 #include "io/sentence_markup.hpp"
 #include "nnprof/error.hpp"
 
@@ -474,6 +475,8 @@ Json report(const Profile& profile) {
   }
   j["throughput"] = by_name(
       profile, profile.scopes, [](const ScopeStats& s) { return s.items > 0; }, scope_throughput);
+  // Only with metrics (nnprof/metrics.hpp): series and summaries as save_metrics writes them.
+  if (!profile.metrics.empty()) j["metrics"] = metrics_json(profile);
   j["call_tree"] = call_tree(profile);
   j["threads"] = array_of(profile.threads, thread);
   j["completeness"] = completeness(profile.completeness);

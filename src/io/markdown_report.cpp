@@ -18,6 +18,7 @@
 #include "analysis/memory_findings.hpp"
 #include "analysis/rankings.hpp"
 #include "io/format.hpp"
+#include "io/metric_table.hpp"
 #include "io/report_tables.hpp"
 #include "io/sentence_markup.hpp"
 #include "nnprof/error.hpp"
@@ -397,6 +398,13 @@ bool intraword(std::string_view text, std::size_t i) {
   return i > 0 && i + 1 < text.size() && is_ascii_alnum(text[i - 1]) && is_ascii_alnum(text[i + 1]);
 }
 
+// Counters, gauges and histograms recorded by name (nnprof/metrics.hpp).
+void write_metrics(const Profile& profile, std::ostream& out) {
+  write_heading(out, "Metrics");
+  write_table(metrics_table(profile), out);
+  if (const std::string note = metrics_completeness_note(profile); !note.empty()) out << '\n' << note << '\n';
+}
+
 }  // namespace
 
 std::string markdown_escape(std::string_view text) {
@@ -449,6 +457,7 @@ void write_markdown_report(const Profile& profile, std::ostream& out) {
   if (!profile.memory_counters.empty()) write_memory_counters(profile, out);
   if (profile.heap.tracked) write_heap(profile, out);
   if (profile.cpu.sampled) write_cpu(profile, out);
+  if (!profile.metrics.empty()) write_metrics(profile, out);
   if (!profile.scopes.empty()) write_insights(profile, out);
   // As in the text report: an empty profile's zeros are noise, its diagnostics may not be.
   if (!profile.empty()) write_completeness(profile, out);

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "io/format.hpp"
+#include "io/metric_store.hpp"
 #include "io/progress.hpp"
 #include "io/sqlite.hpp"
 #include "model/enum_parse.hpp"
@@ -779,6 +780,7 @@ void Profile::save(const std::string& path) const {
       db.exec("BEGIN");
       db.exec(kSchema);
       write_tables(db, *this);
+      io::write_metric_tables(db, *this);
       db.exec("COMMIT");
     }
     if (std::rename(tmp.c_str(), path.c_str()) != 0)
@@ -796,6 +798,7 @@ Profile Profile::load(const std::string& path) {
   check_integrity(db);
   Profile p;
   read_tables(db, p, version);
+  io::read_metric_tables(db, p);
   validate(p, path);
   return p;
 }

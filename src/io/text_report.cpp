@@ -17,6 +17,7 @@
 #include "analysis/memory_findings.hpp"
 #include "analysis/rankings.hpp"
 #include "io/format.hpp"
+#include "io/metric_table.hpp"
 #include "io/report_tables.hpp"
 #include "io/sentence_markup.hpp"
 #include "nnprof/error.hpp"
@@ -268,6 +269,13 @@ void write_diagnostics(const Profile& profile, std::ostream& out) {
   }
 }
 
+// Counters, gauges and histograms recorded by name (nnprof/metrics.hpp).
+void write_metrics(const Profile& profile, std::ostream& out) {
+  write_heading(out, "Metrics");
+  metrics_table(profile).write(out);
+  if (const std::string note = metrics_completeness_note(profile); !note.empty()) out << "  " << note << '\n';
+}
+
 }  // namespace
 
 void write_text_report(const Profile& profile, std::ostream& out) {
@@ -283,6 +291,7 @@ void write_text_report(const Profile& profile, std::ostream& out) {
   if (!profile.memory_counters.empty()) write_memory(profile, out);
   if (profile.heap.tracked) write_heap(profile, out);
   if (profile.cpu.sampled) write_cpu(profile, out);
+  if (!profile.metrics.empty()) write_metrics(profile, out);
   if (!profile.scopes.empty()) write_insights(profile, out);
   // Zeros in an empty profile would only be noise; its diagnostics may say why it is empty.
   if (!profile.empty()) write_completeness(profile, out);

@@ -48,12 +48,13 @@ const char* to_string(DiagnosticKind kind) noexcept {
     case DiagnosticKind::HeapTracking: return "heap_tracking";
     case DiagnosticKind::CpuSampling: return "cpu_sampling";
     case DiagnosticKind::InstrumentationOverhead: return "instrumentation_overhead";
+    case DiagnosticKind::MetricsIncomplete: return "metrics_incomplete";
   }
   return "unknown";
 }
 
 std::optional<DiagnosticKind> parse_diagnostic_kind(std::string_view s) noexcept {
-  for (int k = 0; k <= static_cast<int>(DiagnosticKind::InstrumentationOverhead); ++k)
+  for (int k = 0; k <= static_cast<int>(DiagnosticKind::MetricsIncomplete); ++k)
     if (s == to_string(static_cast<DiagnosticKind>(k))) return static_cast<DiagnosticKind>(k);
   return std::nullopt;
 }

@@ -11,6 +11,7 @@
 #include "collect/host_info.hpp"
 #include "collect/symbols/symbolizer.hpp"
 #include "model/duration_accumulator.hpp"
+#include "model/metric_builder.hpp"
 
 namespace nnprof::model {
 
@@ -104,6 +105,7 @@ class Builder {
     cpu();
     completeness();
     diagnostics();
+    build_metrics(raw_, cal_, [this](std::string_view s) { return strings_(s); }, profile_);
     return std::move(profile_);
   }
 
@@ -277,7 +279,8 @@ class Builder {
           const CallTreeNode& node = profile_.call_tree[map[r.ref]];
           profile_.spans.push_back(Span{t.index, node.name, node.id, node.depth, cal_.since_origin_ns(r.t0),
                                         cal_.since_origin_ns(r.t1)});
-        } else if (r.ref < counter_index_.size() && counter_index_[r.ref] != kNone) {
+        } else if ((r.kind == detail::RecordKind::MemoryAlloc || r.kind == detail::RecordKind::MemoryFree) &&
+                   r.ref < counter_index_.size() && counter_index_[r.ref] != kNone) {
           const auto bytes = static_cast<std::int64_t>(r.t1);
           profile_.memory_events.push_back(MemoryEvent{cal_.since_origin_ns(r.t0), t.index, counter_index_[r.ref],
                                                        r.kind == detail::RecordKind::MemoryAlloc ? bytes : -bytes});

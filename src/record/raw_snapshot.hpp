@@ -9,6 +9,7 @@
 
 #include "nnprof/clock.hpp"
 #include "nnprof/detail/thread_state.hpp"
+#include "record/metric_registry.hpp"
 
 namespace nnprof::detail {
 
@@ -152,6 +153,7 @@ struct RawSnapshot {
   std::uint64_t memory_peak_ticks = 0;
   RawHeap heap;
   RawCpu cpu;
+  RawMetrics metrics;  ///< points are the threads' Metric records
 };
 
 }  // namespace nnprof::detail

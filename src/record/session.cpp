@@ -228,7 +228,7 @@ Chunk* Session::recycle_oldest_locked() noexcept {
   for (std::uint32_t i = 0; i < n; ++i) {
     if (r[i].kind == RecordKind::Span)
       ++spans_overwritten_;
-    else
+    else if (r[i].kind != RecordKind::Metric)  // metric points: the model counts what is missing per metric
       ++events_overwritten_;
   }
   c->count.store(0, std::memory_order_relaxed);
@@ -449,6 +449,8 @@ RawSnapshot Session::snapshot(bool with_records) {
       s.counters.push_back(std::move(c));
     }
   }
+  // After the records: every point read above is counted in the statistics read here.
+  metrics_.snapshot(threads_, s.metrics);
   return s;
 }
 

@@ -16,6 +16,8 @@
 
 #include "nnprof/profiler.hpp"
 #include "record/heap_source.hpp"
+#include "record/metric_registry.hpp"
+#include "record/region_log.hpp"
 #include "record/raw_snapshot.hpp"
 #include "record/thread_record.hpp"
 
@@ -74,6 +76,11 @@ class Session {
     return cpu_source_;
   }
 
+  /// The names and kinds of the metrics recorded into this session.
+  MetricRegistry& metrics() noexcept { return metrics_; }
+  /// The results of finished regions (Profiler::profile).
+  RegionLog& regions() noexcept { return regions_; }
+
   /// Times an empty scope on the calling thread (the per-scope overhead reported later).
   void measure_overhead();
   /// Everything recorded so far; `with_records` false skips spans and memory events.
@@ -116,6 +123,9 @@ class Session {
   std::atomic<std::int64_t> memory_current_{0};
   std::atomic<std::uint64_t> memory_peak_{0};
   std::atomic<std::uint64_t> memory_peak_ticks_{0};
+
+  MetricRegistry metrics_;
+  RegionLog regions_;
 
   std::mutex heap_mu_;  // heap_source_, cpu_source_
   std::shared_ptr<HeapSource> heap_source_;

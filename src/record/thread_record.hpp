@@ -14,6 +14,7 @@
 
 #include "nnprof/detail/thread_state.hpp"
 #include "record/chunk_ring.hpp"
+#include "record/metric_registry.hpp"
 #include "record/raw_snapshot.hpp"
 
 namespace nnprof::detail {
@@ -55,6 +56,9 @@ struct ThreadPrivate {
 
   // Run-time names this thread has used (owner only).
   std::unordered_map<std::string_view, NamedEntry*> name_cache;
+
+  // Its statistics of each metric (nnprof/metrics.hpp), and the metric names it used.
+  MetricThread metrics;
 
   // Rare events and the thread's name, read by snapshots.
   std::mutex mu;

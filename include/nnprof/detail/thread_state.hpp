@@ -19,10 +19,11 @@
 
 namespace nnprof::detail {
 
-enum class RecordKind : std::uint32_t { Span = 1, MemoryAlloc = 2, MemoryFree = 3 };
+enum class RecordKind : std::uint32_t { Span = 1, MemoryAlloc = 2, MemoryFree = 3, Metric = 4 };
 
 /// One fixed-size record. Span: t0/t1 = begin/end ticks, ref = call-tree node index.
 /// MemoryAlloc/MemoryFree: t0 = ticks, t1 = bytes, ref = named-counter id.
+/// Metric: t0 = ticks, t1 = the value (a double, bit for bit), ref = metric id.
 struct Record {
   std::uint64_t t0;
   std::uint64_t t1;

@@ -17,6 +17,7 @@
 
 #include "collect/heap/heap_hooks_abi.hpp"
 #include "collect/heap/reachability.hpp"
+#include "collect/host_info.hpp"
 #include "collect/stack/stack_capture.hpp"
 #include "nnprof/detail/clock_read.hpp"
 #include "nnprof/error.hpp"
@@ -51,31 +52,6 @@ std::mutex& start_mutex() {
 constexpr std::size_t kMaxSamples = 1'000'000;  // ~28 h at the default 100 ms
 constexpr std::size_t kMaxLeakGroups = 10'000;
 constexpr int kMaxStackDepth = 128;
-
-// /proc/self/status without allocating: VmRSS and VmHWM in bytes.
-struct ProcessMemory {
-  std::uint64_t rss = 0, hwm = 0;
-};
-
-std::uint64_t status_field_kib(std::string_view text, std::string_view key) {
-  const auto at = text.find(key);
-  if (at == std::string_view::npos) return 0;
-  std::uint64_t v = 0;
-  for (std::size_t i = at + key.size(); i < text.size() && text[i] != '\n'; ++i)
-    if (text[i] >= '0' && text[i] <= '9') v = v * 10 + static_cast<std::uint64_t>(text[i] - '0');
-  return v;
-}
-
-ProcessMemory read_process_memory() noexcept {
-  char buf[4096];
-  const int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  const ssize_t n = read(fd, buf, sizeof buf);
-  close(fd);
-  if (n <= 0) return {};
-  const std::string_view text(buf, static_cast<std::size_t>(n));
-  return {status_field_kib(text, "VmRSS:") * 1024, status_field_kib(text, "VmHWM:") * 1024};
-}
 
 std::uint64_t xorshift(std::uint64_t& s) noexcept {
   s ^= s << 13;
@@ -248,7 +224,7 @@ std::uint64_t HeapTracker::start(Profiler& profiler, const MemoryTrackingOptions
     options_ = options;
     core_ = &profiler.core();
     start_ticks_ = read_ticks();
-    rss_initial_ = read_process_memory().rss;
+    rss_initial_ = collect::read_process_memory().rss;
     sampler_stop_ = false;
   }
   collect::stack_capture_init();
@@ -740,7 +716,7 @@ void HeapTracker::sampler_main() {
 }
 
 void HeapTracker::take_sample() {
-  const ProcessMemory mem = read_process_memory();
+  const collect::ProcessMemory mem = collect::read_process_memory();
   std::lock_guard lock(mu_);
   std::int64_t heap = g_heap_hot.current.load(std::memory_order_relaxed);
   for (const HeapThread* t : threads_) heap += t->pending.load(std::memory_order_relaxed);
@@ -850,7 +826,7 @@ void HeapTracker::snapshot(RawHeap& out, bool calling_thread_is_root) {
   out.interval_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(options_.interval).count());
   out.peak_resolution_bytes = static_cast<std::uint64_t>(kFlushBytes);
   collect_leaks(out, calling_thread_is_root);
-  const ProcessMemory mem = read_process_memory();
+  const collect::ProcessMemory mem = collect::read_process_memory();
   out.rss_initial = rss_initial_;
   out.rss_final = mem.rss;
   out.rss_peak = mem.hwm;

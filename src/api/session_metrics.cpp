@@ -1,0 +1,205 @@
+// Profiler::profile: wall, CPU, user and system time, CPU utilisation, RSS and FLOP/s of a region.
+#include "nnprof/session_metrics.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "collect/host_info.hpp"
+#include "io/format.hpp"
+#include "nnprof/profiler.hpp"
+#include "nnprof/scope.hpp"
+#include "record/internal_allocations.hpp"
+#include "record/session.hpp"
+
+namespace nnprof {
+
+namespace detail {
+
+struct CpuTimes {
+  std::uint64_t user_ns = 0, system_ns = 0;
+};
+
+CpuTimes process_cpu_times() noexcept {
+  rusage ru{};
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return {};
+  const auto ns = [](const timeval& tv) {
+    return static_cast<std::uint64_t>(tv.tv_sec) * 1'000'000'000 + static_cast<std::uint64_t>(tv.tv_usec) * 1'000;
+  };
+  return {ns(ru.ru_utime), ns(ru.ru_stime)};
+}
+
+struct RegionState {
+  Profiler* profiler = nullptr;
+  std::string name;
+  std::chrono::steady_clock::time_point wall_start;
+  CpuTimes cpu_start;
+  collect::ProcessMemory memory_start;
+  double flops = 0.0;  // declared on the region itself
+  int uncaught = 0;                // exceptions in flight when the region began
+  bool done = false;
+  RegionMetrics result;
+  std::optional<ProfileGuard> scope;
+
+  [[nodiscard]] RegionMetrics measure(bool completed) const {
+    const auto wall = std::chrono::steady_clock::now() - wall_start;
+    const CpuTimes cpu = process_cpu_times();
+    const collect::ProcessMemory mem = collect::read_process_memory();
+    RegionMetrics m;
+    m.name = name;
+    m.completed = completed;
+    RegionTiming& t = m.timing;
+    t.wall_ns = static_cast<std::uint64_t>(std::max<std::int64_t>(
+        0, std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count()));
+    t.user_ns = cpu.user_ns > cpu_start.user_ns ? cpu.user_ns - cpu_start.user_ns : 0;
+    t.system_ns = cpu.system_ns > cpu_start.system_ns ? cpu.system_ns - cpu_start.system_ns : 0;
+    t.cpu_ns = t.user_ns + t.system_ns;
+    t.cpu_utilization = t.wall_ns > 0 ? static_cast<double>(t.cpu_ns) / static_cast<double>(t.wall_ns) : 0.0;
+    t.cpu_utilization_of_machine = t.cpu_utilization / static_cast<double>(collect::usable_cpus());
+    RegionMemory& r = m.memory;
+    r.rss_initial_bytes = memory_start.rss;
+    r.rss_final_bytes = mem.rss;
+    // VmHWM is the process's lifetime peak: if it rose, the new peak was reached in the region.
+    r.rss_peak_exact = mem.hwm > memory_start.hwm;
+    r.rss_peak_bytes = r.rss_peak_exact ? mem.hwm : std::max(memory_start.rss, mem.rss);
+    RegionCompute& c = m.compute;
+    c.flops = flops;
+    c.flops_per_second = t.wall_ns > 0 ? c.flops * 1e9 / static_cast<double>(t.wall_ns) : 0.0;
+    return m;
+  }
+
+  void finish(bool completed) {
+    if (done) return;
+    scope.reset();
+    result = measure(completed);
+    done = true;
+    if (Session* session = profiler->core().session) session->regions().add(result);
+  }
+};
+
+}  // namespace detail
+
+ProfiledRegion::ProfiledRegion(Profiler& profiler, std::string_view name)
+    : state_(std::make_unique<detail::RegionState>()) {
+  detail::InternalAllocations internal;
+  detail::RegionState& s = *state_;
+  s.profiler = &profiler;
+  s.name.assign(name);
+  s.uncaught = std::uncaught_exceptions();
+  s.memory_start = collect::read_process_memory();
+  s.cpu_start = detail::process_cpu_times();
+  s.wall_start = std::chrono::steady_clock::now();
+  s.scope.emplace(profiler, std::string_view(s.name));
+}
+
+ProfiledRegion::ProfiledRegion(ProfiledRegion&&) noexcept = default;
+
+ProfiledRegion::~ProfiledRegion() {
+  if (!state_ || state_->done) return;
+  detail::InternalAllocations internal;
+  try {
+    // Ended by an exception when more are in flight now than when the region began.
+    state_->finish(std::uncaught_exceptions() <= state_->uncaught);
+  } catch (...) {
+    // Out of memory while storing the results: the region is not reported.
+  }
+}
+
+void ProfiledRegion::add_flops(double flops) noexcept {
+  if (state_ && !state_->done && flops > 0.0) state_->flops += flops;
+}
+
+RegionMetrics ProfiledRegion::current() const {
+  detail::InternalAllocations internal;
+  if (state_->done) return state_->result;
+  return state_->measure(true);
+}
+
+RegionMetrics ProfiledRegion::stop() {
+  detail::InternalAllocations internal;
+  state_->finish(true);
+  return state_->result;
+}
+
+std::string RegionMetrics::summary() const {
+  const RegionTiming& t = timing;
+  std::string s = fmt::format("{}: wall {}, CPU {} (user {}, system {}), CPU utilisation {:.0f}% ({:.2f} cores, {} of "
+                              "{} CPUs)",
+                              name, io::format_duration(t.wall_ns), io::format_duration(t.cpu_ns),
+                              io::format_duration(t.user_ns), io::format_duration(t.system_ns),
+                              t.cpu_utilization * 100.0, t.cpu_utilization, io::format_percent(t.cpu_utilization_of_machine),
+                              collect::usable_cpus());
+  s += fmt::format(", RSS {} -> peak {}{} -> {}", io::format_bytes(memory.rss_initial_bytes),
+                   memory.rss_peak_exact ? "" : ">= ", io::format_bytes(memory.rss_peak_bytes),
+                   io::format_bytes(memory.rss_final_bytes));
+  if (compute.flops > 0.0)
+    s += fmt::format(", {:.3g} GFLOP/s ({:.3g} GFLOP)", compute.flops_per_second / 1e9, compute.flops / 1e9);
+  if (!completed) s += " (ended by an exception)";
+  return s;
+}
+
+std::string RegionMetrics::to_json() const {
+  const nlohmann::json j = {
+      {"name", name},
+      {"completed", completed},
+      {"timing",
+       {{"wall_ns", timing.wall_ns},
+        {"cpu_ns", timing.cpu_ns},
+        {"user_ns", timing.user_ns},
+        {"system_ns", timing.system_ns},
+        {"cpu_utilization", timing.cpu_utilization},
+        {"cpu_utilization_of_machine", timing.cpu_utilization_of_machine}}},
+      {"memory",
+       {{"rss_initial_bytes", memory.rss_initial_bytes},
+        {"rss_peak_bytes", memory.rss_peak_bytes},
+        {"rss_final_bytes", memory.rss_final_bytes},
+        {"rss_peak_exact", memory.rss_peak_exact}}},
+      {"compute", {{"flops", compute.flops}, {"flops_per_second", compute.flops_per_second}}},
+  };
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+ProfiledRegion Profiler::profile(std::string_view name) { return ProfiledRegion(*this, name); }
+
+std::optional<RegionMetrics> Profiler::get_metrics(std::string_view name) const {
+  detail::InternalAllocations internal;
+  if (name.empty()) return std::nullopt;
+  return session_->regions().last(name);
+}
+
+std::optional<RegionMetrics> Profiler::get_metrics() const {
+  detail::InternalAllocations internal;
+  return session_->regions().last();
+}
+
+std::vector<RegionShare> Profiler::get_timing_breakdown() const {
+  detail::InternalAllocations internal;
+  std::vector<RegionShare> rows;
+  std::uint64_t total = 0;
+  for (const RegionMetrics& m : session_->regions().all()) {
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const RegionShare& r) { return r.name == m.name; });
+    if (it == rows.end()) it = rows.insert(rows.end(), RegionShare{m.name, 0, 0, 0.0});
+    ++it->count;
+    it->wall_ns += m.timing.wall_ns;
+    total += m.timing.wall_ns;
+  }
+  for (RegionShare& r : rows)
+    r.share = total > 0 ? static_cast<double>(r.wall_ns) / static_cast<double>(total) : 0.0;
+  return rows;
+}
+
+bool Profiler::has_results() const noexcept {
+  try {
+    return !session_->regions().empty();
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace nnprof

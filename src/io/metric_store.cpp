@@ -1,0 +1,119 @@
+#include "io/metric_store.hpp"
+
+#include <fmt/format.h>
+
+#include "io/metrics_json.hpp"
+#include "nnprof/error.hpp"
+
+namespace nnprof::io {
+
+namespace {
+
+using sqlite::Statement;
+
+constexpr const char* kMetricSchema = R"sql(
+CREATE TABLE metric(id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, kind TEXT NOT NULL, unit TEXT NOT NULL,
+  count INTEGER NOT NULL, sum REAL NOT NULL, min REAL NOT NULL, max REAL NOT NULL, mean REAL NOT NULL,
+  stddev REAL NOT NULL, p50 REAL NOT NULL, p90 REAL NOT NULL, p95 REAL NOT NULL, p99 REAL NOT NULL,
+  percentile_points INTEGER NOT NULL, last REAL NOT NULL, points_dropped INTEGER NOT NULL);
+CREATE TABLE metric_point(id INTEGER PRIMARY KEY, metric_id INTEGER NOT NULL, ts INTEGER NOT NULL,
+  value REAL NOT NULL, utid INTEGER NOT NULL);
+CREATE INDEX metric_point_by_metric ON metric_point(metric_id, ts);
+)sql";
+
+[[noreturn]] void damaged(const sqlite::Database& db, const std::string& what) {
+  throw Error(fmt::format("'{}' is damaged: {}; record the profile again", db.path(), what));
+}
+
+bool has_table(sqlite::Database& db, const char* name) {
+  Statement st(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
+  st.bind(1, std::string_view(name));
+  return st.step() && st.i64(0) > 0;
+}
+
+}  // namespace
+
+void write_metric_tables(sqlite::Database& db, const Profile& p) {
+  db.exec(kMetricSchema);
+  Statement metric(db, "INSERT INTO metric VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  Statement point(db, "INSERT INTO metric_point(metric_id, ts, value, utid) VALUES (?, ?, ?, ?)");
+  for (std::size_t i = 0; i < p.metrics.size(); ++i) {
+    const MetricSeries& m = p.metrics[i];
+    const MetricSummary& s = m.summary;
+    const auto id = static_cast<std::int64_t>(i);
+    metric.bind(1, id)
+        .bind(2, std::int64_t{m.name})
+        .bind(3, std::string_view(metric_kind_name(m.kind)))
+        .bind(4, std::string_view(m.unit))
+        .bind_u64(5, s.count)
+        .bind(6, s.sum)
+        .bind(7, s.min)
+        .bind(8, s.max)
+        .bind(9, s.mean)
+        .bind(10, s.stddev)
+        .bind(11, s.p50)
+        .bind(12, s.p90)
+        .bind(13, s.p95)
+        .bind(14, s.p99)
+        .bind_u64(15, s.percentile_points)
+        .bind(16, s.last)
+        .bind_u64(17, s.points_dropped)
+        .run();
+    for (const MetricPoint& pt : m.points)
+      point.bind(1, id).bind_u64(2, pt.time_ns).bind(3, pt.value).bind(4, std::int64_t{pt.thread}).run();
+  }
+}
+
+void read_metric_tables(sqlite::Database& db, Profile& p) {
+  if (!has_table(db, "metric")) return;  // written before metrics existed
+  {
+    Statement st(db, "SELECT * FROM metric ORDER BY id");
+    while (st.step()) {
+      if (st.i64(0) != static_cast<std::int64_t>(p.metrics.size())) damaged(db, "metric ids are not dense");
+      MetricSeries m;
+      const std::int64_t name = st.i64(1);
+      if (name < 0 || static_cast<std::uint64_t>(name) >= p.strings.size())
+        damaged(db, fmt::format("metric {} names a missing string", st.i64(0)));
+      m.name = static_cast<std::uint32_t>(name);
+      const std::string kind = st.text(2);
+      if (kind == "counter")
+        m.kind = MetricKind::Counter;
+      else if (kind == "gauge")
+        m.kind = MetricKind::Gauge;
+      else if (kind == "histogram")
+        m.kind = MetricKind::Histogram;
+      else
+        damaged(db, fmt::format("metric {} has an unknown kind '{}'", st.i64(0), kind));
+      m.unit = st.text(3);
+      MetricSummary& s = m.summary;
+      s.count = st.u64(4);
+      s.sum = st.f64(5);
+      s.min = st.f64(6);
+      s.max = st.f64(7);
+      s.mean = st.f64(8);
+      s.stddev = st.f64(9);
+      s.p50 = st.f64(10);
+      s.p90 = st.f64(11);
+      s.p95 = st.f64(12);
+      s.p99 = st.f64(13);
+      s.percentile_points = st.u64(14);
+      s.last = st.f64(15);
+      s.points_dropped = st.u64(16);
+      p.metrics.push_back(std::move(m));
+    }
+  }
+  if (!has_table(db, "metric_point")) damaged(db, "it has a metric table but no metric_point table");
+  Statement st(db, "SELECT metric_id, ts, value, utid FROM metric_point ORDER BY id");
+  while (st.step()) {
+    const std::int64_t metric = st.i64(0), utid = st.i64(3);
+    if (metric < 0 || static_cast<std::uint64_t>(metric) >= p.metrics.size() || utid < 0 ||
+        static_cast<std::uint64_t>(utid) >= p.threads.size())
+      damaged(db, "a metric point refers to a missing metric or thread");
+    auto& points = p.metrics[static_cast<std::size_t>(metric)].points;
+    const MetricPoint pt{st.u64(1), st.f64(2), static_cast<std::uint32_t>(utid)};
+    if (!points.empty() && pt.time_ns < points.back().time_ns) damaged(db, "metric points are not in time order");
+    points.push_back(pt);
+  }
+}
+
+}  // namespace nnprof::io

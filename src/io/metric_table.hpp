@@ -1,0 +1,25 @@
+// The metrics summary table shared by the text, Markdown and HTML reports, and the one way
+// a metric's value is written with its unit.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "io/format.hpp"
+#include "nnprof/profile.hpp"
+
+namespace nnprof::io {
+
+/// A metric value with its unit: durations for "ns" ("1.23 ms"), sizes for "bytes"
+/// ("1.50 MiB"), whole numbers with thousands separators ("1,234 tokens"), others with 4
+/// significant digits ("0.3127 nats").
+std::string format_metric_value(double value, std::string_view unit);
+
+/// One row per metric: name, kind, count, last (a counter's total), mean, stddev, min,
+/// p50, p90, p95, p99, max. Percentiles read "n/a" where no point was kept.
+TextTable metrics_table(const Profile& profile);
+
+/// A sentence about metric points that were not kept, or empty when every point was.
+std::string metrics_completeness_note(const Profile& profile);
+
+}  // namespace nnprof::io
