@@ -95,18 +95,28 @@ TEST(SessionMetrics, RssRiseIsThePeakAndTheFinalDropIsSeen) {
   EXPECT_LT(r.rss_final_bytes, r.rss_peak_bytes - (std::size_t{64} << 20));
 }
 
-TEST(SessionMetrics, FlopsPerSecondFromTheGuard) {
+TEST(SessionMetrics, FlopsPerSecondFromTheGuardAndFromScopesInside) {
   nnprof::Profiler p;
   {
     auto region = p.profile("train");
     region.add_flops(3e9);
-    region.add_flops(1.5e9);
+    {
+      NNPROF_SCOPE_IN(p, "matmul");
+      p.add_flops(1e9);  // declared in a scope inside the region
+    }
+    p.add_flops(5e8);  // in the region's own scope
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   const auto m = p.get_metrics("train");
   ASSERT_TRUE(m.has_value());
   EXPECT_DOUBLE_EQ(m->compute.flops, 4.5e9);
   EXPECT_DOUBLE_EQ(m->compute.flops_per_second, 4.5e9 * 1e9 / static_cast<double>(m->timing.wall_ns));
+  // A second region of the same name counts only its own FLOPs.
+  {
+    auto region = p.profile("train");
+    p.add_flops(2e9);
+  }
+  EXPECT_DOUBLE_EQ(p.get_metrics("train")->compute.flops, 2e9);
 }
 
 TEST(SessionMetrics, ResultsAreKeptWhenTheRegionThrows) {

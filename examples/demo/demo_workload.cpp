@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "nnprof/flops.hpp"
 #include "nnprof/scope.hpp"
 
 namespace nnprof::demo {
@@ -135,6 +136,13 @@ DemoResult run_demo_workload(Profiler& profiler, const DemoOptions& o) {
 
   DemoResult result;
   const double layer_flops = 2.0 * bsz * h * h;
+  // The work of each operation, declared on its scope so that reports give FLOP/s and the
+  // roofline (nnprof/flops.hpp counts the compulsory bytes: each operand read once).
+  const nnprof::OpCost matmul_cost = nnprof::flops::matmul(bsz, h, h);
+  const nnprof::OpCost gelu_cost = nnprof::flops::gelu(asize);
+  const nnprof::OpCost grad_weights_cost = nnprof::flops::matmul(h, h, bsz);
+  const nnprof::OpCost grad_inputs_cost = nnprof::flops::matmul(bsz, h, h);
+  const nnprof::OpCost update_cost = nnprof::flops::elementwise(wsize, 2, 2);
   std::vector<Matrix> pre(static_cast<std::size_t>(L), Matrix(asize)), act(static_cast<std::size_t>(L + 1), Matrix(asize));
   Matrix grad(asize), grad_pre(asize), wgrad(wsize);
   const float lr = 0.01f;
@@ -153,11 +161,11 @@ DemoResult run_demo_workload(Profiler& profiler, const DemoOptions& o) {
       for (int l = 0; l < L; ++l) {
         NNPROF_SCOPE_IN(profiler, "dense_layer");
         {
-          NNPROF_SCOPE_IN(profiler, "matmul");
+          NNPROF_SCOPE_FLOPS_IN(profiler, "matmul", matmul_cost.flops, matmul_cost.bytes);
           matmul(act[l].data(), weights[l].data(), pre[l].data(), bsz, h, h, false, false, false);
         }
         {
-          NNPROF_SCOPE_IN(profiler, "gelu");
+          NNPROF_SCOPE_FLOPS_IN(profiler, "gelu", gelu_cost.flops, gelu_cost.bytes);
           for (std::size_t j = 0; j < asize; ++j) act[l + 1][j] = gelu(pre[l][j]);
         }
       }
@@ -178,15 +186,15 @@ DemoResult run_demo_workload(Profiler& profiler, const DemoOptions& o) {
         NNPROF_SCOPE_IN(profiler, "dense_layer_grad");
         for (std::size_t j = 0; j < asize; ++j) grad_pre[j] = grad[j] * gelu_grad(pre[l][j]);
         {
-          NNPROF_SCOPE_IN(profiler, "matmul_grad_weights");
+          NNPROF_SCOPE_FLOPS_IN(profiler, "matmul_grad_weights", grad_weights_cost.flops, grad_weights_cost.bytes);
           matmul(act[l].data(), grad_pre.data(), wgrad.data(), h, bsz, h, true, false, false);
         }
         {
-          NNPROF_SCOPE_IN(profiler, "matmul_grad_inputs");
+          NNPROF_SCOPE_FLOPS_IN(profiler, "matmul_grad_inputs", grad_inputs_cost.flops, grad_inputs_cost.bytes);
           matmul(grad_pre.data(), weights[l].data(), grad.data(), bsz, h, h, false, true, false);
         }
         {
-          NNPROF_SCOPE_IN(profiler, "optimizer_update");
+          NNPROF_SCOPE_FLOPS_IN(profiler, "optimizer_update", update_cost.flops, update_cost.bytes);
           for (std::size_t j = 0; j < wsize; ++j) weights[l][j] -= lr * wgrad[j];
         }
       }

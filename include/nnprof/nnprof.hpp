@@ -5,12 +5,15 @@
 //   std::cout << p.summary();
 #pragma once
 
+#include "nnprof/analysis.hpp"
 #include "nnprof/clock.hpp"
 #include "nnprof/compare.hpp"
 #include "nnprof/config.hpp"
+#include "nnprof/critical_path.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/flops.hpp"
 #include "nnprof/metrics.hpp"
+#include "nnprof/flow.hpp"
 #include "nnprof/profile.hpp"
 #include "nnprof/profiler.hpp"
 #include "nnprof/report.hpp"

@@ -11,6 +11,7 @@
 #include "nnprof/clock.hpp"
 #include "nnprof/config.hpp"
 #include "nnprof/metric_series.hpp"
+#include "nnprof/roofline.hpp"
 
 namespace nnprof {
 
@@ -98,6 +99,8 @@ struct CallTreeNode {
   std::uint32_t thread_count = 0;  ///< threads on which this path ran
   MemoryAttribution memory;
   HeapAttribution heap;
+  double flops = 0.0;       ///< FLOPs declared (add_flops) while this node was the innermost scope
+  std::uint64_t bytes = 0;  ///< bytes moved declared with them
 
   bool operator==(const CallTreeNode&) const = default;
 };
@@ -112,10 +115,28 @@ struct ScopeStats {
   MemoryAttribution memory;
   HeapAttribution heap;
   std::uint64_t items = 0;     ///< work items the program reported for this name (add_items)
+  /// FLOPs and bytes moved declared (add_flops, NNPROF_SCOPE_FLOPS) in this scope or any scope
+  /// inside it: the work its inclusive time paid for (nested calls of the same name counted once).
+  double flops = 0.0;
+  std::uint64_t bytes = 0;
 
   /// Items processed per second of inclusive time, or 0 when no items were reported.
   [[nodiscard]] double items_per_second() const noexcept {
     return total_ns == 0 ? 0.0 : static_cast<double>(items) * 1e9 / static_cast<double>(total_ns);
+  }
+  /// FLOPs per second of inclusive time (divide by 1e9 for GFLOP/s); 0 without FLOPs.
+  [[nodiscard]] double flops_per_second() const noexcept {
+    return total_ns == 0 ? 0.0 : flops * 1e9 / static_cast<double>(total_ns);
+  }
+  [[nodiscard]] double gflops_per_second() const noexcept { return flops_per_second() / 1e9; }
+  /// Bytes moved per second of inclusive time; 0 without bytes.
+  [[nodiscard]] double bytes_per_second() const noexcept {
+    return total_ns == 0 ? 0.0 : static_cast<double>(bytes) * 1e9 / static_cast<double>(total_ns);
+  }
+  [[nodiscard]] double gbytes_per_second() const noexcept { return bytes_per_second() / 1e9; }
+  /// Arithmetic intensity, FLOPs per byte moved; 0 when no bytes were declared.
+  [[nodiscard]] double arithmetic_intensity() const noexcept {
+    return bytes == 0 ? 0.0 : flops / static_cast<double>(bytes);
   }
 
   bool operator==(const ScopeStats&) const = default;
@@ -214,6 +235,36 @@ struct CpuProfileSummary {
   bool operator==(const CpuProfileSummary&) const = default;
 };
 
+/// What a flow stands for (nnprof/flow.hpp).
+enum class FlowKind : std::uint8_t {
+  Handoff,     ///< flow_begin -> flow_end: work handed over starts on the receiving thread
+  Completion,  ///< flow_done -> flow_wait_end: the waiting thread goes on once the work is complete
+};
+
+/// One end of a flow: where and when a thread marked it.
+struct FlowEndpoint {
+  std::uint32_t thread = 0;     ///< index in Profile::threads
+  std::uint64_t time_ns = 0;    ///< since the session's start
+  std::uint32_t node = 0;       ///< innermost open scope then (call-tree node; 0: outside any scope)
+  std::uint32_t span = kNone;   ///< innermost span open then (Profile::spans); kNone when not kept
+
+  bool operator==(const FlowEndpoint&) const = default;
+};
+
+/// A dependency between threads: `in` could not happen before `out`.
+struct Flow {
+  std::uint64_t id = 0;  ///< the FlowId the program used
+  FlowKind kind = FlowKind::Handoff;
+  FlowEndpoint out;      ///< flow_begin (Handoff) or flow_done (Completion)
+  FlowEndpoint in;       ///< flow_end (Handoff) or flow_wait_end (Completion)
+  /// When the receiving thread began waiting (flow_wait_begin, FlowWait); kNoWaitMarked when
+  /// it did not say.
+  std::uint64_t wait_begin_ns = kNoWaitMarked;
+  static constexpr std::uint64_t kNoWaitMarked = ~std::uint64_t{0};
+
+  bool operator==(const Flow&) const = default;
+};
+
 /// Heap in use and process memory at one moment of the memory timeline.
 struct HeapSample {
   std::uint64_t time_ns = 0;
@@ -281,6 +332,9 @@ enum class DiagnosticKind : std::uint8_t {
   HeapTracking,        ///< heap tracking could not see everything (foreign allocator, fork, full table)
   CpuSampling,         ///< CPU sampling could not see everything (rate capped, buffer full, no unwinder)
   InstrumentationOverhead,
+  Roofline,            ///< the machine's peaks could not be read, so no scope is placed on the roofline
+  FlowsDropped,        ///< flow records lost to the memory cap or overwritten by the flight recorder
+  FlowUnmatched,       ///< a flow_end/flow_wait_end without its flow_begin/flow_done, or the reverse
   MetricsIncomplete,   ///< metric points not kept, or metric calls ignored (wrong kind, non-finite value, too many names)
 };
 
@@ -333,9 +387,13 @@ class NNPROF_API Profile {
   std::vector<CallStack> stacks;
   CpuProfileSummary cpu;
   std::vector<CpuSample> cpu_samples;    ///< sorted by time
+  std::vector<Flow> flows;               ///< dependencies between threads (nnprof/flow.hpp), by `in` time
   Completeness completeness;
   std::vector<Diagnostic> diagnostics;
   std::vector<MetricSeries> metrics;     ///< counters, gauges and histograms by name, sorted by name
+  /// Peaks of the machine the profile was recorded on, for the roofline: read from the
+  /// `nnprof machine` cache when the profile was taken (measured_unix 0: not known).
+  MachinePeaks machine;
 
   [[nodiscard]] const std::string& str(StringId id) const;
   /// The statistics of scopes named `name`, or nullptr.

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "nnprof/analysis.hpp"
 #include "nnprof/config.hpp"
 #include "nnprof/detail/thread_state.hpp"
 #include "nnprof/profile.hpp"
@@ -63,6 +64,18 @@ inline ThreadState* thread_state(SessionCore& core) noexcept {
 }
 }  // namespace detail
 
+/// One row of Profiler::top_by_time: a scope name with its time and the work declared in it.
+struct ScopeTiming {
+  std::string name;
+  std::uint64_t calls = 0;
+  std::chrono::nanoseconds total{0};  ///< inclusive time, nested calls of the same name counted once
+  double flops = 0.0;                 ///< declared in the scope or inside it
+  std::uint64_t bytes = 0;
+  double gflops_per_second = 0.0;     ///< 0 without declared FLOPs
+  double gbytes_per_second = 0.0;     ///< 0 without declared bytes
+  double arithmetic_intensity = 0.0;  ///< FLOPs per byte; 0 without declared bytes
+};
+
 class NNPROF_API Profiler {
  public:
   Profiler();
@@ -88,6 +101,18 @@ class NNPROF_API Profiler {
   /// Reports `count` work items (samples, tokens, batches) processed under scope `name`, so
   /// that reports give its throughput in items per second.
   void add_items(std::string_view name, std::uint64_t count) noexcept;
+
+  /// Declares work done in the calling thread's innermost open scope: `flops` floating-point
+  /// operations and `bytes` moved to or from memory (nnprof/flops.hpp computes both for common
+  /// operations). Reports then give the scope's FLOP/s, bytes/s, arithmetic intensity and its
+  /// place on the machine's roofline. Costs two adds; no lock, no allocation.
+  void add_flops(double flops, std::uint64_t bytes = 0) noexcept;
+  /// start(name) followed by add_flops(flops, bytes).
+  void start_with_flops(std::string_view name, double flops, std::uint64_t bytes = 0) noexcept;
+  /// The `n` scopes with the most inclusive time, longest first.
+  [[nodiscard]] std::vector<ScopeTiming> top_by_time(std::size_t n) const;
+  /// The bottlenecks of everything recorded so far, most severe first (nnprof/analysis.hpp).
+  [[nodiscard]] std::vector<Bottleneck> analyze_bottlenecks(const BottleneckThresholds& thresholds = {}) const;
 
   /// Named memory counters (tensors, buffers) that the program reports itself.
   void record_alloc(std::string_view name, std::uint64_t bytes) noexcept;
@@ -153,6 +178,8 @@ NNPROF_API void stop(std::string_view name) noexcept;
 NNPROF_API void record_alloc(std::string_view name, std::uint64_t bytes) noexcept;
 NNPROF_API void record_free(std::string_view name, std::uint64_t bytes) noexcept;
 NNPROF_API void add_items(std::string_view name, std::uint64_t count) noexcept;
+/// Profiler::add_flops on the global profiler.
+NNPROF_API void add_flops(double flops, std::uint64_t bytes = 0) noexcept;
 
 /// Names the calling thread in every profile (and, truncated to 15 bytes, for the OS).
 NNPROF_API void set_thread_name(std::string_view name);

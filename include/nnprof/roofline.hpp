@@ -63,6 +63,10 @@ NNPROF_API std::string default_machine_file();
 NNPROF_API std::optional<MachinePeaks> load_machine_peaks(const std::string& path);
 /// Writes `peaks` to `path` (JSON), creating its directory. Throws nnprof::Error.
 NNPROF_API void save_machine_peaks(const MachinePeaks& peaks, const std::string& path);
+/// The peaks cached in `path` when they describe this machine (same CPU model and thread
+/// count); nullopt when there are none or they are another machine's. Never measures.
+/// Throws nnprof::Error when the file is not a machine file.
+NNPROF_API std::optional<MachinePeaks> cached_machine_peaks(const std::string& path = default_machine_file());
 /// The cached peaks when they describe this machine (same CPU model and thread count),
 /// else a fresh measurement, saved for next time. `force` always measures.
 NNPROF_API MachinePeaks machine_peaks(bool force = false, const std::string& path = default_machine_file(),

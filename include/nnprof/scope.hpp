@@ -18,6 +18,18 @@ class ProfileGuard {
   ProfileGuard(Profiler& profiler, const SourceLocation& site) noexcept { open(profiler.core(), &site); }
   /// Any name known only at run time; it is interned once per thread and name.
   NNPROF_API ProfileGuard(Profiler& profiler, std::string_view name) noexcept;
+  /// Fast form that also declares the work the scope does (see Profiler::add_flops).
+  ProfileGuard(Profiler& profiler, const SourceLocation& site, double flops, std::uint64_t bytes) noexcept {
+    open(profiler.core(), &site);
+    add_flops(flops, bytes);
+  }
+  /// Declares more work done in this scope, e.g. once the shapes are known.
+  void add_flops(double flops, std::uint64_t bytes = 0) noexcept {
+    if (frame_ == nullptr || frame_->start != start_) return;  // closed early by an explicit stop
+    detail::Node* n = frame_->node.load(std::memory_order_relaxed);
+    detail::single_writer_add(n->flops, flops);
+    detail::single_writer_add(n->bytes_moved, bytes);
+  }
   ~ProfileGuard() {
     if (frame_ != nullptr) detail::scope_exit(state_, frame_, start_);
   }
@@ -52,6 +64,18 @@ class ProfileGuard {
 #define NNPROF_SCOPE_IN(profiler, name) NNPROF_SCOPE_IN_ID(profiler, name, __COUNTER__)
 /// Times the rest of the enclosing block in the global profiler.
 #define NNPROF_SCOPE(name) NNPROF_SCOPE_IN(::nnprof::global_profiler(), name)
+/// Like NNPROF_SCOPE_IN, declaring `flops` FLOPs and `bytes` bytes moved for this call.
+#define NNPROF_SCOPE_FLOPS_IN(profiler, name, flops, bytes)                                     \
+  NNPROF_SCOPE_FLOPS_IN_ID(profiler, name, flops, bytes, __COUNTER__)
+#define NNPROF_SCOPE_FLOPS_IN_ID(profiler, name, flops, bytes, id)                              \
+  static constexpr ::nnprof::SourceLocation NNPROF_CONCAT(nnprof_site_, id){name, __func__,    \
+                                                                            __FILE__, __LINE__}; \
+  ::nnprof::ProfileGuard NNPROF_CONCAT(nnprof_guard_, id)(profiler, NNPROF_CONCAT(nnprof_site_, id), \
+                                                          static_cast<double>(flops),            \
+                                                          static_cast<std::uint64_t>(bytes))
+/// Times the rest of the block in the global profiler and declares the work it does: `flops`
+/// floating-point operations and `bytes` moved (e.g. from nnprof::flops::matmul(m, n, k)).
+#define NNPROF_SCOPE_FLOPS(name, flops, bytes) NNPROF_SCOPE_FLOPS_IN(::nnprof::global_profiler(), name, flops, bytes)
 /// Times the rest of the enclosing function, named after it.
 #define NNPROF_FUNCTION() NNPROF_SCOPE(__func__)
 /// Like NNPROF_SCOPE, for a name computed at run time (slower: the name is looked up).
@@ -62,4 +86,6 @@ class ProfileGuard {
 #define NNPROF_SCOPE(name)
 #define NNPROF_FUNCTION()
 #define NNPROF_SCOPE_DYNAMIC(name)
+#define NNPROF_SCOPE_FLOPS_IN(profiler, name, flops, bytes)
+#define NNPROF_SCOPE_FLOPS(name, flops, bytes)
 #endif

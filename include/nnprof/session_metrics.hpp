@@ -3,7 +3,7 @@
 //
 //   {
 //     auto region = profiler.profile("training_loop");   // also a scope named "training_loop"
-//     train();
+//     train();                                           // profiler.add_flops(...) inside counts
 //   }
 //   if (auto m = profiler.get_metrics("training_loop")) std::cout << m->summary() << '\n';
 //
@@ -50,7 +50,8 @@ struct RegionMemory {
   bool operator==(const RegionMemory&) const = default;
 };
 
-/// Work declared in a region with ProfiledRegion::add_flops.
+/// Work declared in a region: ProfiledRegion::add_flops, plus the FLOPs declared with
+/// Profiler::add_flops while the region's scope or a scope inside it was innermost.
 struct RegionCompute {
   double flops = 0.0;
   double flops_per_second = 0.0;  ///< flops / wall time; 0 without FLOPs

@@ -585,8 +585,10 @@ std::vector<Bottleneck> cpu_bottlenecks(const Profile& profile, const CpuFinding
     if (!(fn.self_share > options.hotspot_share)) break;  // sorted by self: the rest are below
     Bottleneck b;
     b.kind = BottleneckKind::CpuHotspot;
+    b.function = fn.name;
     b.severity = severity_for(fn.self_share, options.hotspot_share);
     b.value = fn.self_share;
+    b.time_share = fn.self_share;
     b.threshold = options.hotspot_share;
     b.description.code(fn.name);
     if (!fn.module.empty() && fn.function != kNone) b.description.words(" (").words(fn.module).words(")");

@@ -63,6 +63,14 @@ Sentence& Sentence::byte_rate(double bytes_per_second) {
   return add(make_part(Part::Kind::ByteRate, bytes_per_second));
 }
 
+Sentence& Sentence::si(double value, std::string_view unit) {
+  return add(make_part(Part::Kind::Si, value, unit));
+}
+
+Sentence& Sentence::ratio(double value, std::string_view unit) {
+  return add(make_part(Part::Kind::Ratio, value, unit));
+}
+
 Sentence& Sentence::key() {
   if (!parts_.empty()) parts_.back().key = true;
   return *this;

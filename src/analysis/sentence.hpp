@@ -24,6 +24,8 @@ struct Part {
     Bytes,     ///< `number` bytes
     Rate,      ///< `number` per second, in the unit `text` ("calls/s")
     ByteRate,  ///< `number` bytes per second ("1.50 MiB/s"), may be negative
+    Si,        ///< `number` with a decimal prefix before the unit `text`: "12.3 GFLOP/s", "45.6 GB/s", "3.2 GFLOP"
+    Ratio,     ///< `number`, a plain real with 3 significant digits, then `text`: "0.25 FLOP/byte", "3.1×"
   };
   Kind kind = Kind::Words;
   std::string text;
@@ -50,6 +52,10 @@ class Sentence {
   Sentence& bytes(std::int64_t bytes);
   Sentence& rate(double per_second, std::string_view unit);
   Sentence& byte_rate(double bytes_per_second);
+  /// A quantity with a decimal prefix: si(1.2e10, "FLOP/s") reads "12 GFLOP/s".
+  Sentence& si(double value, std::string_view unit);
+  /// A real number with 3 significant digits and its unit: ratio(2.5, "×") reads "2.5×".
+  Sentence& ratio(double value, std::string_view unit);
   /// Marks the part added last as the sentence's key figure.
   Sentence& key();
   /// Appends the parts of `other`.

@@ -4,14 +4,18 @@
 
 namespace nnprof {
 
+std::optional<MachinePeaks> cached_machine_peaks(const std::string& path) {
+  // A file from another machine (a shared home directory) or another CPU allotment does not
+  // describe this one.
+  auto cached = load_machine_peaks(path);
+  if (cached && cached->cpu_model == collect::read_host_info().cpu_model && cached->threads == collect::usable_cpus())
+    return cached;
+  return std::nullopt;
+}
+
 MachinePeaks machine_peaks(bool force, const std::string& path, const MachineMeasureOptions& options) {
   if (!force) {
-    // A file from another machine (a shared home directory) or another CPU allotment is
-    // measured again rather than trusted.
-    if (const auto cached = load_machine_peaks(path);
-        cached && cached->cpu_model == collect::read_host_info().cpu_model &&
-        cached->threads == collect::usable_cpus())
-      return *cached;
+    if (auto cached = cached_machine_peaks(path)) return *cached;
   }
   MachinePeaks measured = measure_machine(options);
   save_machine_peaks(measured, path);

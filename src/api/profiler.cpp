@@ -1,12 +1,14 @@
 // The public Profiler: a thin facade over a recording session and the profile builder.
 #include "nnprof/profiler.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <mutex>
 
 #include "model/profile_builder.hpp"
+#include "nnprof/error.hpp"
 #include "nnprof/report.hpp"
 #include "nnprof/scope.hpp"
 #include "record/internal_allocations.hpp"
@@ -116,9 +118,54 @@ std::uint64_t Profiler::current_memory() const noexcept {
 
 std::uint64_t Profiler::peak_memory() const noexcept { return session_->memory_peak(); }
 
+namespace {
+// The roofs of this machine from the `nnprof machine` cache, for profiles with declared work.
+// Never measured here: a snapshot must not spend seconds saturating every core.
+void attach_machine_peaks(Profile& profile) {
+  const bool has_work = std::any_of(profile.call_tree.begin(), profile.call_tree.end(),
+                                    [](const CallTreeNode& n) { return n.flops > 0.0 || n.bytes > 0; });
+  if (!has_work) return;
+  try {
+    if (auto peaks = cached_machine_peaks()) profile.machine = *peaks;
+  } catch (const Error& e) {
+    profile.diagnostics.push_back(Diagnostic{DiagnosticKind::Roofline, Severity::Warning, kNone, kNone, 0,
+                                             std::string(e.what()) + "; run `nnprof machine --force` to measure "
+                                             "this machine again so that reports can place scopes on its roofline"});
+  }
+}
+}  // namespace
+
 Profile Profiler::snapshot() const {
   detail::InternalAllocations internal;
-  return model::build_profile(session_->snapshot(true));
+  Profile profile = model::build_profile(session_->snapshot(true));
+  attach_machine_peaks(profile);
+  return profile;
+}
+
+void Profiler::add_flops(double flops, std::uint64_t bytes) noexcept {
+  if (!core_.enabled.load(std::memory_order_relaxed)) return;
+  if (detail::ThreadState* ts = detail::thread_state(core_)) detail::add_work(ts, flops, bytes);
+}
+
+void Profiler::start_with_flops(std::string_view name, double flops, std::uint64_t bytes) noexcept {
+  start(name);
+  add_flops(flops, bytes);
+}
+
+std::vector<Bottleneck> Profiler::analyze_bottlenecks(const BottleneckThresholds& thresholds) const {
+  return nnprof::analyze_bottlenecks(snapshot(), thresholds);
+}
+
+std::vector<ScopeTiming> Profiler::top_by_time(std::size_t n) const {
+  detail::InternalAllocations internal;
+  const Profile p = model::build_profile(session_->snapshot(false));
+  std::vector<ScopeTiming> top;
+  for (const ScopeStats& s : p.scopes) {  // already longest first
+    if (top.size() == n) break;
+    top.push_back(ScopeTiming{p.str(s.name), s.time.count, std::chrono::nanoseconds(s.total_ns), s.flops, s.bytes,
+                              s.gflops_per_second(), s.gbytes_per_second(), s.arithmetic_intensity()});
+  }
+  return top;
 }
 
 void Profiler::save(const std::string& path) const {
@@ -196,6 +243,7 @@ void stop(std::string_view name) noexcept { global_profiler().stop(name); }
 void record_alloc(std::string_view name, std::uint64_t bytes) noexcept { global_profiler().record_alloc(name, bytes); }
 void record_free(std::string_view name, std::uint64_t bytes) noexcept { global_profiler().record_free(name, bytes); }
 void add_items(std::string_view name, std::uint64_t count) noexcept { global_profiler().add_items(name, count); }
+void add_flops(double flops, std::uint64_t bytes) noexcept { global_profiler().add_flops(flops, bytes); }
 void set_thread_name(std::string_view name) { detail::set_current_thread_name(name); }
 
 }  // namespace nnprof

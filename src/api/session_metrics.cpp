@@ -41,13 +41,19 @@ struct RegionState {
   std::chrono::steady_clock::time_point wall_start;
   CpuTimes cpu_start;
   collect::ProcessMemory memory_start;
-  double flops = 0.0;  // declared on the region itself
+  double scope_flops_start = 0.0;  // FLOPs declared in scopes of this name before the region
+  double flops = 0.0;              // declared on the region itself
   int uncaught = 0;                // exceptions in flight when the region began
   bool done = false;
   RegionMetrics result;
   std::optional<ProfileGuard> scope;
 
-  [[nodiscard]] RegionMetrics measure(bool completed) const {
+  [[nodiscard]] double scope_flops() const {
+    const auto s = profiler->stats(name);
+    return s ? s->flops : 0.0;
+  }
+
+  [[nodiscard]] RegionMetrics measure(bool completed, double scope_flops_now) const {
     const auto wall = std::chrono::steady_clock::now() - wall_start;
     const CpuTimes cpu = process_cpu_times();
     const collect::ProcessMemory mem = collect::read_process_memory();
@@ -69,15 +75,15 @@ struct RegionState {
     r.rss_peak_exact = mem.hwm > memory_start.hwm;
     r.rss_peak_bytes = r.rss_peak_exact ? mem.hwm : std::max(memory_start.rss, mem.rss);
     RegionCompute& c = m.compute;
-    c.flops = flops;
+    c.flops = flops + std::max(0.0, scope_flops_now - scope_flops_start);
     c.flops_per_second = t.wall_ns > 0 ? c.flops * 1e9 / static_cast<double>(t.wall_ns) : 0.0;
     return m;
   }
 
   void finish(bool completed) {
     if (done) return;
-    scope.reset();
-    result = measure(completed);
+    scope.reset();  // close the scope first, so that its FLOPs are in the statistics
+    result = measure(completed, scope_flops());
     done = true;
     if (Session* session = profiler->core().session) session->regions().add(result);
   }
@@ -92,6 +98,7 @@ ProfiledRegion::ProfiledRegion(Profiler& profiler, std::string_view name)
   s.profiler = &profiler;
   s.name.assign(name);
   s.uncaught = std::uncaught_exceptions();
+  s.scope_flops_start = s.scope_flops();
   s.memory_start = collect::read_process_memory();
   s.cpu_start = detail::process_cpu_times();
   s.wall_start = std::chrono::steady_clock::now();
@@ -118,7 +125,7 @@ void ProfiledRegion::add_flops(double flops) noexcept {
 RegionMetrics ProfiledRegion::current() const {
   detail::InternalAllocations internal;
   if (state_->done) return state_->result;
-  return state_->measure(true);
+  return state_->measure(true, state_->scope_flops());
 }
 
 RegionMetrics ProfiledRegion::stop() {

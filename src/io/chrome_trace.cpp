@@ -221,6 +221,21 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
     progress.advance(1);
   }
 
+  // Flows as the Trace Event Format's flow events, which Perfetto and chrome://tracing draw as
+  // arrows: "s" binds to the slice open at its time on its thread, "f" with "bp":"e" to the
+  // enclosing slice (without it, to the next slice to begin). An end outside any kept span
+  // has nothing to bind to and is left out. Ids are the flows' indices: a program's own id
+  // may be used twice (hand-over and completion, or again in a later round).
+  for (std::size_t i = 0; i < p.flows.size(); ++i) {
+    const Flow& f = p.flows[i];
+    if (f.out.span == kNone || f.in.span == kNone) continue;
+    const char* name = f.kind == FlowKind::Handoff ? "handoff" : "completion";
+    w.event(R"({{"ph":"s","id":{},"pid":{},"tid":{},"ts":{},"name":"{}","cat":"flow"}})", i + 1, pid,
+            tid_of(f.out.thread), Micros{f.out.time_ns}, name);
+    w.event(R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"ts":{},"name":"{}","cat":"flow"}})", i + 1, pid,
+            tid_of(f.in.thread), Micros{f.in.time_ns}, name);
+  }
+
   CpuSampleWriter cpu(p);
   for (const CpuSample& sample : p.cpu_samples) {
     const CpuSampleWriter::StackText& stack = cpu.stack(sample.stack);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <initializer_list>
+#include <cctype>
 #include <cmath>
+#include <iterator>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -116,6 +118,25 @@ std::string format_rate(double per_second, std::string_view unit) {
                        unit);
   }
   return fmt::format("{:.3g} {}", per_second, unit);
+}
+
+std::string format_si(double value, std::string_view unit) {
+  if (!std::isfinite(value)) return "n/a";
+  static constexpr const char* kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  std::size_t p = 0;
+  double v = value;
+  while (std::fabs(v) >= 999.5 && p + 1 < std::size(kPrefixes)) {
+    v /= 1000.0;
+    ++p;
+  }
+  const std::string suffix = fmt::format("{}{}", kPrefixes[p], unit);
+  return suffix.empty() ? fmt::format("{:.3g}", v) : fmt::format("{:.3g} {}", v, suffix);
+}
+
+std::string format_ratio(double value, std::string_view unit) {
+  if (!std::isfinite(value)) return "n/a";
+  const bool spaced = !unit.empty() && std::isalpha(static_cast<unsigned char>(unit.front()));
+  return fmt::format("{:.3g}{}{}", value, spaced ? " " : "", unit);
 }
 
 std::string format_byte_rate(double bytes_per_second) {

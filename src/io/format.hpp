@@ -54,6 +54,14 @@ std::string format_count(std::uint64_t count, std::string_view one, std::string_
 /// significant digits below ("4.5 calls/s"); "n/a" when not finite.
 std::string format_rate(double per_second, std::string_view unit);
 
+/// A quantity with a decimal (SI) prefix and 3 significant digits: format_si(1.23e10,
+/// "FLOP/s") is "12.3 GFLOP/s", format_si(4e9, "B/s") "4 GB/s"; "n/a" when not finite.
+std::string format_si(double value, std::string_view unit);
+
+/// A real number with 3 significant digits followed by `unit` ("2.5×", "0.125 FLOP/byte");
+/// a unit that starts with a letter is set off by a space; "n/a" when not finite.
+std::string format_ratio(double value, std::string_view unit);
+
 /// Bytes per second, binary units as format_bytes: "1.50 MiB/s", "-512 B/s"; "n/a" when not finite.
 std::string format_byte_rate(double bytes_per_second);
 

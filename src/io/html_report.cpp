@@ -11,14 +11,19 @@
 
 #include <fmt/format.h>
 
+#include "analysis/advisor.hpp"
+#include "analysis/bottlenecks.hpp"
+#include "analysis/compute.hpp"
 #include "analysis/call_tree.hpp"
 #include "analysis/cpu_profile.hpp"
 #include "analysis/facts.hpp"
 #include "analysis/insights.hpp"
 #include "analysis/memory_findings.hpp"
 #include "analysis/rankings.hpp"
+#include "io/critical_path_report.hpp"
 #include "io/format.hpp"
 #include "io/html_charts.hpp"
+#include "io/roofline_svg.hpp"
 #include "io/html_escape.hpp"
 #include "io/metric_html.hpp"
 #include "io/report_tables.hpp"
@@ -335,7 +340,7 @@ void write_page_header(const Profile& profile, std::string& out) {
 void write_nav(const Profile& profile, std::string& out) {
   out += "<nav><div class=\"wrap\">";
   constexpr std::pair<std::string_view, std::string_view> kLinks[] = {
-      {"summary", "Summary"},        {"hot", "Hot paths"},
+      {"summary", "Summary"},        {"bottlenecks", "Bottlenecks"}, {"hot", "Hot paths"},
       {"tree", "Call tree"},         {"timeline", "Timeline"},
       {"memory", "Memory"},          {"threads", "Threads"},
       {"insights", "Insights"},      {"completeness", "Completeness"},
@@ -343,7 +348,9 @@ void write_nav(const Profile& profile, std::string& out) {
   for (const auto& [id, label] : kLinks) {
     append(out, "<a href=\"#{}\">{}</a>", id, label);
     if (id == "memory" && profile.cpu.sampled) out += "<a href=\"#cpu\">CPU</a>";
+    if (id == "threads" && !profile.flows.empty()) out += "<a href=\"#critical-path\">Critical path</a>";
     if (id == "memory" && !profile.metrics.empty()) out += "<a href=\"#metrics\">Metrics</a>";
+    if (id == "hot" && !analysis::compute_scopes(profile).empty()) out += "<a href=\"#compute\">Compute</a>";
   }
   out += "</div></nav>\n<main class=\"wrap\">\n";
 }
@@ -975,6 +982,62 @@ void write_threads(const Profile& profile, const PercentOf& percent, std::string
   out += "</tbody></table></div></section>\n";
 }
 
+// ---- bottlenecks, advice, compute ---------------------------------------------------
+
+void write_bottlenecks(const Profile& profile, std::string& out) {
+  open_section(out, "bottlenecks", "Bottlenecks and recommendations",
+               "What passed a threshold, with the numbers, and what to change first: expected speedups of the whole "
+               "run follow Amdahl's law from each part's share of the time.");
+  out += "<h3>Bottlenecks</h3><ul class=\"insights\" id=\"bottleneck-list\">";
+  const std::vector<analysis::Bottleneck> found = analysis::all_bottlenecks(profile);
+  if (found.empty()) append(out, "<li>{}</li>", render(profile, analysis::no_bottlenecks(profile), kHtml));
+  for (const analysis::Bottleneck& b : found) {
+    append(out, "<li data-kind=\"{}\"><span class=\"sev {}\">{}</span> <b>{}</b>: {} {}</li>",
+           analysis::to_string(b.kind), badge_class(b.severity), analysis::to_string(b.severity),
+           analysis::title(b.kind), render(profile, b.description, kHtml), render(profile, b.suggestion, kHtml));
+  }
+  out += "</ul><h3>Recommendations</h3>";
+  const std::vector<analysis::Advice> advice = analysis::advise(profile);
+  if (advice.empty()) {
+    append(out, "<p class=\"empty\">{}</p></section>\n", render(profile, analysis::no_advice(), kHtml));
+    return;
+  }
+  out += "<ol class=\"advice\" id=\"recommendations\">";
+  for (const analysis::Advice& a : advice) {
+    append(out, "<li><b>{}</b> <span class=\"muted\">({})</span><br>Evidence: {}<ul>", render(profile, a.title, kHtml),
+           render(profile, analysis::speedup_summary(a), kHtml), render(profile, a.evidence, kHtml));
+    for (const analysis::Sentence& step : a.steps) append(out, "<li>{}</li>", render(profile, step, kHtml));
+    out += "</ul></li>";
+  }
+  out += "</ol></section>\n";
+}
+
+void write_compute(const Profile& profile, std::string& out) {
+  const std::vector<analysis::ScopeCompute> scopes = analysis::compute_scopes(profile);
+  if (scopes.empty()) return;
+  open_section(out, "compute", "Compute and roofline", render(profile, analysis::compute_note(profile), kHtml));
+  append(out, "<p class=\"muted\">{}</p>",
+         render(profile,
+                analysis::machine_known(profile) ? analysis::machine_roofs(profile.machine) : analysis::no_machine_hint(),
+                kHtml));
+  out += "<div class=\"scroll\">";
+  html::write_roofline_chart(profile, scopes, out);
+  out += "</div>";
+  const TextTable table = compute_table(profile, scopes, Headers::Document);
+  out += "<div class=\"scroll\"><table id=\"compute-table\"><thead><tr>";
+  for (const TableColumn& c : table.columns())
+    append(out, "<th{}>{}</th>", c.align == Align::Right ? " class=\"num\"" : "", html::escape(c.header));
+  out += "</tr></thead><tbody>";
+  for (const auto& row : table.rows()) {
+    out += "<tr>";
+    for (std::size_t i = 0; i < row.size(); ++i)
+      append(out, "<td{}>{}</td>", table.columns()[i].align == Align::Right ? " class=\"num\"" : "",
+             html::escape(row[i]));
+    out += "</tr>";
+  }
+  out += "</tbody></table></div></section>\n";
+}
+
 // ---- insights, completeness, diagnostics --------------------------------------------
 
 void write_insights(const Profile& profile, std::string& out) {
@@ -1043,7 +1106,9 @@ void write_html_report(const Profile& profile, std::ostream& stream) {
   write_page_header(profile, out);
   write_nav(profile, out);
   write_cards(profile, instrumented_ns, percent, out);
+  write_bottlenecks(profile, out);
   write_hot_table(profile, percent, out);
+  write_compute(profile, out);
   write_call_tree(profile, percent, out);
   stream << out;
   out.clear();
@@ -1052,6 +1117,7 @@ void write_html_report(const Profile& profile, std::ostream& stream) {
   if (profile.cpu.sampled) write_cpu(profile, out);
   html::write_metrics_section(profile, out);
   write_threads(profile, percent, out);
+  if (!profile.flows.empty()) write_critical_path_html(profile, out);
   write_insights(profile, out);
   write_completeness(profile, out);
   write_diagnostics(profile, out);

@@ -1,5 +1,6 @@
 #include "io/json_report.hpp"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
@@ -9,8 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/advisor.hpp"
+#include "analysis/bottlenecks.hpp"
+#include "analysis/compute.hpp"
 #include "analysis/cpu_profile.hpp"
 #include "analysis/memory_findings.hpp"
+#include "io/critical_path_report.hpp"
 #include "io/metrics_json.hpp"
 #include "io/sentence_markup.hpp"
 #include "nnprof/error.hpp"
@@ -450,10 +455,70 @@ Json bottleneck(const Profile& profile, const analysis::Bottleneck& b) {
   j["kind"] = analysis::to_string(b.kind);
   j["severity"] = analysis::to_string(b.severity);
   j["scope"] = string_or_null(profile, b.scope);
+  if (!b.function.empty()) j["function"] = b.function;
   j["value"] = b.value;
   j["threshold"] = b.threshold;
+  j["time_share"] = b.time_share;
   j["description"] = render(profile, b.description);
   j["suggestion"] = render(profile, b.suggestion);
+  return j;
+}
+
+// A number that may be unknown (0 by convention) or unbounded: null then.
+Json known_or_null(double v) { return v > 0.0 && std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+Json recommendation(const Profile& profile, const analysis::Advice& a) {
+  Json j = Json::object();
+  j["title"] = render(profile, a.title);
+  j["scope"] = string_or_null(profile, a.scope);
+  if (!a.function.empty()) j["function"] = a.function;
+  j["evidence"] = render(profile, a.evidence);
+  j["steps"] = array_of(a.steps, [&](const analysis::Sentence& s) { return Json(render(profile, s)); });
+  j["time_share"] = a.time_share;
+  j["part_speedup"] = known_or_null(a.part_speedup);
+  j["expected_speedup"] = known_or_null(a.expected_speedup);
+  j["max_speedup"] = known_or_null(a.max_speedup);
+  return j;
+}
+
+Json machine(const MachinePeaks& m) {
+  return Json{{"cpu_model", m.cpu_model},
+              {"threads", m.threads},
+              {"isa", m.isa},
+              {"fp32_flops", m.fp32_flops},
+              {"fp64_flops", m.fp64_flops},
+              {"fp32_flops_one_core", m.fp32_flops_one_core},
+              {"fp64_flops_one_core", m.fp64_flops_one_core},
+              {"bandwidth_bytes_per_s", m.bandwidth},
+              {"bandwidth_one_core_bytes_per_s", m.bandwidth_one_core},
+              {"measured_unix", m.measured_unix}};
+}
+
+Json compute(const Profile& profile) {
+  Json j = Json::object();
+  j["machine"] = analysis::machine_known(profile) ? machine(profile.machine) : Json(nullptr);
+  j["scopes"] = array_of(analysis::compute_scopes(profile), [&](const analysis::ScopeCompute& c) {
+    Json s = Json::object();
+    s["name"] = profile.str(c.scope->name);
+    s["calls"] = c.scope->time.count;
+    s["total_ns"] = c.scope->total_ns;
+    s["flops"] = c.scope->flops;
+    s["bytes"] = c.scope->bytes;
+    s["flops_per_second"] = c.flops_per_second;
+    s["bytes_per_second"] = c.bytes_per_second;
+    s["arithmetic_intensity"] = c.intensity;
+    if (c.roofline) {
+      const RooflinePoint& p = *c.roofline;
+      s["roofline"] = Json{{"bound", p.bound == RooflineBound::Memory ? "memory" : "compute"},
+                           {"roofs", c.one_core ? "one_core" : "all_cores"},
+                           {"attainable_flops_per_second", p.attainable},
+                           {"fraction_of_roof", p.fraction},
+                           {"ridge_flops_per_byte", p.ridge}};
+    } else {
+      s["roofline"] = nullptr;
+    }
+    return s;
+  });
   return j;
 }
 
@@ -468,11 +533,11 @@ Json report(const Profile& profile) {
   // Only with heap tracking or CPU sampling, so that a profile without them reads exactly as before.
   if (profile.heap.tracked) j["heap"] = heap(profile);
   if (profile.cpu.sampled) j["cpu"] = cpu(profile);
-  if (profile.heap.tracked || profile.cpu.sampled) {
-    std::vector<analysis::Bottleneck> found = analysis::memory_bottlenecks(profile);
-    for (analysis::Bottleneck& b : analysis::cpu_bottlenecks(profile)) found.push_back(std::move(b));
-    j["bottlenecks"] = array_of(found, [&](const analysis::Bottleneck& b) { return bottleneck(profile, b); });
-  }
+  if (!analysis::compute_scopes(profile).empty()) j["compute"] = compute(profile);
+  j["bottlenecks"] = array_of(analysis::all_bottlenecks(profile),
+                              [&](const analysis::Bottleneck& b) { return bottleneck(profile, b); });
+  j["recommendations"] = array_of(analysis::advise(profile),
+                                  [&](const analysis::Advice& a) { return recommendation(profile, a); });
   j["throughput"] = by_name(
       profile, profile.scopes, [](const ScopeStats& s) { return s.items > 0; }, scope_throughput);
   // Only with metrics (nnprof/metrics.hpp): series and summaries as save_metrics writes them.
@@ -480,6 +545,8 @@ Json report(const Profile& profile) {
   j["call_tree"] = call_tree(profile);
   j["threads"] = array_of(profile.threads, thread);
   j["completeness"] = completeness(profile.completeness);
+  // Only with flows, so that a profile without them reads exactly as before.
+  if (!profile.flows.empty()) j["critical_path"] = critical_path_json(profile, critical_path(profile));
   j["diagnostics"] =
       array_of(profile.diagnostics, [&](const Diagnostic& d) { return diagnostic(profile, d); });
   return j;

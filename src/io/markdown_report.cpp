@@ -11,12 +11,16 @@
 
 #include <fmt/format.h>
 
+#include "analysis/advisor.hpp"
+#include "analysis/bottlenecks.hpp"
+#include "analysis/compute.hpp"
 #include "analysis/call_tree.hpp"
 #include "analysis/cpu_profile.hpp"
 #include "analysis/facts.hpp"
 #include "analysis/insights.hpp"
 #include "analysis/memory_findings.hpp"
 #include "analysis/rankings.hpp"
+#include "io/critical_path_report.hpp"
 #include "io/format.hpp"
 #include "io/metric_table.hpp"
 #include "io/report_tables.hpp"
@@ -344,6 +348,47 @@ void write_cpu(const Profile& profile, std::ostream& out) {
 
 // ---- insights, completeness, diagnostics --------------------------------------------
 
+// ---- compute, bottlenecks, advice ---------------------------------------------------
+
+void write_compute(const Profile& profile, std::ostream& out) {
+  const std::vector<analysis::ScopeCompute> scopes = analysis::compute_scopes(profile);
+  if (scopes.empty()) return;
+  write_heading(out, "Compute");
+  out << render(profile, analysis::compute_note(profile), kMarkdown) << "\n\n";
+  write_table(compute_table(profile, scopes, Headers::Document), out);
+  out << '\n'
+      << render(profile,
+                analysis::machine_known(profile) ? analysis::machine_roofs(profile.machine) : analysis::no_machine_hint(),
+                kMarkdown)
+      << '\n';
+}
+
+void write_all_bottlenecks(const Profile& profile, std::ostream& out) {
+  write_heading(out, "Bottlenecks");
+  const std::vector<analysis::Bottleneck> found = analysis::all_bottlenecks(profile);
+  if (found.empty()) out << "- " << render(profile, analysis::no_bottlenecks(profile), kMarkdown) << '\n';
+  for (const analysis::Bottleneck& b : found) {
+    out << fmt::format("- **{}** ({} severity): {} {}\n", analysis::title(b.kind), analysis::to_string(b.severity),
+                       render(profile, b.description, kMarkdown), render(profile, b.suggestion, kMarkdown));
+  }
+}
+
+void write_advice(const Profile& profile, std::ostream& out) {
+  write_heading(out, "Recommendations");
+  const std::vector<analysis::Advice> advice = analysis::advise(profile);
+  if (advice.empty()) {
+    out << render(profile, analysis::no_advice(), kMarkdown) << '\n';
+    return;
+  }
+  for (std::size_t i = 0; i < advice.size(); ++i) {
+    const analysis::Advice& a = advice[i];
+    out << fmt::format("{}. **{}** ({})  \n   Evidence: {}\n", i + 1, render(profile, a.title, kMarkdown),
+                       render(profile, analysis::speedup_summary(a), kMarkdown),
+                       render(profile, a.evidence, kMarkdown));
+    for (const analysis::Sentence& step : a.steps) out << "   - " << render(profile, step, kMarkdown) << '\n';
+  }
+}
+
 void write_insights(const Profile& profile, std::ostream& out) {
   write_heading(out, "Insights");
   for (const analysis::Insight& insight : analysis::insights(profile)) {
@@ -447,7 +492,10 @@ void write_markdown_report(const Profile& profile, std::ostream& out) {
   if (profile.scopes.empty()) {
     out << '\n' << render(profile, analysis::no_scopes_hint(), kMarkdown) << '\n';
   } else {
+    write_all_bottlenecks(profile, out);
+    write_advice(profile, out);
     write_hot_paths(profile, out);
+    write_compute(profile, out);
     write_top_allocators(profile, out);
     write_throughput(profile, out);
     write_most_called(profile, out);
@@ -458,6 +506,7 @@ void write_markdown_report(const Profile& profile, std::ostream& out) {
   if (profile.heap.tracked) write_heap(profile, out);
   if (profile.cpu.sampled) write_cpu(profile, out);
   if (!profile.metrics.empty()) write_metrics(profile, out);
+  if (!profile.flows.empty()) write_critical_path_markdown(profile, out);
   if (!profile.scopes.empty()) write_insights(profile, out);
   // As in the text report: an empty profile's zeros are noise, its diagnostics may not be.
   if (!profile.empty()) write_completeness(profile, out);

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "io/format.hpp"
+#include "io/flow_store.hpp"
 #include "io/metric_store.hpp"
 #include "io/progress.hpp"
 #include "io/sqlite.hpp"
@@ -30,10 +31,11 @@ namespace {
 using io::sqlite::Database;
 using io::sqlite::Statement;
 
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 // Version 2 added heap tracking: heap columns on the scope tables, frame, callsite, stack,
 // leak_site, the heap timeline as counter tracks, and the heap summary in meta.
 // Version 3 added CPU sampling: cpu_profile_stack_sample, frame.inlined, the cpu_* meta keys.
+// Version 4 added declared work: flops and bytes on the scope tables, the machine_* meta keys.
 constexpr int kApplicationId = 0x6E6E7066;  // "nnpf" in the SQLite header: file(1) can tell
 
 constexpr const char* kSchema = R"sql(
@@ -48,7 +50,7 @@ CREATE TABLE scope_tree(id INTEGER PRIMARY KEY, parent_id INTEGER, name_id INTEG
   alloc_bytes INTEGER NOT NULL, alloc_count INTEGER NOT NULL, free_bytes INTEGER NOT NULL, free_count INTEGER NOT NULL,
   heap_alloc_bytes INTEGER NOT NULL, heap_alloc_count INTEGER NOT NULL, heap_free_bytes INTEGER NOT NULL,
   heap_free_count INTEGER NOT NULL, heap_retained_bytes INTEGER NOT NULL, heap_retained_blocks INTEGER NOT NULL,
-  heap_peak_live_bytes INTEGER NOT NULL);
+  heap_peak_live_bytes INTEGER NOT NULL, flops REAL NOT NULL, bytes INTEGER NOT NULL);
 CREATE TABLE scope_stats(rank INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, total_ns INTEGER NOT NULL,
   self_ns INTEGER NOT NULL, count INTEGER NOT NULL, sum_ns INTEGER NOT NULL, min_ns INTEGER NOT NULL,
   max_ns INTEGER NOT NULL, mean_ns REAL NOT NULL, stddev_ns REAL NOT NULL, p50_ns INTEGER NOT NULL,
@@ -56,7 +58,7 @@ CREATE TABLE scope_stats(rank INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, tot
   alloc_bytes INTEGER NOT NULL, alloc_count INTEGER NOT NULL, free_bytes INTEGER NOT NULL, free_count INTEGER NOT NULL,
   heap_alloc_bytes INTEGER NOT NULL, heap_alloc_count INTEGER NOT NULL, heap_free_bytes INTEGER NOT NULL,
   heap_free_count INTEGER NOT NULL, heap_retained_bytes INTEGER NOT NULL, heap_retained_blocks INTEGER NOT NULL,
-  heap_peak_live_bytes INTEGER NOT NULL);
+  heap_peak_live_bytes INTEGER NOT NULL, flops REAL NOT NULL, bytes INTEGER NOT NULL);
 CREATE TABLE slice_data(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, dur INTEGER NOT NULL, utid INTEGER NOT NULL,
   node_id INTEGER NOT NULL);
 CREATE VIEW slice AS
@@ -107,6 +109,7 @@ auto meta_fields(P& p) {
   auto& q = p.completeness;
   auto& h = p.heap;
   auto& cpu = p.cpu;
+  auto& mp = p.machine;
   return std::vector<std::pair<const char*, Field>>{
       {"nnprof_version", &m.nnprof_version},
       {"hostname", &m.hostname},
@@ -172,6 +175,16 @@ auto meta_fields(P& p) {
       {"cpu_samples_dropped", &cpu.samples_dropped},
       {"cpu_truncated_stacks", &cpu.truncated_stacks},
       {"cpu_threads_sampled", &cpu.threads_sampled},
+      {"machine_cpu_model", &mp.cpu_model},
+      {"machine_threads", &mp.threads},
+      {"machine_isa", &mp.isa},
+      {"machine_fp32_flops", &mp.fp32_flops},
+      {"machine_fp64_flops", &mp.fp64_flops},
+      {"machine_fp32_flops_one_core", &mp.fp32_flops_one_core},
+      {"machine_fp64_flops_one_core", &mp.fp64_flops_one_core},
+      {"machine_bandwidth", &mp.bandwidth},
+      {"machine_bandwidth_one_core", &mp.bandwidth_one_core},
+      {"machine_measured_unix", &mp.measured_unix},
   };
 }
 
@@ -391,7 +404,7 @@ void write_tables(Database& db, const Profile& p) {
       for (std::size_t r = 0; r < n.children.size(); ++r)
         if (n.children[r] < rank.size()) rank[n.children[r]] = static_cast<std::uint32_t>(r);
     Statement st(db, "INSERT INTO scope_tree VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                     "?, ?, ?, ?, ?, ?, ?)");
+                     "?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const CallTreeNode& n : p.call_tree) {
       st.bind(1, std::int64_t{n.id});
       bind_id(st, 2, n.parent);
@@ -401,12 +414,13 @@ void write_tables(Database& db, const Profile& p) {
       st.bind_u64(16, n.self_ns);
       bind_memory(st, 17, n.memory);
       bind_heap(st, 21, n.heap);
+      st.bind(28, n.flops).bind_u64(29, n.bytes);
       st.run();
     }
   }
   {
     Statement st(db, "INSERT INTO scope_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                     "?, ?, ?, ?, ?, ?, ?)");
+                     "?, ?, ?, ?, ?, ?, ?, ?, ?)");
     std::int64_t rank = 0;
     for (const ScopeStats& s : p.scopes) {
       st.bind(1, rank++).bind(2, std::int64_t{s.name}).bind_u64(3, s.total_ns).bind_u64(4, s.self_ns);
@@ -414,6 +428,7 @@ void write_tables(Database& db, const Profile& p) {
       st.bind(14, std::int64_t{s.thread_count}).bind_u64(15, s.items);
       bind_memory(st, 16, s.memory);
       bind_heap(st, 20, s.heap);
+      st.bind(27, s.flops).bind_u64(28, s.bytes);
       st.run();
     }
   }
@@ -553,6 +568,7 @@ void read_leaks(Database& db, Profile& p) {
 
 void read_tables(Database& db, Profile& p, std::int64_t version) {
   const bool has_heap = version >= 2;
+  const bool has_work = version >= 4;
   read_meta(db, p);
   {
     Statement st(db, "SELECT id, str FROM strings ORDER BY id");
@@ -583,6 +599,10 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
       n.self_ns = st.u64(15);
       n.memory = read_memory(st, 16);
       if (has_heap) n.heap = read_heap(st, 20);
+      if (has_work) {
+        n.flops = st.f64(27);
+        n.bytes = st.u64(28);
+      }
       p.call_tree.push_back(std::move(n));
     }
     // Children in their stored order.
@@ -606,6 +626,10 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
       s.items = st.u64(14);
       s.memory = read_memory(st, 15);
       if (has_heap) s.heap = read_heap(st, 19);
+      if (has_work) {
+        s.flops = st.f64(26);
+        s.bytes = st.u64(27);
+      }
       p.scopes.push_back(s);
     }
   }
@@ -781,6 +805,7 @@ void Profile::save(const std::string& path) const {
       db.exec(kSchema);
       write_tables(db, *this);
       io::write_metric_tables(db, *this);
+      io::write_flow_table(db, *this);
       db.exec("COMMIT");
     }
     if (std::rename(tmp.c_str(), path.c_str()) != 0)
@@ -799,6 +824,7 @@ Profile Profile::load(const std::string& path) {
   Profile p;
   read_tables(db, p, version);
   io::read_metric_tables(db, p);
+  io::read_flow_table(db, p);
   validate(p, path);
   return p;
 }

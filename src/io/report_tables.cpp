@@ -1,6 +1,8 @@
 #include "io/report_tables.hpp"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -124,6 +126,47 @@ TextTable scope_table(const Profile& profile, const std::vector<const ScopeStats
     std::vector<std::string> cells;
     for (const ScopeColumn column : columns) cells.push_back(cell(profile, shares, rank, *scope, column));
     table.add_row(std::move(cells));
+  }
+  return table;
+}
+
+TextTable compute_table(const Profile& profile, const std::vector<analysis::ScopeCompute>& scopes, Headers headers) {
+  const bool doc = headers == Headers::Document;
+  std::vector<TableColumn> columns{{"Scope", Align::Left},
+                                   {"Calls", Align::Right},
+                                   {"Total", Align::Right},
+                                   {"FLOPs", Align::Right},
+                                   {"FLOP/s", Align::Right},
+                                   {"Bytes/s", Align::Right},
+                                   {doc ? "FLOPs per byte" : "FLOP/B", Align::Right}};
+  const bool roofs = analysis::machine_known(profile);
+  if (roofs) {
+    columns.push_back({"Bound", Align::Left});
+    columns.push_back({doc ? "Attainable (roof)" : "Roof", Align::Right});
+    columns.push_back({doc ? "% of roof" : "% roof", Align::Right});
+  }
+  TextTable table(std::move(columns));
+  for (const analysis::ScopeCompute& c : scopes) {
+    const ScopeStats& s = *c.scope;
+    std::vector<std::string> row{profile.str(s.name),
+                                 format_count(s.time.count),
+                                 format_duration(s.total_ns),
+                                 s.flops > 0.0 ? format_si(s.flops, "") : "-",
+                                 s.flops > 0.0 ? format_si(c.flops_per_second, "FLOP/s") : "-",
+                                 s.bytes > 0 ? format_si(c.bytes_per_second, "B/s") : "-",
+                                 s.bytes > 0 && s.flops > 0.0 ? format_ratio(c.intensity, "") : "-"};
+    if (roofs) {
+      if (c.roofline) {
+        const RooflinePoint& p = *c.roofline;
+        row.push_back(std::string(p.bound == RooflineBound::Memory ? "memory" : "compute") +
+                      (c.one_core ? " (1 core)" : " (all cores)"));
+        row.push_back(format_si(p.attainable, "FLOP/s"));
+        row.push_back(format_percent(p.fraction));
+      } else {
+        row.insert(row.end(), {"-", "-", "-"});
+      }
+    }
+    table.add_row(std::move(row));
   }
   return table;
 }

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "analysis/compute.hpp"
 #include "analysis/cpu_profile.hpp"
 #include "io/format.hpp"
 #include "nnprof/profile.hpp"
@@ -49,6 +50,11 @@ enum class ScopeColumn : std::uint8_t {
 /// One row per scope of `scopes`, in that order, with `columns` in the order given.
 TextTable scope_table(const Profile& profile, const std::vector<const ScopeStats*>& scopes,
                       std::initializer_list<ScopeColumn> columns, Headers headers);
+
+/// One row per scope with declared work, by inclusive time: calls, time, FLOPs, FLOP/s,
+/// bytes/s, FLOPs per byte and, when the machine's peaks are known, the bound, the roof the
+/// scope is under and its share of that roof.
+TextTable compute_table(const Profile& profile, const std::vector<analysis::ScopeCompute>& scopes, Headers headers);
 
 /// One row per thread: name, OS thread id, scopes, top-level time and its share, state.
 TextTable threads_table(const Profile& profile, Headers headers);

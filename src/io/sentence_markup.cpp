@@ -30,6 +30,10 @@ std::string format_number(const analysis::Part& part) {
             return format_rate(static_cast<double>(value), part.text);
           case Kind::ByteRate:
             return format_byte_rate(static_cast<double>(value));
+          case Kind::Si:
+            return format_si(static_cast<double>(value), part.text);
+          case Kind::Ratio:
+            return format_ratio(static_cast<double>(value), part.text);
           case Kind::Count:
           default:
             return format_count(static_cast<std::uint64_t>(value));

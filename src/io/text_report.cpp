@@ -10,12 +10,16 @@
 
 #include <fmt/format.h>
 
+#include "analysis/advisor.hpp"
+#include "analysis/bottlenecks.hpp"
 #include "analysis/call_tree.hpp"
+#include "analysis/compute.hpp"
 #include "analysis/cpu_profile.hpp"
 #include "analysis/facts.hpp"
 #include "analysis/insights.hpp"
 #include "analysis/memory_findings.hpp"
 #include "analysis/rankings.hpp"
+#include "io/critical_path_report.hpp"
 #include "io/format.hpp"
 #include "io/metric_table.hpp"
 #include "io/report_tables.hpp"
@@ -235,6 +239,46 @@ void write_cpu(const Profile& profile, std::ostream& out) {
   }
 }
 
+// ---- compute, bottlenecks, advice ---------------------------------------------------
+
+// Scopes with declared work: their rates and, with the machine's peaks, their roofline place.
+void write_compute(const Profile& profile, std::ostream& out) {
+  const std::vector<analysis::ScopeCompute> scopes = analysis::compute_scopes(profile);
+  if (scopes.empty()) return;
+  write_heading(out, "Compute (declared FLOPs and bytes)");
+  compute_table(profile, scopes, Headers::Terminal).write(out);
+  out << "  " << render(profile, analysis::compute_note(profile)) << '\n';
+  out << "  "
+      << render(profile, analysis::machine_known(profile) ? analysis::machine_roofs(profile.machine)
+                                                          : analysis::no_machine_hint())
+      << '\n';
+}
+
+void write_all_bottlenecks(const Profile& profile, std::ostream& out) {
+  write_heading(out, "Bottlenecks");
+  const std::vector<analysis::Bottleneck> found = analysis::all_bottlenecks(profile);
+  if (found.empty()) out << "  - " << render(profile, analysis::no_bottlenecks(profile)) << '\n';
+  for (const analysis::Bottleneck& b : found) {
+    out << fmt::format("  - [{}] {}: {} {}\n", analysis::to_string(b.severity), analysis::title(b.kind),
+                       render(profile, b.description), render(profile, b.suggestion));
+  }
+}
+
+void write_advice(const Profile& profile, std::ostream& out) {
+  write_heading(out, "Recommendations");
+  const std::vector<analysis::Advice> advice = analysis::advise(profile);
+  if (advice.empty()) {
+    out << "  " << render(profile, analysis::no_advice()) << '\n';
+    return;
+  }
+  for (std::size_t i = 0; i < advice.size(); ++i) {
+    const analysis::Advice& a = advice[i];
+    out << fmt::format("  {}. {} ({})\n", i + 1, render(profile, a.title), render(profile, analysis::speedup_summary(a)));
+    out << "     Evidence: " << render(profile, a.evidence) << '\n';
+    for (const analysis::Sentence& step : a.steps) out << "     - " << render(profile, step) << '\n';
+  }
+}
+
 // ---- insights, completeness, diagnostics --------------------------------------------
 
 void write_insights(const Profile& profile, std::ostream& out) {
@@ -284,7 +328,10 @@ void write_text_report(const Profile& profile, std::ostream& out) {
   if (profile.scopes.empty()) {
     out << '\n' << render(profile, analysis::no_scopes_hint()) << '\n';
   } else {
+    write_all_bottlenecks(profile, out);
+    write_advice(profile, out);
     write_rankings(profile, out);
+    write_compute(profile, out);
     write_call_hierarchy(profile, PercentOf(instrumented_ns), out);
     write_threads(profile, out);
   }
@@ -292,6 +339,7 @@ void write_text_report(const Profile& profile, std::ostream& out) {
   if (profile.heap.tracked) write_heap(profile, out);
   if (profile.cpu.sampled) write_cpu(profile, out);
   if (!profile.metrics.empty()) write_metrics(profile, out);
+  if (!profile.flows.empty()) write_critical_path_text(profile, out);
   if (!profile.scopes.empty()) write_insights(profile, out);
   // Zeros in an empty profile would only be noise; its diagnostics may say why it is empty.
   if (!profile.empty()) write_completeness(profile, out);

@@ -48,14 +48,21 @@ const char* to_string(DiagnosticKind kind) noexcept {
     case DiagnosticKind::HeapTracking: return "heap_tracking";
     case DiagnosticKind::CpuSampling: return "cpu_sampling";
     case DiagnosticKind::InstrumentationOverhead: return "instrumentation_overhead";
+    case DiagnosticKind::Roofline: return "roofline";
+    case DiagnosticKind::FlowsDropped: return "flows_dropped";
+    case DiagnosticKind::FlowUnmatched: return "flow_unmatched";
     case DiagnosticKind::MetricsIncomplete: return "metrics_incomplete";
   }
   return "unknown";
 }
 
 std::optional<DiagnosticKind> parse_diagnostic_kind(std::string_view s) noexcept {
-  for (int k = 0; k <= static_cast<int>(DiagnosticKind::MetricsIncomplete); ++k)
-    if (s == to_string(static_cast<DiagnosticKind>(k))) return static_cast<DiagnosticKind>(k);
+  // Kinds are numbered from 0 without gaps; the first number with no name ends them.
+  for (int k = 0; k < 256; ++k) {
+    const std::string_view name = to_string(static_cast<DiagnosticKind>(k));
+    if (name == "unknown") break;
+    if (s == name) return static_cast<DiagnosticKind>(k);
+  }
   return std::nullopt;
 }
 

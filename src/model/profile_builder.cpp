@@ -11,6 +11,7 @@
 #include "collect/host_info.hpp"
 #include "collect/symbols/symbolizer.hpp"
 #include "model/duration_accumulator.hpp"
+#include "model/flow_builder.hpp"
 #include "model/metric_builder.hpp"
 
 namespace nnprof::model {
@@ -53,6 +54,8 @@ struct NodeAccumulator {
   std::uint64_t self_ticks = 0;
   MemoryAttribution memory;
   HeapAttribution heap;
+  double flops = 0.0;
+  std::uint64_t bytes = 0;
   std::uint32_t last_thread = kNone;
   std::uint32_t thread_count = 0;
   void add(const RawNode& r, std::uint32_t thread) {
@@ -68,6 +71,8 @@ struct NodeAccumulator {
     memory.free_bytes += r.free_bytes;
     memory.free_count += r.free_count;
     add_heap(heap, to_heap(r.heap));
+    flops += r.flops;
+    bytes += r.bytes_moved;
     if (last_thread != thread) {
       last_thread = thread;
       ++thread_count;
@@ -99,6 +104,7 @@ class Builder {
     merge_trees();
     scope_stats();
     records();
+    flows();
     memory();
     symbolize();
     heap();
@@ -163,6 +169,8 @@ class Builder {
       if (!t.nodes.empty()) {
         map[0] = 0;
         add_heap(profile_.call_tree[0].heap, to_heap(t.nodes[0].heap));  // allocations outside any scope
+        profile_.call_tree[0].flops += t.nodes[0].flops;                  // and work
+        profile_.call_tree[0].bytes += t.nodes[0].bytes_moved;
       }
       for (std::size_t i = 1; i < t.nodes.size(); ++i) {
         const RawNode& n = t.nodes[i];
@@ -194,6 +202,8 @@ class Builder {
       node.thread_count = a.thread_count;
       node.memory = a.memory;
       node.heap = a.heap;
+      node.flops = a.flops;
+      node.bytes = a.bytes;
     }
     for (CallTreeNode& node : profile_.call_tree) {
       std::sort(node.children.begin(), node.children.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -211,10 +221,21 @@ class Builder {
       std::uint64_t total_ticks = 0, self_ticks = 0;
       MemoryAttribution memory;
       HeapAttribution heap;
+      double flops = 0.0;
+      std::uint64_t bytes = 0;
       std::unordered_set<std::uint32_t> threads;
     };
     std::unordered_map<StringId, PerName> by_name;
     const auto& tree = profile_.call_tree;
+    // Work declared in each node's subtree; a child's id is always above its parent's.
+    std::vector<double> subtree_flops(tree.size());
+    std::vector<std::uint64_t> subtree_bytes(tree.size());
+    for (std::size_t i = tree.size(); i-- > 1;) {
+      subtree_flops[i] += tree[i].flops;
+      subtree_bytes[i] += tree[i].bytes;
+      subtree_flops[tree[i].parent] += subtree_flops[i];
+      subtree_bytes[tree[i].parent] += subtree_bytes[i];
+    }
     for (std::size_t i = 1; i < tree.size(); ++i) {
       const CallTreeNode& node = tree[i];
       PerName& p = by_name[node.name];
@@ -230,7 +251,11 @@ class Builder {
           nested = true;
           break;
         }
-      if (!nested) p.total_ticks += a.time.sum_ticks();
+      if (!nested) {
+        p.total_ticks += a.time.sum_ticks();
+        p.flops += subtree_flops[i];
+        p.bytes += subtree_bytes[i];
+      }
     }
     // Distinct threads per name, from the per-thread trees.
     for (const RawThread& t : raw_.threads) {
@@ -252,6 +277,8 @@ class Builder {
       s.thread_count = static_cast<std::uint32_t>(p.threads.size());
       s.memory = p.memory;
       s.heap = p.heap;
+      s.flops = p.flops;
+      s.bytes = p.bytes;
       if (auto it = items.find(profile_.strings[name]); it != items.end()) s.items = it->second;
       profile_.scopes.push_back(s);
     }
@@ -279,6 +306,8 @@ class Builder {
           const CallTreeNode& node = profile_.call_tree[map[r.ref]];
           profile_.spans.push_back(Span{t.index, node.name, node.id, node.depth, cal_.since_origin_ns(r.t0),
                                         cal_.since_origin_ns(r.t1)});
+        } else if (detail::is_flow(r.kind)) {
+          flow_events_.push_back(FlowEvent{t.index, r.kind, cal_.since_origin_ns(r.t0), merged_node(t.index, r.ref), r.t1});
         } else if ((r.kind == detail::RecordKind::MemoryAlloc || r.kind == detail::RecordKind::MemoryFree) &&
                    r.ref < counter_index_.size() && counter_index_[r.ref] != kNone) {
           const auto bytes = static_cast<std::int64_t>(r.t1);
@@ -294,6 +323,13 @@ class Builder {
     });
     std::stable_sort(profile_.memory_events.begin(), profile_.memory_events.end(),
                      [](const MemoryEvent& a, const MemoryEvent& b) { return a.time_ns < b.time_ns; });
+  }
+
+  // Dependencies between threads (nnprof/flow.hpp), once the spans are final.
+  void flows() {
+    std::uint64_t lost = raw_.flows_overwritten;
+    for (const RawThread& t : raw_.threads) lost += t.dropped_flows;
+    for (Diagnostic& d : build_flows(profile_, std::move(flow_events_), lost)) profile_.diagnostics.push_back(std::move(d));
   }
 
   void memory() {
@@ -666,6 +702,7 @@ class Builder {
   std::vector<NodeAccumulator> accumulators_;
   std::vector<std::vector<std::uint32_t>> local_to_merged_;
   std::vector<std::uint32_t> counter_index_;
+  std::vector<FlowEvent> flow_events_;
   struct AddressKeyHash {
     std::size_t operator()(const std::pair<std::uintptr_t, bool>& k) const noexcept {
       return std::hash<std::uintptr_t>{}(k.first * 2 + (k.second ? 1 : 0));

@@ -41,6 +41,8 @@ struct RawNode {
   std::int64_t sum_dev = 0;
   double sum_dev_sq = 0.0;
   std::uint64_t alloc_bytes = 0, alloc_count = 0, free_bytes = 0, free_count = 0;
+  double flops = 0.0;             ///< declared with add_flops while this node was innermost
+  std::uint64_t bytes_moved = 0;
   RawNodeHeap heap;
   /// Non-empty histogram buckets as (row * kHistogramSubBuckets + sub, count), ascending.
   std::vector<std::pair<std::uint32_t, std::uint64_t>> buckets;
@@ -63,6 +65,7 @@ struct RawThread {
   std::vector<Record> records;         ///< in the order written
   std::vector<std::uint32_t> open_nodes;  ///< scopes still open, outermost first
   std::uint64_t dropped_spans = 0, dropped_events = 0, too_deep = 0, tree_full = 0;
+  std::uint64_t dropped_flows = 0;  ///< flow records lost to the memory cap
   std::vector<RawThreadEvent> events;
 };
 
@@ -148,6 +151,7 @@ struct RawSnapshot {
   std::uint64_t spans_overwritten = 0;
   std::uint64_t hot_path_chunks = 0;  ///< buffers a recording thread had to allocate itself
   std::uint64_t events_overwritten = 0;
+  std::uint64_t flows_overwritten = 0;  ///< flow records the flight recorder overwrote
   std::int64_t memory_current = 0;
   std::uint64_t memory_peak = 0;
   std::uint64_t memory_peak_ticks = 0;

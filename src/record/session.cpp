@@ -70,6 +70,9 @@ std::shared_ptr<ThreadRecord> Session::register_thread() {
   std::lock_guard lock(mu_);
   rec->priv.index = static_cast<std::uint32_t>(threads_.size());
   rec->priv.node_at(0)->thread = rec->priv.index;
+  // Ids that flow_begin() makes: the top bit set (user ids stay below it), the thread's index
+  // above a 40-bit per-thread count, so threads never hand out the same id.
+  rec->state.next_flow_id = (std::uint64_t{1} << 63) | (std::uint64_t{rec->priv.index} << 40) | 1;
   if (options_.record_spans) {
     // Two spares now; the drainer adds more as the thread shows how fast it records.
     for (int i = 0; i < 2; ++i)
@@ -228,6 +231,8 @@ Chunk* Session::recycle_oldest_locked() noexcept {
   for (std::uint32_t i = 0; i < n; ++i) {
     if (r[i].kind == RecordKind::Span)
       ++spans_overwritten_;
+    else if (is_flow(r[i].kind))
+      ++flows_overwritten_;
     else if (r[i].kind != RecordKind::Metric)  // metric points: the model counts what is missing per metric
       ++events_overwritten_;
   }
@@ -337,6 +342,7 @@ RawSnapshot Session::snapshot(bool with_records) {
   s.spans_overwritten = spans_overwritten_;
   s.hot_path_chunks = hot_path_chunks_.load(std::memory_order_relaxed);
   s.events_overwritten = events_overwritten_;
+  s.flows_overwritten = flows_overwritten_;
   s.memory_current = memory_current_.load(std::memory_order_relaxed);
   s.memory_peak = memory_peak_.load(std::memory_order_relaxed);
   s.memory_peak_ticks = memory_peak_ticks_.load(std::memory_order_relaxed);
@@ -367,6 +373,7 @@ RawSnapshot Session::snapshot(bool with_records) {
     }
     t.dropped_spans = ts.dropped_spans.load(std::memory_order_relaxed);
     t.dropped_events = ts.dropped_events.load(std::memory_order_relaxed);
+    t.dropped_flows = ts.dropped_flows.load(std::memory_order_relaxed);
     t.too_deep = ts.too_deep.load(std::memory_order_relaxed);
     t.tree_full = p.tree_full.load(std::memory_order_relaxed);
 
@@ -390,6 +397,8 @@ RawSnapshot Session::snapshot(bool with_records) {
       r.alloc_count = node->alloc_count.load(std::memory_order_relaxed);
       r.free_bytes = node->free_bytes.load(std::memory_order_relaxed);
       r.free_count = node->free_count.load(std::memory_order_relaxed);
+      r.flops = node->flops.load(std::memory_order_relaxed);
+      r.bytes_moved = node->bytes_moved.load(std::memory_order_relaxed);
       read_heap_fields(*node, r.heap);
       for (unsigned row = 0; row < kHistogramRows; ++row) {
         const HistogramRow* hr = node->rows[row].load(std::memory_order_acquire);

@@ -115,6 +115,7 @@ class Session {
   std::uint64_t next_sequence_ = 0;
   std::uint64_t spans_overwritten_ = 0;
   std::uint64_t events_overwritten_ = 0;
+  std::uint64_t flows_overwritten_ = 0;
 
   std::mutex names_mu_;
   std::unordered_map<std::string_view, std::unique_ptr<NamedEntry>> names_;

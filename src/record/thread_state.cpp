@@ -156,7 +156,9 @@ void drop_record(ThreadState* ts, RecordKind kind) noexcept {
   // A dropped metric point is not counted here: the model finds it missing from its metric's
   // count, which the thread's statistics keep whatever the buffers hold.
   if (kind == RecordKind::Metric) return;
-  single_writer_add(kind == RecordKind::Span ? ts->dropped_spans : ts->dropped_events, std::uint64_t{1});
+  std::atomic<std::uint64_t>& counter =
+      kind == RecordKind::Span ? ts->dropped_spans : is_flow(kind) ? ts->dropped_flows : ts->dropped_events;
+  single_writer_add(counter, std::uint64_t{1});
 }
 
 void note_too_deep(ThreadState* ts) noexcept { single_writer_add(ts->too_deep, std::uint64_t{1}); }

@@ -46,7 +46,19 @@ Action add_demo_command(CLI::App& app) {
     const demo::DemoResult r = demo::run_demo_workload(profiler, *options);
     if (tracking) tracking->stop();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const Profile profile = profiler.snapshot();
+    Profile profile = profiler.snapshot();
+    // The demo declares its FLOPs: place them on this machine's roofline, measuring the peaks
+    // once (about two seconds) when `nnprof machine` has not cached them yet.
+    if (profile.machine.measured_unix == 0) {
+      try {
+        if (!cached_machine_peaks())
+          std::cerr << "nnprof: measuring this machine's peak FLOP/s and bandwidth once for the roofline (cached in "
+                    << default_machine_file() << ")\n";
+        profile.machine = machine_peaks();
+      } catch (const Error& e) {
+        std::cerr << "nnprof: the demo's reports have no roofline: " << e.what() << "\n";
+      }
+    }
     const Report report(profile);
     std::cout << report;
     std::error_code ec;

@@ -57,8 +57,17 @@ Action add_report_command(CLI::App& app) {
   auto o = add_file_and_output(cmd);
   cmd->add_option("--format,-f", o->format, "text, md, json, html or csv (default: from -o's extension, else text)")
       ->transform(CLI::CheckedTransformer(kReportFormats, CLI::ignore_case));
-  return [cmd, o]() -> int {
+  auto root = std::make_shared<std::string>();
+  CLI::Option* critical = cmd->add_option("--critical-path", *root,
+                                          "Print only the critical path: of the whole run, or of the scope ROOT")
+                              ->expected(0, 1);
+  return [cmd, o, root, critical]() -> int {
     if (!cmd->parsed()) return -1;
+    if (critical->count() > 0) {
+      const Profile p = load_nonempty(o->file);
+      write_critical_path(p, critical_path(p, *root), std::cout);
+      return 0;
+    }
     const Report report(load_nonempty(o->file));
     ReportFormat format = o->format;
     if (format == ReportFormat::Auto && (o->out.empty() || o->out == "-")) format = ReportFormat::Text;

@@ -19,11 +19,27 @@
 
 namespace nnprof::detail {
 
-enum class RecordKind : std::uint32_t { Span = 1, MemoryAlloc = 2, MemoryFree = 3, Metric = 4 };
+enum class RecordKind : std::uint32_t {
+  Span = 1,
+  MemoryAlloc = 2,
+  MemoryFree = 3,
+  Metric = 4,
+  // Flows (nnprof/flow.hpp): dependencies between threads.
+  FlowBegin = 5,      ///< work handed over (flow_begin)
+  FlowEnd = 6,        ///< the handed-over work starts (flow_end)
+  FlowDone = 7,       ///< the work is complete (flow_done)
+  FlowWaitBegin = 8,  ///< a thread starts waiting for the work (flow_wait_begin)
+  FlowWaitEnd = 9,    ///< its wait is over (flow_wait_end)
+};
+
+inline constexpr bool is_flow(RecordKind k) noexcept {
+  return k >= RecordKind::FlowBegin && k <= RecordKind::FlowWaitEnd;
+}
 
 /// One fixed-size record. Span: t0/t1 = begin/end ticks, ref = call-tree node index.
 /// MemoryAlloc/MemoryFree: t0 = ticks, t1 = bytes, ref = named-counter id.
 /// Metric: t0 = ticks, t1 = the value (a double, bit for bit), ref = metric id.
+/// Flow*: t0 = ticks, t1 = flow id, ref = node index of the innermost open scope (0: none).
 struct Record {
   std::uint64_t t0;
   std::uint64_t t1;
@@ -84,6 +100,9 @@ struct Node {
   std::atomic<std::uint64_t> alloc_count{0};
   std::atomic<std::uint64_t> free_bytes{0};
   std::atomic<std::uint64_t> free_count{0};
+  // Work the program declared while this node was the innermost open scope (add_flops).
+  std::atomic<double> flops{0.0};
+  std::atomic<std::uint64_t> bytes_moved{0};
   // Heap blocks (automatic heap tracking). Written by the owner, except heap_released_remote_*,
   // which threads that free a block this node allocated add to.
   std::atomic<std::uint64_t> heap_alloc_bytes{0};
@@ -118,10 +137,12 @@ struct ThreadState {
   Chunk* chunk = nullptr;
   std::uint32_t chunk_count = 0;
   bool keep_spans = true;
+  std::uint64_t next_flow_id = 0;  // owner only: the id flow_begin() hands out next
   // Read by snapshots.
   std::atomic<std::uint32_t> depth{0};
   std::atomic<std::uint64_t> dropped_spans{0};
   std::atomic<std::uint64_t> dropped_events{0};
+  std::atomic<std::uint64_t> dropped_flows{0};
   std::atomic<std::uint64_t> too_deep{0};
   ThreadPrivate* priv = nullptr;
   Frame stack[kMaxDepth + 1];  // stack[0] holds the root node
@@ -196,6 +217,14 @@ inline void count_duration(ThreadState* ts, Node* n, std::uint64_t d, std::uint6
     if (row == nullptr) return;
   }
   single_writer_add(row->bucket[b.sub], std::uint64_t{1});
+}
+
+/// Adds FLOPs and bytes moved to the calling thread's innermost open scope (the root node
+/// when none is open, which reports count as work outside any scope).
+inline void add_work(ThreadState* ts, double flops, std::uint64_t bytes) noexcept {
+  Node* n = ts->top->node.load(std::memory_order_relaxed);
+  single_writer_add(n->flops, flops);
+  single_writer_add(n->bytes_moved, bytes);
 }
 
 /// Closes the innermost frame `f` at tick `end`.

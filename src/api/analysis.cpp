@@ -1,0 +1,60 @@
+// The public face of the bottleneck analysis and the advisor: their findings with every
+// sentence rendered as plain text.
+#include "nnprof/analysis.hpp"
+
+#include "analysis/advisor.hpp"
+#include "analysis/bottlenecks.hpp"
+#include "io/sentence_markup.hpp"
+
+namespace nnprof {
+
+const char* to_string(BottleneckType type) noexcept {
+  switch (type) {
+    case BottleneckType::SlowOperation: return "slow_operation";
+    case BottleneckType::HighCallCount: return "high_call_count";
+    case BottleneckType::MemoryHotspot: return "memory_hotspot";
+    case BottleneckType::MemoryLeak: return "memory_leak";
+    case BottleneckType::LowThroughput: return "low_throughput";
+    case BottleneckType::BelowRoofline: return "below_roofline";
+    case BottleneckType::CpuHotspot: return "cpu_hotspot";
+    case BottleneckType::ScopeCpuHotspot: return "scope_cpu_hotspot";
+  }
+  return "unknown";
+}
+
+const char* to_string(BottleneckSeverity severity) noexcept {
+  switch (severity) {
+    case BottleneckSeverity::Low: return "low";
+    case BottleneckSeverity::Medium: return "medium";
+    case BottleneckSeverity::High: return "high";
+  }
+  return "unknown";
+}
+
+std::vector<Bottleneck> analyze_bottlenecks(const Profile& profile, const BottleneckThresholds& thresholds) {
+  std::vector<Bottleneck> out;
+  for (const analysis::Bottleneck& b : analysis::all_bottlenecks(profile, thresholds)) {
+    out.push_back(Bottleneck{b.kind, b.severity, b.scope != kNone ? profile.str(b.scope) : b.function, b.value,
+                             b.threshold, io::render(profile, b.description), io::render(profile, b.suggestion)});
+  }
+  return out;
+}
+
+std::vector<Recommendation> recommend(const Profile& profile, const AdvisorOptions& options) {
+  std::vector<Recommendation> out;
+  for (const analysis::Advice& a : analysis::advise(profile, options)) {
+    Recommendation r;
+    r.title = io::render(profile, a.title);
+    r.scope = a.scope != kNone ? profile.str(a.scope) : a.function;
+    r.evidence = io::render(profile, a.evidence);
+    for (const analysis::Sentence& step : a.steps) r.steps.push_back(io::render(profile, step));
+    r.time_share = a.time_share;
+    r.part_speedup = a.part_speedup;
+    r.expected_speedup = a.expected_speedup;
+    r.max_speedup = a.max_speedup;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace nnprof

@@ -1,0 +1,98 @@
+#include "io/flow_store.hpp"
+
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "nnprof/error.hpp"
+
+namespace nnprof::io {
+
+namespace {
+
+using sqlite::Statement;
+
+constexpr const char* kFlowSchema = R"sql(
+CREATE TABLE flow(id INTEGER PRIMARY KEY, flow_id INTEGER NOT NULL, kind TEXT NOT NULL,
+  slice_out INTEGER, slice_in INTEGER, utid_out INTEGER NOT NULL, ts_out INTEGER NOT NULL, node_out INTEGER NOT NULL,
+  utid_in INTEGER NOT NULL, ts_in INTEGER NOT NULL, node_in INTEGER NOT NULL, wait_ts INTEGER);
+)sql";
+
+const char* kind_name(FlowKind k) { return k == FlowKind::Handoff ? "handoff" : "completion"; }
+
+bool has_table(sqlite::Database& db, const char* name) {
+  Statement st(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
+  st.bind(1, std::string_view(name));
+  return st.step() && st.i64(0) > 0;
+}
+
+void bind_optional(Statement& st, int i, std::uint32_t v) {
+  if (v == kNone)
+    st.bind_null(i);
+  else
+    st.bind(i, std::int64_t{v});
+}
+
+std::uint32_t read_optional(const Statement& st, int i) {
+  return st.is_null(i) ? kNone : static_cast<std::uint32_t>(st.i64(i));
+}
+
+[[noreturn]] void invalid(const std::string& path, std::size_t row, std::string_view what) {
+  throw Error(fmt::format("'{}' is not a valid nnprof profile: flow {} {}; the file is damaged or was not "
+                          "written by nnprof, record the profile again",
+                          path, row, what));
+}
+
+}  // namespace
+
+void write_flow_table(sqlite::Database& db, const Profile& p) {
+  db.exec(kFlowSchema);
+  Statement st(db, "INSERT INTO flow VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  std::int64_t id = 0;
+  for (const Flow& f : p.flows) {
+    st.bind(1, id++).bind_u64(2, f.id).bind(3, std::string_view(kind_name(f.kind)));
+    bind_optional(st, 4, f.out.span);
+    bind_optional(st, 5, f.in.span);
+    st.bind(6, std::int64_t{f.out.thread}).bind_u64(7, f.out.time_ns).bind(8, std::int64_t{f.out.node});
+    st.bind(9, std::int64_t{f.in.thread}).bind_u64(10, f.in.time_ns).bind(11, std::int64_t{f.in.node});
+    if (f.wait_begin_ns == Flow::kNoWaitMarked)
+      st.bind_null(12);
+    else
+      st.bind_u64(12, f.wait_begin_ns);
+    st.run();
+  }
+}
+
+void read_flow_table(sqlite::Database& db, Profile& p) {
+  if (!has_table(db, "flow")) return;
+  Statement st(db,
+               "SELECT flow_id, kind, slice_out, slice_in, utid_out, ts_out, node_out, utid_in, ts_in, node_in, "
+               "wait_ts FROM flow ORDER BY id");
+  while (st.step()) {
+    const std::size_t row = p.flows.size();
+    Flow f;
+    f.id = st.u64(0);
+    const std::string kind = st.text(1);
+    if (kind == "handoff")
+      f.kind = FlowKind::Handoff;
+    else if (kind == "completion")
+      f.kind = FlowKind::Completion;
+    else
+      invalid(db.path(), row, fmt::format("has the unknown kind '{}'", kind));
+    f.out = FlowEndpoint{static_cast<std::uint32_t>(st.i64(4)), st.u64(5), static_cast<std::uint32_t>(st.i64(6)),
+                         read_optional(st, 2)};
+    f.in = FlowEndpoint{static_cast<std::uint32_t>(st.i64(7)), st.u64(8), static_cast<std::uint32_t>(st.i64(9)),
+                        read_optional(st, 3)};
+    f.wait_begin_ns = st.is_null(10) ? Flow::kNoWaitMarked : st.u64(10);
+    for (const FlowEndpoint* e : {&f.out, &f.in}) {
+      if (e->thread >= p.threads.size()) invalid(db.path(), row, "refers to a missing thread");
+      if (e->node >= p.call_tree.size()) invalid(db.path(), row, "refers to a missing call-tree node");
+      if (e->span != kNone && (e->span >= p.spans.size() || p.spans[e->span].thread != e->thread))
+        invalid(db.path(), row, "refers to a missing slice, or to one on another thread");
+    }
+    p.flows.push_back(f);
+  }
+}
+
+}  // namespace nnprof::io
