@@ -47,6 +47,17 @@ void BM_ScopeTimeline(benchmark::State& state) {
 BENCHMARK(BM_ScopeTimeline);
 BENCHMARK(BM_ScopeTimeline)->Threads(2);
 
+// A scope that declares its work: the goal is the cost of BM_ScopeTimeline plus two adds.
+void BM_ScopeFlops(benchmark::State& state) {
+  nnprof::Profiler& p = timeline_profiler();
+  double flops = 1.0;
+  for (auto _ : state) {
+    NNPROF_SCOPE_FLOPS_IN(p, "bench_scope_flops", flops, 64);
+    flops += 1.0;  // not a constant the compiler could fold into the scope
+  }
+}
+BENCHMARK(BM_ScopeFlops);
+
 void BM_ScopeAggregate(benchmark::State& state) {
   nnprof::Profiler& p = aggregate_profiler();
   for (auto _ : state) {
