@@ -839,7 +839,7 @@ QueryResult query_profile(const std::string& path, const std::string& sql) {
   if (sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()), &raw, &tail) != SQLITE_OK)
     throw Error(fmt::format("invalid query: {} (tables: meta, strings, thread, slice, scope_tree, scope_stats, "
                             "memory_counter, counter_track, counter, frame, callsite, stack, leak_site, "
-                            "diagnostic; see docs/FORMAT.md)",
+                            "cpu_profile_stack_sample, metric, metric_point, flow, diagnostic; see docs/FORMAT.md)",
                             sqlite3_errmsg(db.handle())));
   sqlite3_finalize(raw);
   Statement st(db, sql);
