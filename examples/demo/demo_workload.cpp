@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "nnprof/flops.hpp"
+#include "nnprof/metrics.hpp"
 #include "nnprof/scope.hpp"
 
 namespace nnprof::demo {
@@ -200,6 +201,9 @@ DemoResult run_demo_workload(Profiler& profiler, const DemoOptions& o) {
       }
     }
     profiler.record_free("activations", activation_bytes);
+    // Metrics: the loss as a gauge over time, samples seen as a counter.
+    profiler.metrics().set("loss", loss);
+    profiler.metrics().increment("samples", static_cast<double>(bsz));
     result.final_loss = loss;
     result.flops += static_cast<std::uint64_t>(3 * layer_flops * L);
   }
