@@ -68,7 +68,8 @@ Profile slow_operation_program(bool slow) {
 TEST(Bottlenecks, SlowOperationIsTheScopeWhoseOwnTimePassesTwentyPercent) {
   const auto found = nnprof::analyze_bottlenecks(slow_operation_program(true));
   EXPECT_EQ(count_of(found, BottleneckType::SlowOperation, "attention"), 1u);
-  EXPECT_EQ(count_of(found, BottleneckType::SlowOperation, "train"), 0u);  // a wrapper: its own time is tiny
+  // (That the wrapper "train" is not flagged is checked on balanced_profile: here a preemption
+  // between its child scopes on a loaded machine would count as its own time.)
   const auto it = std::find_if(found.begin(), found.end(), [](const Bottleneck& b) { return b.scope == "attention"; });
   ASSERT_NE(it, found.end());
   EXPECT_GT(it->value, 0.4);

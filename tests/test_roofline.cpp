@@ -117,10 +117,10 @@ TEST(MachinePeaks, MeasuresThisMachine) {
   EXPECT_GT(p.bandwidth_one_core, 5e8);
   EXPECT_GT(p.fp32_flops, 5e8);
   EXPECT_GT(p.bandwidth, 5e8);
-  // Twice the lanes: fp32 peaks above fp64 whenever vectors are used.
-  if (p.isa != "scalar") {
-    EXPECT_GT(p.fp32_flops_one_core, 1.3 * p.fp64_flops_one_core);
-  }
+  // fp32 has twice the lanes of fp64, but the two are measured at different moments: on a loaded
+  // shared machine either can be preempted, so their ratio is a timing and is not asserted (a CI
+  // run under load 7 measured fp32 at 0.7x fp64). The ISA is what the code chose, and is checked.
+  EXPECT_TRUE(p.isa == "avx512f" || p.isa == "avx2+fma" || p.isa == "scalar") << p.isa;
 }
 
 TEST(MachinePeaks, CachedWhenTheMachineMatches) {
