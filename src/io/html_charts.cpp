@@ -25,6 +25,19 @@ namespace {
 // ---- shared helpers -----------------------------------------------------------------
 
 // A round step for about `raw` per tick: 1, 2 or 5 times a power of ten.
+// Axis values are doubles; a corrupt profile can put them beyond the integer types that label
+// them, where a plain cast is undefined behaviour. Saturate instead.
+std::int64_t saturated_i64(double v) {
+  if (!(v > -9.2e18)) return std::numeric_limits<std::int64_t>::min();
+  if (!(v < 9.2e18)) return std::numeric_limits<std::int64_t>::max();
+  return static_cast<std::int64_t>(v);
+}
+std::uint64_t saturated_u64(double v) {
+  if (!(v > 0.0)) return 0;
+  if (!(v < 1.8e19)) return std::numeric_limits<std::uint64_t>::max();
+  return static_cast<std::uint64_t>(v);
+}
+
 double nice_step(double raw) {
   if (!(raw > 0.0)) return 1.0;
   const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
@@ -318,13 +331,13 @@ void write_time_axis(const TimelineLayout& layout, double height, std::string& o
   out += "<g class=\"axis\">";
   for (double t = std::ceil(static_cast<double>(layout.t0_ns) / step) * step;
        t <= static_cast<double>(layout.t1_ns); t += step) {
-    const double x = kPadPx + scale.x(static_cast<std::uint64_t>(t));
+    const double x = kPadPx + scale.x(saturated_u64(t));
     append(out, "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>", x, kAxisPx - 6, height);
     // Labels at the ends are anchored inwards so that they are not cut off.
     const double offset = x - kPadPx;
     const char* anchor = offset < 24.0 ? "start" : offset > kTimelineWidthPx - 24.0 ? "end" : "middle";
     append(out, "<text x=\"{:.1f}\" y=\"14\" text-anchor=\"{}\">{}</text>", x, anchor,
-           format_duration(static_cast<std::uint64_t>(t)));
+           format_duration(saturated_u64(t)));
   }
   out += "</g>";
 }
@@ -531,15 +544,15 @@ void write_memory_axes(std::uint64_t end_ns, double low, double high, double ste
     append(out, "<line x1=\"{:.0f}\" y1=\"{:.1f}\" x2=\"{:.0f}\" y2=\"{:.1f}\"/>", kChartLeftPx, y,
            kChartLeftPx + kChartWidthPx, y);
     append(out, "<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", kChartLeftPx - 6, y + 3.5,
-           format_bytes(static_cast<std::int64_t>(v)));
+           format_bytes(saturated_i64(v)));
   }
   const double tstep = std::max(1.0, nice_step(static_cast<double>(end_ns) / 8.0));
   const double bottom = kChartTopPx + kChartHeightPx;
   for (double t = 0; t <= static_cast<double>(end_ns); t += tstep) {
-    const double x = scale.x(static_cast<std::uint64_t>(t));
+    const double x = scale.x(saturated_u64(t));
     append(out, "<line x1=\"{0:.1f}\" y1=\"{1:.0f}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>", x, bottom, bottom + 5);
     append(out, "<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\">{}</text>", x, bottom + 17,
-           format_duration(static_cast<std::uint64_t>(t)));
+           format_duration(saturated_u64(t)));
   }
   out += "</g>";
   append(out, "<line class=\"base\" x1=\"{0:.0f}\" y1=\"{1:.1f}\" x2=\"{2:.0f}\" y2=\"{1:.1f}\"/>",
@@ -874,10 +887,10 @@ void write_metric_series(const Profile& profile, const MetricSeries& m, std::str
   const double tstep = std::max(1.0, nice_step(static_cast<double>(end_ns) / 8.0));
   out += "<g class=\"axis\">";
   for (double t = 0; t <= static_cast<double>(end_ns); t += tstep) {
-    const double x = scale.x(static_cast<std::uint64_t>(t));
+    const double x = scale.x(saturated_u64(t));
     append(out, "<line x1=\"{0:.1f}\" y1=\"{1:.0f}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>", x, bottom, bottom + 5);
     append(out, "<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\">{}</text>", x, bottom + 17,
-           format_duration(static_cast<std::uint64_t>(t)));
+           format_duration(saturated_u64(t)));
   }
   out += "</g>";
   std::string path = fmt::format("M{:.1f},{:.1f}", scale.x(m.points.front().time_ns), scale.y(m.points.front().value));
