@@ -34,19 +34,7 @@ std::size_t count_of(const std::vector<Bottleneck>& found, BottleneckType type, 
   }));
 }
 
-nnprof::MachinePeaks peaks() {
-  nnprof::MachinePeaks m;
-  m.cpu_model = "test";
-  m.threads = 2;
-  m.fp32_flops_one_core = 10e9;
-  m.fp32_flops = 20e9;
-  m.fp64_flops_one_core = 5e9;
-  m.fp64_flops = 10e9;
-  m.bandwidth_one_core = 10e9;
-  m.bandwidth = 15e9;
-  m.measured_unix = 1;
-  return m;
-}
+nnprof::MachinePeaks peaks() { return nnprof::testing::synthetic_peaks(10e9, 20e9, 10e9, 15e9, 2); }
 
 // One step of "train": a slow "attention" (~60% of the time), ten "mlp" calls, cheap ones.
 Profile slow_operation_program(bool slow) {

@@ -13,6 +13,7 @@
 #include "nnprof/flops.hpp"
 #include "nnprof/profiler.hpp"
 #include "nnprof/scope.hpp"
+#include "sample_profiles.hpp"
 
 namespace {
 
@@ -21,20 +22,7 @@ using nnprof::ScopeStats;
 
 // Peaks chosen so that the ridge points are round: one core 10 GFLOP/s over 10 GB/s (ridge 1),
 // all cores 40 GFLOP/s over 20 GB/s (ridge 2).
-nnprof::MachinePeaks test_peaks() {
-  nnprof::MachinePeaks m;
-  m.cpu_model = "test CPU";
-  m.threads = 4;
-  m.isa = "avx2+fma";
-  m.fp32_flops_one_core = 10e9;
-  m.fp32_flops = 40e9;
-  m.fp64_flops_one_core = 5e9;
-  m.fp64_flops = 20e9;
-  m.bandwidth_one_core = 10e9;
-  m.bandwidth = 20e9;
-  m.measured_unix = 1'700'000'000;
-  return m;
-}
+nnprof::MachinePeaks test_peaks() { return nnprof::testing::synthetic_peaks(10e9, 40e9, 10e9, 20e9, 4); }
 
 TEST(ComputeRecording, ScopeFlopsMacroStartWithFlopsAndAddFlopsDeclareWorkPerScope) {
   nnprof::Profiler p;

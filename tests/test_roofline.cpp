@@ -8,6 +8,7 @@
 
 #include "nnprof/error.hpp"
 #include "nnprof/roofline.hpp"
+#include "sample_profiles.hpp"
 
 namespace {
 
@@ -16,20 +17,7 @@ using nnprof::Precision;
 using nnprof::RooflineBound;
 
 // 1 TFLOP/s fp32, 0.5 fp64, 100 GB/s: the fp32 ridge is at 10 FLOPs per byte.
-MachinePeaks synthetic() {
-  MachinePeaks p;
-  p.cpu_model = "synthetic";
-  p.threads = 8;
-  p.isa = "avx2+fma";
-  p.fp32_flops = 1e12;
-  p.fp64_flops = 5e11;
-  p.fp32_flops_one_core = 1.25e11;
-  p.fp64_flops_one_core = 6.25e10;
-  p.bandwidth = 1e11;
-  p.bandwidth_one_core = 2e10;
-  p.measured_unix = 1'800'000'000;
-  return p;
-}
+MachinePeaks synthetic() { return nnprof::testing::synthetic_peaks(1.25e11, 1e12, 2e10, 1e11, 8); }
 
 TEST(Roofline, MemoryBoundBelowTheRidge) {
   // A triad-like scope: 2 FLOPs per 24 bytes, 1e9 FLOPs in 0.2 s.

@@ -26,9 +26,7 @@ class ProfileGuard {
   /// Declares more work done in this scope, e.g. once the shapes are known.
   void add_flops(double flops, std::uint64_t bytes = 0) noexcept {
     if (frame_ == nullptr || frame_->start != start_) return;  // closed early by an explicit stop
-    detail::Node* n = frame_->node.load(std::memory_order_relaxed);
-    detail::single_writer_add(n->flops, flops);
-    detail::single_writer_add(n->bytes_moved, bytes);
+    detail::add_work(frame_->node.load(std::memory_order_relaxed), flops, bytes);
   }
   ~ProfileGuard() {
     if (frame_ != nullptr) detail::scope_exit(state_, frame_, start_);

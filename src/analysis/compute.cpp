@@ -52,14 +52,13 @@ WorkTotal work_total(const Profile& profile) {
   return t;
 }
 
-Sentence compute_note(const Profile& profile) {
+Sentence compute_note(const Profile& profile, const std::vector<ScopeCompute>& scopes) {
   Sentence s;
   s.words("FLOP/s and bytes/s are the declared work over the scope's inclusive time, summed over threads (a rate "
           "per thread of execution); arithmetic intensity is FLOPs per byte moved.");
   if (!machine_known(profile)) return s;
   s.words(" Each scope is placed against the fp32 roofs of one core, or of the whole machine when it ran faster "
           "than one core can: memory-bound below the ridge point, compute-bound above it.");
-  const auto scopes = compute_scopes(profile);
   if (std::any_of(scopes.begin(), scopes.end(), [](const ScopeCompute& c) { return c.roofline && c.roofline->fraction > 1.0; }))
     s.words(" Above 100% of the roof, the scope's data came from cache: the memory roof is main memory's bandwidth, "
             "measured with arrays larger than the caches.");

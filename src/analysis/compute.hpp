@@ -43,7 +43,7 @@ struct WorkTotal {
 WorkTotal work_total(const Profile& profile);
 
 /// "Rates are per thread of execution ...": how to read the compute table.
-Sentence compute_note(const Profile& profile);
+Sentence compute_note(const Profile& profile, const std::vector<ScopeCompute>& scopes);
 
 /// What reports say when the roofline cannot be drawn because the peaks are unknown.
 Sentence no_machine_hint();

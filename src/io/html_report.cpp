@@ -769,15 +769,21 @@ std::string_view badge_class(analysis::BottleneckSeverity severity) {
   return "info";
 }
 
-void write_memory_findings(const Profile& profile, std::string& out) {
-  out += "<h3>Findings</h3><ul class=\"insights\" id=\"memory-findings\">";
-  const std::vector<analysis::Bottleneck> found = analysis::memory_bottlenecks(profile);
-  if (found.empty()) append(out, "<li>{}</li>", render(profile, analysis::no_memory_bottlenecks(), kHtml));
+// One <li> per bottleneck, or `none` when there is none: the same list wherever it appears.
+void write_bottleneck_items(const Profile& profile, const std::vector<analysis::Bottleneck>& found,
+                            const analysis::Sentence& none, std::string& out) {
+  if (found.empty()) append(out, "<li>{}</li>", render(profile, none, kHtml));
   for (const analysis::Bottleneck& b : found) {
     append(out, "<li data-kind=\"{}\"><span class=\"sev {}\">{}</span> <b>{}</b>: {} {}</li>",
            analysis::to_string(b.kind), badge_class(b.severity), analysis::to_string(b.severity),
            analysis::title(b.kind), render(profile, b.description, kHtml), render(profile, b.suggestion, kHtml));
   }
+}
+
+void write_memory_findings(const Profile& profile, std::string& out) {
+  out += "<h3>Findings</h3><ul class=\"insights\" id=\"memory-findings\">";
+  const std::vector<analysis::Bottleneck> found = analysis::memory_bottlenecks(profile);
+  write_bottleneck_items(profile, found, analysis::no_memory_bottlenecks(), out);
   out += "</ul>";
 }
 
@@ -923,12 +929,7 @@ void write_cpu_scopes(const Profile& profile, std::string& out) {
 void write_cpu_findings(const Profile& profile, std::string& out) {
   out += "<h3>Findings</h3><ul class=\"insights\" id=\"cpu-findings\">";
   const std::vector<analysis::Bottleneck> found = analysis::cpu_bottlenecks(profile);
-  if (found.empty()) append(out, "<li>{}</li>", render(profile, analysis::no_cpu_bottlenecks(profile), kHtml));
-  for (const analysis::Bottleneck& b : found) {
-    append(out, "<li data-kind=\"{}\"><span class=\"sev {}\">{}</span> <b>{}</b>: {} {}</li>",
-           analysis::to_string(b.kind), badge_class(b.severity), analysis::to_string(b.severity),
-           analysis::title(b.kind), render(profile, b.description, kHtml), render(profile, b.suggestion, kHtml));
-  }
+  write_bottleneck_items(profile, found, analysis::no_cpu_bottlenecks(profile), out);
   out += "</ul>";
 }
 
@@ -990,12 +991,7 @@ void write_bottlenecks(const Profile& profile, std::string& out) {
                "run follow Amdahl's law from each part's share of the time.");
   out += "<h3>Bottlenecks</h3><ul class=\"insights\" id=\"bottleneck-list\">";
   const std::vector<analysis::Bottleneck> found = analysis::all_bottlenecks(profile);
-  if (found.empty()) append(out, "<li>{}</li>", render(profile, analysis::no_bottlenecks(profile), kHtml));
-  for (const analysis::Bottleneck& b : found) {
-    append(out, "<li data-kind=\"{}\"><span class=\"sev {}\">{}</span> <b>{}</b>: {} {}</li>",
-           analysis::to_string(b.kind), badge_class(b.severity), analysis::to_string(b.severity),
-           analysis::title(b.kind), render(profile, b.description, kHtml), render(profile, b.suggestion, kHtml));
-  }
+  write_bottleneck_items(profile, found, analysis::no_bottlenecks(profile), out);
   out += "</ul><h3>Recommendations</h3>";
   const std::vector<analysis::Advice> advice = analysis::advise(profile);
   if (advice.empty()) {
@@ -1015,7 +1011,7 @@ void write_bottlenecks(const Profile& profile, std::string& out) {
 void write_compute(const Profile& profile, std::string& out) {
   const std::vector<analysis::ScopeCompute> scopes = analysis::compute_scopes(profile);
   if (scopes.empty()) return;
-  open_section(out, "compute", "Compute and roofline", render(profile, analysis::compute_note(profile), kHtml));
+  open_section(out, "compute", "Compute and roofline", render(profile, analysis::compute_note(profile, scopes), kHtml));
   append(out, "<p class=\"muted\">{}</p>",
          render(profile,
                 analysis::machine_known(profile) ? analysis::machine_roofs(profile.machine) : analysis::no_machine_hint(),

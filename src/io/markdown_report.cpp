@@ -256,14 +256,20 @@ void write_leak_sites(const Profile& profile, std::ostream& out) {
   write_table(leak_sites_table(profile, kLeakSites, Headers::Document), out);
 }
 
-void write_memory_findings(const Profile& profile, std::ostream& out) {
-  out << "\n### Memory findings\n\n";
-  const std::vector<analysis::Bottleneck> found = analysis::memory_bottlenecks(profile);
-  if (found.empty()) out << "- " << render(profile, analysis::no_memory_bottlenecks(), kMarkdown) << '\n';
+// One item per bottleneck, or `none` when there is none: the same list wherever it appears.
+void write_bottleneck_items(const Profile& profile, const std::vector<analysis::Bottleneck>& found,
+                            const analysis::Sentence& none, std::ostream& out) {
+  if (found.empty()) out << "- " << render(profile, none, kMarkdown) << '\n';
   for (const analysis::Bottleneck& b : found) {
     out << fmt::format("- **{}** ({} severity): {} {}\n", analysis::title(b.kind), analysis::to_string(b.severity),
                        render(profile, b.description, kMarkdown), render(profile, b.suggestion, kMarkdown));
   }
+}
+
+void write_memory_findings(const Profile& profile, std::ostream& out) {
+  out << "\n### Memory findings\n\n";
+  const std::vector<analysis::Bottleneck> found = analysis::memory_bottlenecks(profile);
+  write_bottleneck_items(profile, found, analysis::no_memory_bottlenecks(), out);
 }
 
 // Heap tracking: the summary and verdict, who allocates, what is left, what to fix.
@@ -339,11 +345,7 @@ void write_cpu(const Profile& profile, std::ostream& out) {
 
   out << "\n### CPU findings\n\n";
   const std::vector<analysis::Bottleneck> found = analysis::cpu_bottlenecks(profile);
-  if (found.empty()) out << "- " << render(profile, analysis::no_cpu_bottlenecks(profile), kMarkdown) << '\n';
-  for (const analysis::Bottleneck& b : found) {
-    out << fmt::format("- **{}** ({} severity): {} {}\n", analysis::title(b.kind), analysis::to_string(b.severity),
-                       render(profile, b.description, kMarkdown), render(profile, b.suggestion, kMarkdown));
-  }
+  write_bottleneck_items(profile, found, analysis::no_cpu_bottlenecks(profile), out);
 }
 
 // ---- insights, completeness, diagnostics --------------------------------------------
@@ -354,7 +356,7 @@ void write_compute(const Profile& profile, std::ostream& out) {
   const std::vector<analysis::ScopeCompute> scopes = analysis::compute_scopes(profile);
   if (scopes.empty()) return;
   write_heading(out, "Compute");
-  out << render(profile, analysis::compute_note(profile), kMarkdown) << "\n\n";
+  out << render(profile, analysis::compute_note(profile, scopes), kMarkdown) << "\n\n";
   write_table(compute_table(profile, scopes, Headers::Document), out);
   out << '\n'
       << render(profile,
@@ -366,11 +368,7 @@ void write_compute(const Profile& profile, std::ostream& out) {
 void write_all_bottlenecks(const Profile& profile, std::ostream& out) {
   write_heading(out, "Bottlenecks");
   const std::vector<analysis::Bottleneck> found = analysis::all_bottlenecks(profile);
-  if (found.empty()) out << "- " << render(profile, analysis::no_bottlenecks(profile), kMarkdown) << '\n';
-  for (const analysis::Bottleneck& b : found) {
-    out << fmt::format("- **{}** ({} severity): {} {}\n", analysis::title(b.kind), analysis::to_string(b.severity),
-                       render(profile, b.description, kMarkdown), render(profile, b.suggestion, kMarkdown));
-  }
+  write_bottleneck_items(profile, found, analysis::no_bottlenecks(profile), out);
 }
 
 void write_advice(const Profile& profile, std::ostream& out) {

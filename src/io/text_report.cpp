@@ -148,14 +148,20 @@ void write_memory(const Profile& profile, std::ostream& out) {
 
 // ---- heap ---------------------------------------------------------------------------
 
-void write_bottlenecks(const Profile& profile, std::ostream& out) {
-  const std::vector<analysis::Bottleneck> found = analysis::memory_bottlenecks(profile);
-  out << "\n  Findings:\n";
-  if (found.empty()) out << "  - " << render(profile, analysis::no_memory_bottlenecks()) << '\n';
+// One line per bottleneck, or `none` when there is none: the same list wherever it appears.
+void write_bottleneck_items(const Profile& profile, const std::vector<analysis::Bottleneck>& found,
+                            const analysis::Sentence& none, std::ostream& out) {
+  if (found.empty()) out << "  - " << render(profile, none) << '\n';
   for (const analysis::Bottleneck& b : found) {
     out << fmt::format("  - [{}] {}: {} {}\n", analysis::to_string(b.severity), analysis::title(b.kind),
                        render(profile, b.description), render(profile, b.suggestion));
   }
+}
+
+void write_bottlenecks(const Profile& profile, std::ostream& out) {
+  const std::vector<analysis::Bottleneck> found = analysis::memory_bottlenecks(profile);
+  out << "\n  Findings:\n";
+  write_bottleneck_items(profile, found, analysis::no_memory_bottlenecks(), out);
 }
 
 // Heap tracking: the summary and verdict, who allocates, what is left, what to fix.
@@ -232,11 +238,7 @@ void write_cpu(const Profile& profile, std::ostream& out) {
 
   const std::vector<analysis::Bottleneck> found = analysis::cpu_bottlenecks(profile);
   out << "\n  Findings:\n";
-  if (found.empty()) out << "  - " << render(profile, analysis::no_cpu_bottlenecks(profile)) << '\n';
-  for (const analysis::Bottleneck& b : found) {
-    out << fmt::format("  - [{}] {}: {} {}\n", analysis::to_string(b.severity), analysis::title(b.kind),
-                       render(profile, b.description), render(profile, b.suggestion));
-  }
+  write_bottleneck_items(profile, found, analysis::no_cpu_bottlenecks(profile), out);
 }
 
 // ---- compute, bottlenecks, advice ---------------------------------------------------
@@ -247,7 +249,7 @@ void write_compute(const Profile& profile, std::ostream& out) {
   if (scopes.empty()) return;
   write_heading(out, "Compute (declared FLOPs and bytes)");
   compute_table(profile, scopes, Headers::Terminal).write(out);
-  out << "  " << render(profile, analysis::compute_note(profile)) << '\n';
+  out << "  " << render(profile, analysis::compute_note(profile, scopes)) << '\n';
   out << "  "
       << render(profile, analysis::machine_known(profile) ? analysis::machine_roofs(profile.machine)
                                                           : analysis::no_machine_hint())
@@ -257,11 +259,7 @@ void write_compute(const Profile& profile, std::ostream& out) {
 void write_all_bottlenecks(const Profile& profile, std::ostream& out) {
   write_heading(out, "Bottlenecks");
   const std::vector<analysis::Bottleneck> found = analysis::all_bottlenecks(profile);
-  if (found.empty()) out << "  - " << render(profile, analysis::no_bottlenecks(profile)) << '\n';
-  for (const analysis::Bottleneck& b : found) {
-    out << fmt::format("  - [{}] {}: {} {}\n", analysis::to_string(b.severity), analysis::title(b.kind),
-                       render(profile, b.description), render(profile, b.suggestion));
-  }
+  write_bottleneck_items(profile, found, analysis::no_bottlenecks(profile), out);
 }
 
 void write_advice(const Profile& profile, std::ostream& out) {

@@ -9,6 +9,22 @@
 
 namespace nnprof::testing {
 
+MachinePeaks synthetic_peaks(double fp32_one_core, double fp32_all, double bandwidth_one_core, double bandwidth_all,
+                             std::uint32_t threads) {
+  MachinePeaks p;
+  p.cpu_model = "synthetic";
+  p.threads = threads;
+  p.isa = "avx2+fma";
+  p.fp32_flops_one_core = fp32_one_core;
+  p.fp32_flops = fp32_all;
+  p.fp64_flops_one_core = fp32_one_core / 2;
+  p.fp64_flops = fp32_all / 2;
+  p.bandwidth_one_core = bandwidth_one_core;
+  p.bandwidth = bandwidth_all;
+  p.measured_unix = 1'800'000'000;
+  return p;
+}
+
 ScopeStats scope_stats(StringId name, std::uint64_t self_ns, const DurationStats& time) {
   ScopeStats s;
   s.name = name;

@@ -24,6 +24,11 @@ ScopeStats scope_stats(StringId name, std::uint64_t self_ns, const DurationStats
 CallTreeNode tree_node(std::uint32_t id, std::uint32_t parent, std::uint32_t depth,
                        std::vector<std::uint32_t> children, const ScopeStats& stats);
 
+/// Machine peaks for roofline tests: the given fp32 roofs (fp64 at half of each), bandwidths
+/// and thread count; CPU "synthetic", ISA "avx2+fma".
+MachinePeaks synthetic_peaks(double fp32_one_core, double fp32_all, double bandwidth_one_core, double bandwidth_all,
+                             std::uint32_t threads);
+
 // ---- built by hand ------------------------------------------------------------------
 
 /// A small profile that uses every field of the model with distinctive values, including

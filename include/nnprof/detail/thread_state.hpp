@@ -221,10 +221,12 @@ inline void count_duration(ThreadState* ts, Node* n, std::uint64_t d, std::uint6
 
 /// Adds FLOPs and bytes moved to the calling thread's innermost open scope (the root node
 /// when none is open, which reports count as work outside any scope).
-inline void add_work(ThreadState* ts, double flops, std::uint64_t bytes) noexcept {
-  Node* n = ts->top->node.load(std::memory_order_relaxed);
+inline void add_work(Node* n, double flops, std::uint64_t bytes) noexcept {
   single_writer_add(n->flops, flops);
   single_writer_add(n->bytes_moved, bytes);
+}
+inline void add_work(ThreadState* ts, double flops, std::uint64_t bytes) noexcept {
+  add_work(ts->top->node.load(std::memory_order_relaxed), flops, bytes);
 }
 
 /// Closes the innermost frame `f` at tick `end`.
