@@ -202,6 +202,9 @@ TEST(Bottlenecks, SamplingFindingsWhenSamplesExist) {
   t.scope_hotspot_min_share = 0.1;
   const auto in_scopes = nnprof::analyze_bottlenecks(p, t);
   EXPECT_GE(count_of(in_scopes, BottleneckType::ScopeCpuHotspot), 1u);
+  // matmul dominates forward and, through it, train_step: reported once, at the innermost scope.
+  EXPECT_EQ(count_of(in_scopes, BottleneckType::ScopeCpuHotspot, "forward"), 1u);
+  EXPECT_EQ(count_of(in_scopes, BottleneckType::ScopeCpuHotspot, "train_step"), 0u);
   for (const Bottleneck& b : in_scopes) {
     if (b.type == BottleneckType::ScopeCpuHotspot) {
       EXPECT_GT(b.value, 0.3);

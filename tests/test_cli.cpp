@@ -23,8 +23,12 @@
 
 namespace {
 
-TEST(Cli, DemoPrintsASummaryOfTheWorkload) {
-  const CliRun r = run_cli("demo --steps 6 --hidden 64");
+namespace fs = std::filesystem;
+
+TEST(Cli, TrainingDemoPrintsASummaryOfTheWorkload) {
+  const fs::path out = fs::temp_directory_path() / ("nnprof_cli_training_" + std::to_string(::getpid()));
+  const CliRun r = run_cli("demo --workload training --steps 6 --hidden 64 --out " + out.string());
+  fs::remove_all(out);
   ASSERT_EQ(r.status, 0) << r.output;
   for (const char* expected : {"train_step", "forward", "matmul", "load_batch", "Call hierarchy", "loader-0",
                                "activations", "Demo: 6 training steps"})
@@ -32,41 +36,84 @@ TEST(Cli, DemoPrintsASummaryOfTheWorkload) {
 }
 
 TEST(Cli, BadArgumentsExitWith2AndAMessage) {
-  for (const char* args : {"demo --steps zero", "demo --steps 0", "no-such-command", ""}) {
+  for (const char* args : {"demo --steps zero", "demo --steps 0", "demo --model large", "demo --inferences 0",
+                           "no-such-command", ""}) {
     const CliRun r = run_cli(args);
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
     EXPECT_NE(r.output.find("nnprof:"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("--help"), std::string::npos) << r.output;
   }
+  // Checked before anything runs: the message names the limit or the workload that takes it.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"demo --model small --tokens 65", "context of 64 tokens"},
+      {"demo --tokens 100", "context of 64 tokens"},
+      {"demo --steps 3", "--workload training only"},
+      {"demo --workload training --deep", "transformer workload only"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const CliRun r = run_cli(args + " --out /nonexistent-dir/demo");
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << args << "\n" << r.output;
+  }
 }
 
-namespace fs = std::filesystem;
-
-/// One demo run shared by the file tests below (it takes a second).
-const fs::path& demo_dir() {
-  static const fs::path dir = [] {
+/// One transformer demo run shared by the file tests below: both models, 2 inferences of 6
+/// tokens each (a fraction of a second).
+constexpr int kDemoInferences = 2, kDemoTokens = 6, kDemoModels = 2;
+struct DemoRun {
+  fs::path dir;
+  CliRun run;
+};
+const DemoRun& demo_run() {
+  static const DemoRun demo = [] {
     fs::path d = fs::temp_directory_path() / ("nnprof_cli_demo_" + std::to_string(::getpid()));
     fs::remove_all(d);
-    const CliRun r = run_cli("demo --steps 4 --hidden 32 --out " + d.string());
+    CliRun r = run_cli("demo --inferences " + std::to_string(kDemoInferences) + " --tokens " +
+                       std::to_string(kDemoTokens) + " --out " + d.string());
     EXPECT_EQ(r.status, 0) << r.output;
-    return d;
+    return DemoRun{d, std::move(r)};
   }();
-  return dir;
+  return demo;
 }
+const fs::path& demo_dir() { return demo_run().dir; }
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-TEST(Cli, DemoWritesTheProfileAndEveryReport) {
+TEST(Cli, DemoPrintsTheSummaryTheModelsAndTheFilesWritten) {
+  const std::string& out = demo_run().run.output;
+  for (const char* expected : {"Hot paths by total time", "Call hierarchy", "model:small", "model:medium",
+                               "generate_token", "attention", "470,528", "3,454,464", "tokens/s", "Files written:",
+                               "report.html", "trace.json", "nnprof model-compare"})
+    EXPECT_NE(out.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << out;
+}
+
+TEST(Cli, DemoWritesTheProfileAndEveryReportEachOfWhichLoads) {
   const fs::path& d = demo_dir();
   for (const char* f : {"profile.nnprof", "report.txt", "report.md", "report.json", "report.html", "report.csv",
-                        "trace.json"})
+                        "trace.json", "metrics.json", "metrics.png"})
     EXPECT_GT(fs::exists(d / f) ? fs::file_size(d / f) : 0u, 100u) << f;
+  const nnprof::Profile p = nnprof::Profile::load((d / "profile.nnprof").string());
+  EXPECT_FALSE(p.call_tree.empty());
   EXPECT_TRUE(nlohmann::json::accept(slurp(d / "report.json")));
   EXPECT_TRUE(nlohmann::json::accept(slurp(d / "trace.json")));
-  EXPECT_NE(slurp(d / "report.csv").find("train_step"), std::string::npos);
+  EXPECT_TRUE(nlohmann::json::accept(slurp(d / "metrics.json")));
+  EXPECT_NE(slurp(d / "report.csv").find("generate_token"), std::string::npos);
+  EXPECT_NE(slurp(d / "report.md").find("| "), std::string::npos);
+  EXPECT_NE(slurp(d / "report.html").find("</html>"), std::string::npos);
+  EXPECT_EQ(slurp(d / "metrics.png").substr(1, 3), "PNG");
+  // Sampling runs wherever the process may use CPU timers; the demo says when it could not.
+  if (demo_run().run.output.find("without CPU sampling") == std::string::npos) {
+    const std::string svg = slurp(d / "flamegraph.svg");
+    EXPECT_NE(svg.find("<svg"), std::string::npos);
+    EXPECT_NE(svg.find("</svg>"), std::string::npos);
+    const std::string pprof = slurp(d / "profile.pb.gz");
+    ASSERT_GE(pprof.size(), 2u);
+    EXPECT_EQ(static_cast<unsigned char>(pprof[0]), 0x1f) << "gzip magic";
+    EXPECT_EQ(static_cast<unsigned char>(pprof[1]), 0x8b) << "gzip magic";
+  }
 }
 
 TEST(Cli, ReportPrintsAndWritesEveryFormat) {
@@ -81,7 +128,8 @@ TEST(Cli, ReportPrintsAndWritesEveryFormat) {
   const CliRun json = run_cli("report " + profile + " -o " + out.string());
   ASSERT_EQ(json.status, 0) << json.output;
   const auto j = nlohmann::json::parse(slurp(out));
-  EXPECT_EQ(j["timing"]["train_step"]["count"], 4);
+  // One forward pass per generated token: inferences × tokens × models.
+  EXPECT_EQ(j["timing"]["forward"]["count"], kDemoInferences * kDemoTokens * kDemoModels);
 }
 
 TEST(Cli, ExportWritesAChromeTrace) {
@@ -96,9 +144,10 @@ TEST(Cli, ExportWritesAChromeTrace) {
 
 TEST(Cli, QueryPrintsATable) {
   const CliRun r = run_cli("query " + (demo_dir() / "profile.nnprof").string() +
-                           " \"select name, count(*) as calls from slice where name = 'train_step' group by name\"");
+                           " \"select name, count(*) as calls from slice where name = 'forward' group by name\"");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("train_step"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("forward"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(std::to_string(kDemoInferences * kDemoTokens * kDemoModels)), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("(1 row)"), std::string::npos) << r.output;
 }
 

@@ -74,6 +74,16 @@ class ProfileGuard {
 /// Times the rest of the block in the global profiler and declares the work it does: `flops`
 /// floating-point operations and `bytes` moved (e.g. from nnprof::flops::matmul(m, n, k)).
 #define NNPROF_SCOPE_FLOPS(name, flops, bytes) NNPROF_SCOPE_FLOPS_IN(::nnprof::global_profiler(), name, flops, bytes)
+/// Like NNPROF_SCOPE_FLOPS_IN with the work given as one nnprof::OpCost (include
+/// nnprof/flops.hpp), e.g. NNPROF_SCOPE_COST_IN(p, "matmul", nnprof::flops::linear(1, in, out)).
+/// Compiled out, `cost` is not evaluated at all.
+#define NNPROF_SCOPE_COST_IN(profiler, name, cost) NNPROF_SCOPE_COST_IN_ID(profiler, name, cost, __COUNTER__)
+#define NNPROF_SCOPE_COST_IN_ID(profiler, name, cost, id)                          \
+  const ::nnprof::OpCost NNPROF_CONCAT(nnprof_cost_, id) = (cost);                 \
+  NNPROF_SCOPE_FLOPS_IN_ID(profiler, name, NNPROF_CONCAT(nnprof_cost_, id).flops, \
+                           NNPROF_CONCAT(nnprof_cost_, id).bytes, id)
+/// NNPROF_SCOPE_COST_IN in the global profiler.
+#define NNPROF_SCOPE_COST(name, cost) NNPROF_SCOPE_COST_IN(::nnprof::global_profiler(), name, cost)
 /// Times the rest of the enclosing function, named after it.
 #define NNPROF_FUNCTION() NNPROF_SCOPE(__func__)
 /// Like NNPROF_SCOPE, for a name computed at run time (slower: the name is looked up).
@@ -86,4 +96,6 @@ class ProfileGuard {
 #define NNPROF_SCOPE_DYNAMIC(name)
 #define NNPROF_SCOPE_FLOPS_IN(profiler, name, flops, bytes)
 #define NNPROF_SCOPE_FLOPS(name, flops, bytes)
+#define NNPROF_SCOPE_COST_IN(profiler, name, cost)
+#define NNPROF_SCOPE_COST(name, cost)
 #endif

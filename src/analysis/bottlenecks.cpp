@@ -165,6 +165,7 @@ std::vector<Bottleneck> compute_bottlenecks(const Profile& profile, const Bottle
 std::vector<Bottleneck> scope_cpu_bottlenecks(const Profile& profile, const BottleneckThresholds& t) {
   std::vector<Bottleneck> out;
   if (!profile.cpu.sampled || profile.cpu_samples.size() < t.cpu_min_samples) return out;
+  std::vector<std::uint32_t> nodes;  // of each finding in `out`
   for (const CpuScope& cs : cpu_scopes(profile, 1)) {
     if (cs.node == 0 || cs.top.empty() || !(cs.share >= t.scope_hotspot_min_share)) continue;
     const CpuFunction& fn = cs.top.front();
@@ -187,8 +188,23 @@ std::vector<Bottleneck> scope_cpu_bottlenecks(const Profile& profile, const Bott
     b.suggestion.words("Optimise ").code(fn.name).words(" first, or call it less often from ").scope(b.scope)
         .words(": it is where that scope's time goes (its hot lines are in the CPU section).");
     out.push_back(std::move(b));
+    nodes.push_back(cs.node);
   }
-  return out;
+  // A function that dominates a scope dominates every scope around it too: report it once,
+  // at the innermost scope, which says most precisely where it is called from.
+  auto inside = [&](std::uint32_t node, std::uint32_t ancestor) {
+    for (std::uint32_t up = profile.call_tree[node].parent; up != 0 && up != kNone; up = profile.call_tree[up].parent)
+      if (up == ancestor) return true;
+    return false;
+  };
+  std::vector<Bottleneck> innermost;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    bool covered = false;
+    for (std::size_t j = 0; j < out.size() && !covered; ++j)
+      covered = j != i && out[j].function == out[i].function && inside(nodes[j], nodes[i]);
+    if (!covered) innermost.push_back(std::move(out[i]));
+  }
+  return innermost;
 }
 
 std::vector<Bottleneck> all_bottlenecks(const Profile& profile, const BottleneckThresholds& t) {

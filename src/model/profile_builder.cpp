@@ -138,6 +138,7 @@ class Builder {
     m.compiler = h.compiler;
     m.command_line = h.command_line;
     m.pid = h.pid;
+    profile_.annotations = raw_.annotations;
     m.duration_ns = raw_.now.monotonic_ns - raw_.start.monotonic_ns;
   }
 
@@ -360,6 +361,12 @@ class Builder {
     s.current_bytes = h.current_bytes;
     s.current_blocks = h.current_blocks;
     s.peak_bytes = h.peak_bytes;
+    // A node's or a name's peak adds the peaks of its threads (and a name's, of its call
+    // paths), an upper bound that need not have been live at once; no part of the heap can
+    // have held more than the whole heap at its peak, so that bound is clamped there.
+    for (CallTreeNode& node : profile_.call_tree)
+      node.heap.peak_live_bytes = std::min(node.heap.peak_live_bytes, h.peak_bytes);
+    for (ScopeStats& scope : profile_.scopes) scope.heap.peak_live_bytes = std::min(scope.heap.peak_live_bytes, h.peak_bytes);
     s.peak_time_ns = h.peak_ticks != 0 ? cal_.since_origin_ns(h.peak_ticks) : 0;
     s.peak_thread = h.peak_thread < raw_.threads.size() ? h.peak_thread : kNone;
     s.peak_node = s.peak_thread != kNone ? merged_node(h.peak_thread, h.peak_node) : 0;

@@ -1,89 +1,222 @@
-// `nnprof demo`: profiles the built-in training workload and prints its text summary.
+// `nnprof demo`: profiles the built-in transformer inference (or, with --workload training,
+// the multi-threaded training loop), prints the text summary and writes the profile, every
+// report, the Chrome trace and the flamegraph into one directory.
 #include <chrono>
-#include <iostream>
 #include <filesystem>
-#include <optional>
+#include <iostream>
+#include <locale>
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "commands.hpp"
-#include "nnprof/memory.hpp"
 #include "demo_workload.hpp"
+#include "kernels.hpp"
+#include "nnprof/cpu_profiler.hpp"
+#include "nnprof/memory.hpp"
 #include "nnprof/nnprof.hpp"
+#include "transformer_demo.hpp"
 
 namespace nnprof::cli {
 
+namespace {
+
+struct DemoCommandOptions {
+  std::string workload = "transformer";
+  std::string model = "both";
+  transformer::DemoOptions transformer;
+  demo::DemoOptions training;
+  std::string out_dir = "nnprof-demo";
+  bool sample = true;
+};
+
+/// 470528 → "470,528", as every report prints counts (fmt's {:L} with a locale that groups by three).
+std::string with_separators(std::uint64_t n) {
+  struct Thousands : std::numpunct<char> {
+    char do_thousands_sep() const override { return ','; }
+    std::string do_grouping() const override { return "\3"; }
+  };
+  static const std::locale grouped(std::locale::classic(), new Thousands);
+  return fmt::format(grouped, "{:L}", n);
+}
+
+/// The machine's peaks for the roofline: cached, or measured once (about two seconds).
+std::optional<MachinePeaks> peaks_for_roofline() {
+  try {
+    if (auto cached = cached_machine_peaks()) return cached;
+    std::cerr << "nnprof: measuring this machine's peak FLOP/s and bandwidth once for the roofline (cached in "
+              << default_machine_file() << ")\n";
+    return machine_peaks();
+  } catch (const Error& e) {
+    std::cerr << "nnprof: the demo's reports have no roofline: " << e.what() << "\n";
+    return std::nullopt;
+  }
+}
+
+void print_transformer_summary(const transformer::DemoResult& r, const std::string& profile_path) {
+  fmt::print("\nTransformer inference (kernels: {}):\n", transformer::kernels::to_string(transformer::kernels::active_isa()));
+  fmt::print("  {:<8} {:>12} {:>6} {:>7} {:>6} {:>8} {:>11} {:>10} {:>12}\n", "model", "parameters", "d", "layers",
+             "heads", "context", "inferences", "tokens/s", "ms/token");
+  for (const auto& run : r.runs)
+    fmt::print("  {:<8} {:>12} {:>6} {:>7} {:>6} {:>8} {:>11} {:>10.1f} {:>12.3f}\n", run.config.name,
+               with_separators(run.parameters), run.config.d_model, run.config.layers, run.config.heads,
+               run.config.context, run.inferences, run.tokens_per_second(),
+               run.tokens > 0 ? run.seconds / run.tokens * 1e3 : 0.0);
+  if (!r.layers.empty()) {
+    fmt::print("\nPer-layer profile (mean of 20 calls at the last position):\n");
+    fmt::print("  {:<8} {:>5} {:>9} {:>15} {:>10} {:>11}\n", "model", "layer", "position", "attention µs", "MLP µs",
+               "GFLOP/s");
+    for (const auto& l : r.layers)
+      fmt::print("  {:<8} {:>5} {:>9} {:>15.2f} {:>10.2f} {:>11.2f}\n", l.model, l.layer, l.position, l.attention_us,
+                 l.mlp_us, l.flops / ((l.attention_us + l.mlp_us) * 1e-6) / 1e9);
+  }
+  if (!r.kernels.empty()) {
+    fmt::print("\nKernel microbenchmarks (one thread):\n");
+    fmt::print("  {:<22} {:>8} {:>12} {:>10} {:>12}\n", "kernel", "calls", "µs/call", "GFLOP/s", "% of roof");
+    for (const auto& k : r.kernels)
+      fmt::print("  {:<22} {:>8} {:>12.2f} {:>10.2f} {:>12}\n", k.name, k.calls, k.seconds / k.calls * 1e6,
+                 k.gflops_per_second(), k.roof_fraction >= 0 ? fmt::format("{:.1f}%", 100 * k.roof_fraction) : "-");
+    fmt::print("  % of the one-core roof at each kernel's arithmetic intensity (`nnprof machine` measures the roofs).\n"
+               "  Above 100%: the kernel's data stayed in cache, which is faster than the DRAM bandwidth roof.\n");
+  }
+  if (r.runs.size() >= 2)
+    fmt::print("\nCompare the models: nnprof model-compare {} -o model-comparison.md\n", profile_path);
+}
+
+}  // namespace
+
 Action add_demo_command(CLI::App& app) {
-  auto options = std::make_shared<demo::DemoOptions>();
-  CLI::App* cmd = app.add_subcommand("demo", "Profile the built-in multi-threaded training workload and print "
-                                             "its summary");
-  cmd->add_option("--steps", options->steps, "Training steps")->check(CLI::Range(1, 100000))->capture_default_str();
-  cmd->add_option("--loaders", options->loader_threads, "Data-loader threads")
+  auto o = std::make_shared<DemoCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "demo", "Profile the built-in transformer inference (Small and Medium models) and write every report");
+  cmd->add_option("--workload", o->workload,
+                  "transformer: decoder-only transformer inference; training: a multi-threaded training loop")
+      ->check(CLI::IsMember({"transformer", "training"}))
+      ->capture_default_str();
+  cmd->add_option("--model", o->model, "Transformer model: small, medium or both")
+      ->check(CLI::IsMember({"small", "medium", "both"}))
+      ->capture_default_str();
+  cmd->add_option("--inferences", o->transformer.inferences, "Inferences per model")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  cmd->add_option("--tokens", o->transformer.tokens, "Tokens generated per inference (at most the context: 64 small, 128 medium)")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  cmd->add_option("--top-k", o->transformer.sampling.top_k, "Sample from the k most likely tokens (1: greedy)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_flag("--deep", o->transformer.deep,
+                "Add microbenchmarks of matmul, GEMV, softmax, GELU and layer norm with their GFLOP/s and % of the "
+                "roofline, and a per-layer profile");
+  cmd->add_option("--steps", o->training.steps, "Training workload: steps")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--loaders", o->training.loader_threads, "Training workload: data-loader threads")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  cmd->add_option("--hidden", options->hidden, "Width of the dense layers")
+  cmd->add_option("--hidden", o->training.hidden, "Training workload: width of the dense layers")
       ->check(CLI::Range(8, 2048))
       ->capture_default_str();
-  cmd->add_option("--layers", options->layers, "Dense layers")->check(CLI::Range(1, 64))->capture_default_str();
-  auto out_dir = std::make_shared<std::string>("nnprof-demo");
-  cmd->add_option("--out", *out_dir, "Directory for the profile and its reports")->capture_default_str();
-  return [cmd, options, out_dir]() -> int {
+  cmd->add_option("--layers", o->training.layers, "Training workload: dense layers")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_flag("!--no-sampling", o->sample, "Do not sample call stacks (no flamegraph)");
+  cmd->add_option("--out", o->out_dir, "Directory for the profile and its reports")->capture_default_str();
+  return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
+    const bool training = o->workload == "training";
+    for (const char* only : {"--steps", "--loaders", "--hidden", "--layers"})
+      if (!training && cmd->count(only) > 0)
+        throw std::invalid_argument(std::string(only) + " applies to --workload training only");
+    for (const char* only : {"--model", "--inferences", "--tokens", "--top-k", "--deep"})
+      if (training && cmd->count(only) > 0)
+        throw std::invalid_argument(std::string(only) + " applies to the transformer workload only");
+    o->transformer.models = transformer::models_named(o->model);
+    // Checked before anything runs, so a wrong --tokens costs nothing.
+    for (const auto& m : o->transformer.models) {
+      m.validate();
+      if (o->transformer.tokens > m.context)
+        throw std::invalid_argument(fmt::format("--tokens {} exceeds the {} model's context of {} tokens",
+                                                o->transformer.tokens, m.name, m.context));
+    }
+
+    std::error_code ec;
+    std::filesystem::create_directories(o->out_dir, ec);
+    if (ec) throw Error("cannot create the output directory '" + o->out_dir + "': " + ec.message());
+    const std::filesystem::path dir(o->out_dir);
+    const std::optional<MachinePeaks> peaks = peaks_for_roofline();
+
     Profiler profiler;
     set_thread_name("main");
     // Heap tracking shows where the workload's memory goes; a build whose allocator is replaced
-    // (a sanitizer) runs the demo without it.
+    // (a sanitizer) runs the demo without it. Sampling gives the flamegraph and line-level
+    // attribution; a process where it cannot run (SIGPROF taken, no timers) goes on without.
     std::optional<MemoryTracking> tracking;
     try {
       tracking.emplace(profiler);
     } catch (const Error& e) {
       std::cerr << "nnprof: the demo runs without heap tracking: " << e.what() << "\n";
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    const demo::DemoResult r = demo::run_demo_workload(profiler, *options);
-    if (tracking) tracking->stop();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    Profile profile = profiler.snapshot();
-    // The demo declares its FLOPs: place them on this machine's roofline, measuring the peaks
-    // once (about two seconds) when `nnprof machine` has not cached them yet.
-    if (profile.machine.measured_unix == 0) {
+    std::optional<CpuProfiler> sampler;
+    if (o->sample) {
       try {
-        if (!cached_machine_peaks())
-          std::cerr << "nnprof: measuring this machine's peak FLOP/s and bandwidth once for the roofline (cached in "
-                    << default_machine_file() << ")\n";
-        profile.machine = machine_peaks();
+        CpuProfilerOptions so;
+        so.hz = 997;  // a short run: more samples than the default 199 Hz (capped where perf_event is missing)
+        sampler.emplace(profiler, so);
       } catch (const Error& e) {
-        std::cerr << "nnprof: the demo's reports have no roofline: " << e.what() << "\n";
+        std::cerr << "nnprof: the demo runs without CPU sampling (no flamegraph): " << e.what() << "\n";
       }
     }
+    const auto t0 = std::chrono::steady_clock::now();
+    transformer::DemoResult transformer_result;
+    demo::DemoResult training_result;
+    if (training)
+      training_result = demo::run_demo_workload(profiler, o->training);
+    else
+      transformer_result = transformer::run_demo(profiler, o->transformer, peaks ? &*peaks : nullptr);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (sampler) sampler->stop();
+    if (tracking) tracking->stop();
+
+    Profile profile = profiler.snapshot();
+    if (profile.machine.measured_unix == 0 && peaks) profile.machine = *peaks;
     const Report report(profile);
     std::cout << report;
-    std::error_code ec;
-    std::filesystem::create_directories(*out_dir, ec);
-    if (ec) throw Error("cannot create the output directory '" + *out_dir + "': " + ec.message());
-    const std::filesystem::path dir(*out_dir);
+
     std::vector<std::string> written;
-    profile.save((dir / "profile.nnprof").string());
-    written.push_back((dir / "profile.nnprof").string());
-    for (const auto& [file, format] : {std::pair{"report.txt", ReportFormat::Text},
-                                       std::pair{"report.md", ReportFormat::Markdown},
-                                       std::pair{"report.json", ReportFormat::Json},
-                                       std::pair{"report.html", ReportFormat::Html},
-                                       std::pair{"report.csv", ReportFormat::Csv},
-                                       std::pair{"trace.json", ReportFormat::Chrome}}) {
+    const std::string profile_path = (dir / "profile.nnprof").string();
+    profile.save(profile_path);
+    written.push_back(profile_path);
+    std::vector<std::pair<const char*, ReportFormat>> outputs{
+        {"report.txt", ReportFormat::Text}, {"report.md", ReportFormat::Markdown}, {"report.json", ReportFormat::Json},
+        {"report.html", ReportFormat::Html}, {"report.csv", ReportFormat::Csv},   {"trace.json", ReportFormat::Chrome}};
+    if (!profile.cpu_samples.empty()) {
+      outputs.emplace_back("flamegraph.svg", ReportFormat::Flamegraph);
+      outputs.emplace_back("profile.pb.gz", ReportFormat::Pprof);
+    }
+    for (const auto& [file, format] : outputs) {
       report.export_to((dir / file).string(), format);
       written.push_back((dir / file).string());
+    }
+    if (!profile.metrics.empty()) {
+      save_metrics(profile, (dir / "metrics.json").string());
+      written.push_back((dir / "metrics.json").string());
+      plot_metrics(profile, (dir / "metrics.png").string());
+      written.push_back((dir / "metrics.png").string());
     }
     std::cout << "\nFiles written:\n";
     for (const auto& f : written) std::cout << "  " << f << '\n';
     std::cout << "Open trace.json in https://ui.perfetto.dev or chrome://tracing; report.html in a browser;\n"
-                 "query the profile with: nnprof query " << (dir / "profile.nnprof").string()
-              << " \"select name, count(*), sum(dur) from slice group by name\"\n";
-    fmt::print("\nDemo: {} training steps in {:.3f} s, final loss {:.4f}, {:.2f} GFLOP/s in the dense layers.\n",
-               options->steps, seconds, r.final_loss, static_cast<double>(r.flops) / seconds / 1e9);
+                 "query the profile with: nnprof query "
+              << profile_path << " \"select name, count(*), sum(dur) from slice group by name\"\n";
+    if (training)
+      fmt::print("\nDemo: {} training steps in {:.3f} s, final loss {:.4f}, {:.2f} GFLOP/s in the dense layers.\n",
+                 o->training.steps, seconds, training_result.final_loss,
+                 static_cast<double>(training_result.flops) / seconds / 1e9);
+    else
+      print_transformer_summary(transformer_result, profile_path);
     return 0;
   };
 }
