@@ -143,6 +143,12 @@ TEST(HtmlReport, EveryUserStringAppearsEscaped) {
   for (const MemoryCounter& c : p.memory_counters) EXPECT_TRUE(has(html, io::html::escape(p.str(c.name))));
   for (const ThreadInfo& t : p.threads) EXPECT_TRUE(has(html, io::html::escape(t.name))) << t.name;
   for (const Diagnostic& d : p.diagnostics) EXPECT_TRUE(has(html, io::html::escape(d.message))) << d.message;
+  ASSERT_FALSE(p.annotations.empty());
+  for (const auto& [key, value] : p.annotations) {
+    EXPECT_TRUE(has(html, "<dt>" + io::html::escape(key) + "</dt><dd>" + io::html::escape(value) + "</dd>")) << key;
+  }
+  EXPECT_TRUE(has(html, "<summary>Annotations (3)</summary>"));
+  EXPECT_FALSE(has(html, "<script>alert(2)"));
   EXPECT_TRUE(has(html, "./train --epochs 1 --name &quot;a,b&quot;"));
   EXPECT_TRUE(has(html, "<title>nnprof — ./train --epochs 1 --name &quot;a,b&quot;</title>"));
   EXPECT_FALSE(has(html, "\"a,b\""));

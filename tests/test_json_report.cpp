@@ -60,6 +60,21 @@ TEST(JsonReport, TopLevelShape) {
   for (const char* key : {"call_tree", "threads", "diagnostics"}) EXPECT_TRUE(j[key].is_array()) << key;
 }
 
+TEST(JsonReport, AnnotationsFollowTheMetadataWhenThereAreAny) {
+  Profile p = testing::export_profile();
+  EXPECT_FALSE(json_of(p).contains("annotations")) << "a profile without annotations reads as before";
+  p.annotations = {{"git_commit", "8d2e793"}, {"batch_size", "32"}, {"note", "bad \xff utf8 \"quoted\""}};
+  const auto ordered = ordered_of(p);
+  const std::vector<std::string> top = keys(ordered);
+  ASSERT_GE(top.size(), 4u);
+  EXPECT_EQ(top[2], "metadata");
+  EXPECT_EQ(top[3], "annotations");
+  EXPECT_EQ(keys(ordered["annotations"]), (std::vector<std::string>{"batch_size", "git_commit", "note"}));
+  EXPECT_EQ(ordered["annotations"]["git_commit"], "8d2e793");
+  EXPECT_EQ(ordered["annotations"]["batch_size"], "32") << "values are strings, as given";
+  EXPECT_EQ(ordered["annotations"]["note"], "bad \xef\xbf\xbd utf8 \"quoted\"");
+}
+
 TEST(JsonReport, Metadata) {
   const json m = json_of(testing::export_profile())["metadata"];
   EXPECT_EQ(m["nnprof_version"], "0.1.0");

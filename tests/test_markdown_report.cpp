@@ -131,6 +131,18 @@ TEST(MarkdownReport, SectionsAppearInOrder) {
   }
 }
 
+TEST(MarkdownReport, AnnotationsFollowTheSystemInformation) {
+  Profile p = testing::export_profile();
+  EXPECT_FALSE(contains(lines_of(report_of(p)), "Annotations of the run"));
+  p.annotations = {{"git_commit", "8d2e793"}, {"note", "a | b"}};
+  const std::string md = report_of(p);
+  const std::size_t system = md.find("## System information"), annotations = md.find("Annotations of the run");
+  ASSERT_NE(annotations, std::string::npos);
+  EXPECT_LT(system, annotations);
+  EXPECT_TRUE(contains(lines_of(md), "| git_commit | 8d2e793 |"));
+  EXPECT_TRUE(contains(lines_of(md), "| note       | a \\| b  |")) << md.substr(annotations, 200);
+}
+
 TEST(MarkdownReport, SystemInformation) {
   const Table t = first_table(section(report_of(testing::export_profile()), "System information"));
   EXPECT_EQ(t.header, (Row{"Property", "Value"}));

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -55,6 +57,7 @@ TEST_F(ProfileStore, RichProfileRoundTripsExactly) {
   EXPECT_EQ(loaded.memory, original.memory);
   EXPECT_EQ(loaded.completeness, original.completeness);
   EXPECT_EQ(loaded.diagnostics, original.diagnostics);
+  EXPECT_EQ(loaded.annotations, original.annotations);
   EXPECT_TRUE(loaded == original);
   EXPECT_FALSE(fs::exists(path("rich.nnprof.tmp-" + std::to_string(getpid())))) << "no temporary file left";
 }
@@ -145,7 +148,7 @@ TEST_F(ProfileStore, Version1FilesStillLoad) {
   original.save(path("v1.nnprof"));
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path("v1.nnprof").c_str(), &db), SQLITE_OK);
-  std::string sql = "DROP TABLE frame; DROP TABLE callsite; DROP TABLE stack; DROP TABLE leak_site;"
+  std::string sql = "DROP TABLE frame; DROP TABLE callsite; DROP TABLE stack; DROP TABLE leak_site; DROP TABLE annotation;"
                     "ALTER TABLE counter_track DROP COLUMN kind;"
                     "DELETE FROM meta WHERE key LIKE 'heap%' OR key LIKE 'rss%';"
                     "UPDATE meta SET value = 1 WHERE key = 'schema_version'; PRAGMA user_version = 1;";
@@ -161,7 +164,106 @@ TEST_F(ProfileStore, Version1FilesStillLoad) {
   EXPECT_FALSE(loaded.heap.tracked);
   EXPECT_EQ(loaded.heap, nnprof::HeapSummary{});
   EXPECT_TRUE(loaded.heap_samples.empty() && loaded.leaks.empty() && loaded.frames.empty() && loaded.stacks.empty());
-  EXPECT_TRUE(loaded == original);
+  EXPECT_TRUE(loaded.annotations.empty()) << "annotations came with version 5";
+  nnprof::Profile expected = original;
+  expected.annotations.clear();
+  EXPECT_TRUE(loaded == expected);
+}
+
+// A file as version 4 wrote it: no annotation table. It loads, with no annotations.
+TEST_F(ProfileStore, Version4FilesLoadWithoutAnnotations) {
+  const nnprof::Profile original = nnprof::testing::rich_profile();
+  ASSERT_FALSE(original.annotations.empty());
+  original.save(path("v4.nnprof"));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path("v4.nnprof").c_str(), &db), SQLITE_OK);
+  const char* sql = "DROP TABLE annotation; UPDATE meta SET value = 4 WHERE key = 'schema_version'; "
+                    "PRAGMA user_version = 4;";
+  char* error = nullptr;
+  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
+  sqlite3_close(db);
+  const nnprof::Profile loaded = nnprof::Profile::load(path("v4.nnprof"));
+  EXPECT_TRUE(loaded.annotations.empty());
+  nnprof::Profile expected = original;
+  expected.annotations.clear();
+  EXPECT_TRUE(loaded == expected);
+}
+
+TEST_F(ProfileStore, AnnotationsRoundTripAndAreQueryable) {
+  const nnprof::Profile original = nnprof::testing::rich_profile();
+  original.save(path("a.nnprof"));
+  const nnprof::Profile loaded = nnprof::Profile::load(path("a.nnprof"));
+  EXPECT_EQ(loaded.annotations, original.annotations);
+  const auto r = nnprof::query_profile(path("a.nnprof"), "SELECT key, value FROM annotation ORDER BY key");
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_EQ(r.rows[0][0], "git_commit");
+  EXPECT_EQ(r.rows[0][1], "8d2e793");
+  EXPECT_EQ(r.rows[2][1], "<script>alert(2)</script> & \"quoted\" | pipe");
+}
+
+// Profiler::annotate: the last value of a key wins, from any thread; a bad key is refused.
+TEST_F(ProfileStore, ProfilerAnnotationsReachTheSavedProfile) {
+  nnprof::Profiler profiler;
+  profiler.annotate("batch_size", "16");
+  profiler.annotate("batch_size", "32");
+  profiler.annotate("description", "");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&profiler, t] {
+      for (int i = 0; i < 100; ++i) profiler.annotate("thread." + std::to_string(t), std::to_string(i));
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_THROW(profiler.annotate("", "x"), std::invalid_argument);
+  EXPECT_THROW(profiler.annotate("tab\there", "x"), std::invalid_argument);
+  EXPECT_THROW(profiler.annotate("caf\xc3\xa9", "x"), std::invalid_argument);
+  { NNPROF_SCOPE_IN(profiler, "work"); }
+  profiler.save(path("annotated.nnprof"));
+  const nnprof::Profile loaded = nnprof::Profile::load(path("annotated.nnprof"));
+  const std::map<std::string, std::string> expected = {{"batch_size", "32"}, {"description", ""},
+                                                        {"thread.0", "99"},   {"thread.1", "99"},
+                                                        {"thread.2", "99"},   {"thread.3", "99"}};
+  EXPECT_EQ(loaded.annotations, expected);
+  EXPECT_EQ(profiler.snapshot().annotations, expected);
+  try {
+    profiler.annotate("bad\nkey", "x");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("printable ASCII"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ProfileStore, AProfileWithABadAnnotationKeyIsNotSaved) {
+  nnprof::Profile p = nnprof::testing::rich_profile();
+  p.annotations["line\nbreak"] = "x";
+  EXPECT_THROW(p.save(path("bad_key.nnprof")), nnprof::Error);
+  EXPECT_FALSE(fs::exists(path("bad_key.nnprof")));
+}
+
+TEST_F(ProfileStore, MalformedAnnotationTablesAreRejectedOnLoad) {
+  const std::vector<std::pair<std::string, std::string>> damages = {
+      {"DROP TABLE annotation", "no annotation table"},
+      {"DROP TABLE annotation; CREATE TABLE annotation(key TEXT, other TEXT)", "no annotation table"},
+      {"DROP TABLE annotation; CREATE TABLE annotation(key, value); INSERT INTO annotation VALUES ('a', 1)",
+       "not text"},
+      {"DROP TABLE annotation; CREATE TABLE annotation(key, value); INSERT INTO annotation VALUES ('a', NULL)",
+       "not text"},
+      {"INSERT INTO annotation VALUES ('', 'x')", "annotation key is empty"},
+      {"INSERT INTO annotation VALUES ('k' || char(1), 'x')", "printable ASCII"},
+      {"DROP TABLE annotation; CREATE TABLE annotation(key TEXT, value TEXT);"
+       "INSERT INTO annotation VALUES ('a', '1'), ('a', '2')",
+       "'a' appears twice"},
+  };
+  for (const auto& [sql, expected] : damages) {
+    nnprof::testing::rich_profile().save(path("bad.nnprof"));
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path("bad.nnprof").c_str(), &db), SQLITE_OK);
+    char* error = nullptr;
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << sql << ": " << (error ? error : "");
+    sqlite3_close(db);
+    const std::string e = load_error(path("bad.nnprof"));
+    EXPECT_NE(e.find("damaged"), std::string::npos) << sql << ": " << e;
+    EXPECT_NE(e.find(expected), std::string::npos) << sql << ": " << e;
+  }
 }
 
 TEST_F(ProfileStore, DanglingHeapReferencesAreRejectedOnLoad) {
@@ -227,7 +329,7 @@ TEST_F(ProfileStore, TablesAreQueryableWithSql) {
   ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_EQ(t.rows[1][0], "loader-0");
   const auto m = nnprof::query_profile(path("q.nnprof"), "SELECT value FROM meta WHERE key = 'schema_version'");
-  EXPECT_EQ(m.rows.at(0).at(0), "4");
+  EXPECT_EQ(m.rows.at(0).at(0), "5");
   const auto c = nnprof::query_profile(path("q.nnprof"), "SELECT ts, value FROM counter ORDER BY id");
   ASSERT_EQ(c.rows.size(), 3u);
   EXPECT_EQ(c.rows[2][1], "3072.0") << "counter values are running totals";

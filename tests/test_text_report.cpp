@@ -126,6 +126,20 @@ std::vector<std::vector<std::string>> table_rows(const std::vector<std::string>&
 
 using Row = std::vector<std::string>;
 
+TEST(TextReport, AnnotationsAreListedInTheHeader) {
+  Profile p = testing::export_profile();
+  std::ostringstream plain;
+  io::write_text_report(p, plain);
+  EXPECT_EQ(plain.str().find("Annotations:"), std::string::npos);
+  p.annotations = {{"batch_size", "32"}, {"git_commit", "8d2e793"}};
+  std::ostringstream out;
+  io::write_text_report(p, out);
+  const std::string text = out.str();
+  const std::size_t at = text.find("  Annotations:\n    batch_size = 32\n    git_commit = 8d2e793\n");
+  ASSERT_NE(at, std::string::npos) << text.substr(0, 800);
+  EXPECT_LT(at, text.find("Hot paths")) << "in the header, before the first section";
+}
+
 TEST(TextReport, SampleProfileIsConsistent) {
   // Precondition of every expected percentage below.
   EXPECT_EQ(sample_profile().instrumented_ns(), 100 * kMs);

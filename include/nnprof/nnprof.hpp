@@ -13,6 +13,8 @@
 #include "nnprof/error.hpp"
 #include "nnprof/flops.hpp"
 #include "nnprof/metrics.hpp"
+#include "nnprof/model_compare.hpp"
+#include "nnprof/model_info.hpp"
 #include "nnprof/flow.hpp"
 #include "nnprof/profile.hpp"
 #include "nnprof/profiler.hpp"

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <limits>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -394,6 +395,9 @@ class NNPROF_API Profile {
   /// Peaks of the machine the profile was recorded on, for the roofline: read from the
   /// `nnprof machine` cache when the profile was taken (measured_unix 0: not known).
   MachinePeaks machine;
+  /// What the program said about the run (Profiler::annotate): git commit, batch size, the
+  /// models it ran (nnprof/model_info.hpp). Keys are non-empty printable ASCII.
+  std::map<std::string, std::string> annotations;
 
   [[nodiscard]] const std::string& str(StringId id) const;
   /// The statistics of scopes named `name`, or nullptr.

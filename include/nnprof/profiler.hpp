@@ -121,6 +121,12 @@ class NNPROF_API Profiler {
   [[nodiscard]] std::uint64_t current_memory() const noexcept;
   [[nodiscard]] std::uint64_t peak_memory() const noexcept;
 
+  /// Records a fact about the run in every later snapshot (Profile::annotations), as PyTorch's
+  /// add_metadata does: annotate("git_commit", "8d2e793"), annotate("batch_size", "32"). The
+  /// last value given for a key wins. Thread-safe; meant for a few calls, not the hot path.
+  /// Throws std::invalid_argument when `key` is empty or not printable ASCII (' ' to '~').
+  void annotate(std::string_view key, std::string_view value);
+
   /// While disabled, scopes cost one relaxed atomic load and record nothing.
   void set_enabled(bool enabled) noexcept { core_.enabled.store(enabled, std::memory_order_relaxed); }
   [[nodiscard]] bool enabled() const noexcept { return core_.enabled.load(std::memory_order_relaxed); }

@@ -15,21 +15,9 @@
 namespace nnprof {
 namespace {
 
-bool ends_with_ci(std::string_view s, std::string_view suffix) {
-  if (s.size() < suffix.size()) return false;
-  for (std::size_t i = 0; i < suffix.size(); ++i) {
-    char c = s[s.size() - suffix.size() + i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != suffix[i]) return false;
-  }
-  return true;
-}
-
 ReportFormat format_for_path(const std::string& path) {
-  if (ends_with_ci(path, ".txt")) return ReportFormat::Text;
-  if (ends_with_ci(path, ".md") || ends_with_ci(path, ".markdown")) return ReportFormat::Markdown;
-  if (ends_with_ci(path, ".json")) return ReportFormat::Json;
-  if (ends_with_ci(path, ".html") || ends_with_ci(path, ".htm")) return ReportFormat::Html;
+  const ReportFormat format = io::document_format_for_path(path);
+  if (format != ReportFormat::Auto) return format;
   throw Error(fmt::format("cannot tell the comparison's format from '{}': use a .txt, .md, .json or .html file "
                           "name, or name the format explicitly",
                           path));

@@ -6,7 +6,9 @@
 #include <cstring>
 #include <iostream>
 #include <mutex>
+#include <stdexcept>
 
+#include "model/annotation_key.hpp"
 #include "model/profile_builder.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/report.hpp"
@@ -140,6 +142,16 @@ Profile Profiler::snapshot() const {
   Profile profile = model::build_profile(session_->snapshot(true));
   attach_machine_peaks(profile);
   return profile;
+}
+
+void Profiler::annotate(std::string_view key, std::string_view value) {
+  if (!is_valid_annotation_key(key))
+    throw std::invalid_argument(
+        key.empty() ? std::string("nnprof: an annotation key must not be empty")
+                    : "nnprof: annotation key '" + std::string(key) +
+                          "' is invalid: use printable ASCII characters only (' ' to '~', no control characters)");
+  detail::InternalAllocations internal;
+  session_->annotate(key, value);
 }
 
 void Profiler::add_flops(double flops, std::uint64_t bytes) noexcept {

@@ -195,6 +195,7 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
       {"overhead_per_scope_ns", p.completeness.overhead_per_scope_ns},
   };
 
+  if (!p.annotations.empty()) other["annotations"] = p.annotations;
   if (p.cpu.sampled) {
     other["cpu_sampling"] = {{"mode", p.cpu.mode},           {"mechanism", p.cpu.mechanism},
                              {"unwinder", p.cpu.unwinder},   {"period_ns", p.cpu.period_ns},

@@ -230,12 +230,6 @@ std::vector<Section> sections(const Comparison& c, std::size_t scope_rows, bool 
   return s;
 }
 
-// ---- text ---------------------------------------------------------------------------
-
-void text_heading(std::ostream& out, std::string_view title) {
-  out << '\n' << title << '\n' << std::string(display_width(title), '-') << '\n';
-}
-
 // ---- HTML ---------------------------------------------------------------------------
 
 constexpr std::string_view kStyle = R"CSS(
@@ -354,13 +348,13 @@ void write_comparison_text(const Comparison& c, std::ostream& out) {
   out << "nnprof comparison\n=================\n";
   out << "  A (baseline): " << run_line(c.a) << '\n';
   out << "  B:            " << run_line(c.b) << '\n';
-  text_heading(out, "Summary");
+  write_text_heading(out, "Summary");
   summary_table(c).write(out);
   out << '\n';
   for (const std::string& line : {speedup_sentence(c), geomean_sentence(c), verdict_sentence(c)})
     out << "  " << line << '\n';
   for (const Section& s : sections(c, kTextScopes, false)) {
-    text_heading(out, s.title);
+    write_text_heading(out, s.title);
     if (s.table.empty()) {
       out << "  " << s.empty << '\n';
       continue;
@@ -368,7 +362,7 @@ void write_comparison_text(const Comparison& c, std::ostream& out) {
     if (!s.lead.empty()) out << "  " << s.lead << '\n';
     s.table.write(out);
   }
-  text_heading(out, "Method and notes");
+  write_text_heading(out, "Method and notes");
   out << "  " << method_sentence(c) << '\n';
   for (const std::string& note : c.notes) out << "  - " << note << '\n';
   // The tables above have no room for per-scope notes: say here why a figure has the verdict

@@ -161,6 +161,10 @@ std::size_t display_width(std::string_view utf8) {
   return width;
 }
 
+void write_text_heading(std::ostream& out, std::string_view title) {
+  out << '\n' << title << '\n' << std::string(display_width(title), '-') << '\n';
+}
+
 TextTable::TextTable(std::vector<TableColumn> columns) : columns_(std::move(columns)) {}
 
 void TextTable::add_row(std::vector<std::string> cells) {

@@ -92,6 +92,9 @@ class PercentOf {
 /// units are what tables hold.
 std::size_t display_width(std::string_view utf8);
 
+/// A heading of a plain-text report: a blank line, `title`, and a rule of dashes as wide as it.
+void write_text_heading(std::ostream& out, std::string_view title);
+
 enum class Align : std::uint8_t { Left, Right };
 
 struct TableColumn {

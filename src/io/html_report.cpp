@@ -73,6 +73,7 @@ h1 .brand{color:var(--accent)}
 .cmd code{color:var(--text);background:var(--soft);padding:2px 6px;border-radius:4px}
 .meta{display:flex;flex-wrap:wrap;gap:4px 22px;margin:0;font-size:13px;color:var(--muted)}
 .meta div{display:flex;gap:6px}.meta dt{font-weight:600}.meta dd{margin:0;color:var(--text)}
+.annotations{margin-top:6px;font-size:13px;color:var(--muted)}.annotations summary{cursor:pointer}
 nav{position:sticky;top:0;z-index:5;background:rgba(255,255,255,.96);border-bottom:1px solid var(--line)}
 nav .wrap{display:flex;flex-wrap:wrap}
 nav a{padding:9px 11px;color:var(--muted);text-decoration:none;font-size:13px;font-weight:500}
@@ -334,7 +335,20 @@ void write_page_header(const Profile& profile, std::string& out) {
                     fmt::format("{}, {:.4g} ns per tick", meta.clock.source, meta.clock.ns_per_tick));
   }
   write_meta_item(out, "nnprof", meta.nnprof_version);
-  out += "</dl></div></header>\n";
+  out += "</dl>";
+  if (!profile.annotations.empty()) {
+    append(out, "<details class=\"annotations\"><summary>Annotations ({})</summary><dl class=\"meta\">",
+           profile.annotations.size());
+    for (const auto& [key, value] : profile.annotations) {
+      out += "<div><dt>";
+      append_escaped(out, key);
+      out += "</dt><dd>";
+      append_escaped(out, value);
+      out += "</dd></div>";
+    }
+    out += "</dl></details>";
+  }
+  out += "</div></header>\n";
 }
 
 void write_nav(const Profile& profile, std::string& out) {

@@ -527,6 +527,12 @@ Json report(const Profile& profile) {
   j["schema"] = kJsonSchemaName;
   j["schema_version"] = kJsonSchemaVersion;
   j["metadata"] = metadata(profile);
+  // Only when the program annotated the run (Profiler::annotate), like heap and cpu below.
+  if (!profile.annotations.empty()) {
+    Json a = Json::object();
+    for (const auto& [key, value] : profile.annotations) a[key] = value;
+    j["annotations"] = std::move(a);
+  }
   j["timing"] = by_name(profile, profile.scopes, kEvery,
                         [&](const ScopeStats& scope) { return scope_timing(profile, scope); });
   j["memory"] = memory(profile);

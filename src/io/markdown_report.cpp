@@ -126,6 +126,11 @@ void write_system_information(const Profile& profile, std::uint64_t instrumented
   write_table(table, out);
   out << "\nInstrumented time is the sum over threads of top-level scope time: the denominator "
          "of every \"% of instrumented time\" below.\n";
+  if (profile.annotations.empty()) return;
+  out << "\nAnnotations of the run (`Profiler::annotate`):\n\n";
+  TextTable annotations({{"Key", Align::Left}, {"Value", Align::Left}});
+  for (const auto& [key, value] : profile.annotations) annotations.add_row({key, value});
+  write_table(annotations, out);
 }
 
 // ---- rankings -----------------------------------------------------------------------

@@ -18,7 +18,25 @@ namespace {
 [[noreturn]] void fail(const std::string& path, const std::string& why) {
   throw Error(fmt::format("cannot write '{}': {}", path, why));
 }
+
+bool ends_with_ci(std::string_view s, std::string_view suffix) {
+  if (s.size() < suffix.size()) return false;
+  for (std::size_t i = 0; i < suffix.size(); ++i) {
+    char c = s[s.size() - suffix.size() + i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != suffix[i]) return false;
+  }
+  return true;
+}
 }  // namespace
+
+ReportFormat document_format_for_path(std::string_view path) {
+  if (ends_with_ci(path, ".txt")) return ReportFormat::Text;
+  if (ends_with_ci(path, ".md") || ends_with_ci(path, ".markdown")) return ReportFormat::Markdown;
+  if (ends_with_ci(path, ".json")) return ReportFormat::Json;
+  if (ends_with_ci(path, ".html") || ends_with_ci(path, ".htm")) return ReportFormat::Html;
+  return ReportFormat::Auto;
+}
 
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& writer) {
   if (path.empty()) fail(path, "no file name given");

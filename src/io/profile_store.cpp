@@ -20,6 +20,7 @@
 #include "io/metric_store.hpp"
 #include "io/progress.hpp"
 #include "io/sqlite.hpp"
+#include "model/annotation_key.hpp"
 #include "model/enum_parse.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/profile.hpp"
@@ -31,11 +32,12 @@ namespace {
 using io::sqlite::Database;
 using io::sqlite::Statement;
 
-constexpr int kSchemaVersion = 4;
+constexpr int kSchemaVersion = 5;
 // Version 2 added heap tracking: heap columns on the scope tables, frame, callsite, stack,
 // leak_site, the heap timeline as counter tracks, and the heap summary in meta.
 // Version 3 added CPU sampling: cpu_profile_stack_sample, frame.inlined, the cpu_* meta keys.
 // Version 4 added declared work: flops and bytes on the scope tables, the machine_* meta keys.
+// Version 5 added run annotations (Profiler::annotate): the annotation table.
 constexpr int kApplicationId = 0x6E6E7066;  // "nnpf" in the SQLite header: file(1) can tell
 
 constexpr const char* kSchema = R"sql(
@@ -82,6 +84,7 @@ CREATE TABLE cpu_profile_stack_sample(id INTEGER PRIMARY KEY, ts INTEGER NOT NUL
   stack_id INTEGER, node_id INTEGER NOT NULL, weight_ns INTEGER NOT NULL);
 CREATE TABLE diagnostic(id INTEGER PRIMARY KEY, kind TEXT NOT NULL, severity TEXT NOT NULL, utid INTEGER,
   name_id INTEGER, count INTEGER NOT NULL, message TEXT NOT NULL);
+CREATE TABLE annotation(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 )sql";
 
 // ---- meta: one list of (key, field) pairs serves both directions ---------------------
@@ -270,6 +273,11 @@ void read_meta_value(const Statement& st, T* v) {
 // ---- writing -------------------------------------------------------------------------
 
 void check_consistent(const Profile& p) {
+  for (const auto& [key, value] : p.annotations)
+    if (!is_valid_annotation_key(key))
+      throw Error(fmt::format("cannot save: annotation key '{}' is empty or has characters other than printable "
+                              "ASCII (Profiler::annotate refuses such keys)",
+                              key));
   for (std::size_t i = 0; i < p.stacks.size(); ++i)
     for (const std::uint32_t frame : p.stacks[i].frames)
       if (frame >= p.frames.size())
@@ -476,6 +484,11 @@ void write_tables(Database& db, const Profile& p) {
       st.bind_u64(6, d.count).bind(7, std::string_view(d.message)).run();
     }
   }
+  {
+    Statement st(db, "INSERT INTO annotation(key, value) VALUES (?, ?)");
+    for (const auto& [key, value] : p.annotations)
+      st.bind(1, std::string_view(key)).bind(2, std::string_view(value)).run();
+  }
 }
 
 // ---- reading -------------------------------------------------------------------------
@@ -564,6 +577,24 @@ void read_leaks(Database& db, Profile& p) {
   while (st.step())
     p.leaks.push_back(LeakSite{static_cast<std::uint32_t>(st.i64(0)), u32_or_none(st, 1), u32_or_none(st, 2),
                                st.i64(3) != 0, st.u64(4), st.u64(5)});
+}
+
+// Rows checked one by one: a file is not trusted to have kept the table's constraints.
+void read_annotations(Database& db, Profile& p) {
+  {
+    Statement columns(db, "SELECT count(*) FROM pragma_table_info('annotation') WHERE name IN ('key', 'value')");
+    if (!columns.step() || columns.i64(0) != 2)
+      invalid(db.path(), "it has no annotation table with key and value columns");
+  }
+  Statement st(db, "SELECT key, value, typeof(key), typeof(value) FROM annotation ORDER BY key");
+  while (st.step()) {
+    if (st.text(2) != "text" || st.text(3) != "text") invalid(db.path(), "an annotation's key or value is not text");
+    std::string key = st.text(0);
+    if (!is_valid_annotation_key(key))
+      invalid(db.path(), "an annotation key is empty or has characters other than printable ASCII");
+    if (!p.annotations.try_emplace(std::move(key), st.text(1)).second)
+      invalid(db.path(), fmt::format("annotation key '{}' appears twice", st.text(0)));
+  }
 }
 
 void read_tables(Database& db, Profile& p, std::int64_t version) {
@@ -685,6 +716,7 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
                                          st.text(5)});
     }
   }
+  if (version >= 5) read_annotations(db, p);
 }
 
 void validate_heap(const Profile& p, const std::string& path) {
@@ -839,7 +871,7 @@ QueryResult query_profile(const std::string& path, const std::string& sql) {
   if (sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()), &raw, &tail) != SQLITE_OK)
     throw Error(fmt::format("invalid query: {} (tables: meta, strings, thread, slice, scope_tree, scope_stats, "
                             "memory_counter, counter_track, counter, frame, callsite, stack, leak_site, "
-                            "cpu_profile_stack_sample, metric, metric_point, flow, diagnostic; see docs/FORMAT.md)",
+                            "cpu_profile_stack_sample, metric, metric_point, flow, diagnostic, annotation; see docs/FORMAT.md)",
                             sqlite3_errmsg(db.handle())));
   sqlite3_finalize(raw);
   Statement st(db, sql);

@@ -45,9 +45,7 @@ constexpr std::size_t kCpuScopeTop = 3;
 // and the count printed, so a reader knows the tree is cut.
 constexpr analysis::TreeLimits kTreeLimits{12, 200};
 
-void write_heading(std::ostream& out, std::string_view title) {
-  out << '\n' << title << '\n' << std::string(display_width(title), '-') << '\n';
-}
+void write_heading(std::ostream& out, std::string_view title) { write_text_heading(out, title); }
 
 // A heading that says when a ranking shows only part of the scopes.
 std::string ranking_title(std::string_view title, std::size_t shown, std::size_t total) {
@@ -80,6 +78,10 @@ void write_header(const Profile& profile, std::uint64_t instrumented_ns, std::os
               fmt::format("{}, {:.4g} ns per tick", meta.clock.source, meta.clock.ns_per_tick));
   write_field(out, "Instrumented time", format_duration(instrumented_ns));
   out << "  (the sum over threads of top-level scope time; the denominator of every % below)\n";
+  if (!profile.annotations.empty()) {
+    out << "  Annotations:\n";
+    for (const auto& [key, value] : profile.annotations) out << "    " << key << " = " << value << '\n';
+  }
 }
 
 // ---- rankings -----------------------------------------------------------------------

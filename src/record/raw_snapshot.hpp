@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -158,6 +159,7 @@ struct RawSnapshot {
   RawHeap heap;
   RawCpu cpu;
   RawMetrics metrics;  ///< points are the threads' Metric records
+  std::map<std::string, std::string> annotations;  ///< Profiler::annotate
 };
 
 }  // namespace nnprof::detail

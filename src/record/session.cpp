@@ -335,6 +335,10 @@ RawSnapshot Session::snapshot(bool with_records) {
   // missing.
   std::vector<BatchedNodeHeap> batched;
   if (auto heap = heap_source()) heap->batched_heap(batched);
+  {
+    std::lock_guard lock(annotations_mu_);
+    s.annotations = annotations_;
+  }
 
   std::lock_guard lock(mu_);
   drain_locked();

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -76,6 +77,12 @@ class Session {
     return cpu_source_;
   }
 
+  /// Sets run annotation `key` to `value` (Profiler::annotate, which checks the key).
+  void annotate(std::string_view key, std::string_view value) {
+    std::lock_guard lock(annotations_mu_);
+    annotations_.insert_or_assign(std::string(key), std::string(value));
+  }
+
   /// The names and kinds of the metrics recorded into this session.
   MetricRegistry& metrics() noexcept { return metrics_; }
   /// The results of finished regions (Profiler::profile).
@@ -131,6 +138,9 @@ class Session {
   std::mutex heap_mu_;  // heap_source_, cpu_source_
   std::shared_ptr<HeapSource> heap_source_;
   std::shared_ptr<CpuSource> cpu_source_;
+
+  std::mutex annotations_mu_;
+  std::map<std::string, std::string> annotations_;
 
   std::mutex wake_mu_;
   std::condition_variable wake_cv_;

@@ -117,6 +117,9 @@ Profile rich_profile() {
   p.diagnostics = {Diagnostic{DiagnosticKind::SpansDropped, Severity::Warning, kNone, kNone, 3, "3 spans were dropped."},
                    Diagnostic{DiagnosticKind::StopWithoutStart, Severity::Warning, 1, 3, 2,
                               "stop(\"<script>alert(1)</script>\") without start"}};
+  p.annotations = {{"git_commit", "8d2e793"},
+                   {"model.tiny.parameters", "1024"},
+                   {"note <b>", "<script>alert(2)</script> & \"quoted\" | pipe"}};
   return p;
 }
 

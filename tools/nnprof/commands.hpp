@@ -19,6 +19,7 @@ Action add_export_command(CLI::App& app);
 Action add_query_command(CLI::App& app);
 Action add_record_command(CLI::App& app);
 Action add_compare_command(CLI::App& app);
+Action add_model_compare_command(CLI::App& app);
 Action add_machine_command(CLI::App& app);
 
 /// Profile::load, refusing an empty profile with a message that says what to check.

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   actions.push_back(nnprof::cli::add_query_command(app));
   actions.push_back(nnprof::cli::add_record_command(app));
   actions.push_back(nnprof::cli::add_compare_command(app));
+  actions.push_back(nnprof::cli::add_model_compare_command(app));
   actions.push_back(nnprof::cli::add_machine_command(app));
   try {
     app.parse(argc, argv);

@@ -1,0 +1,59 @@
+// `nnprof model-compare PROFILE`: the models described in one run (nnprof::describe_model) side
+// by side, with the ratios of each to the smallest and a scaling-efficiency verdict.
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "nnprof/nnprof.hpp"
+
+namespace nnprof::cli {
+
+namespace {
+
+const std::map<std::string, ReportFormat> kModelCompareFormats = {{"text", ReportFormat::Text},
+                                                                  {"md", ReportFormat::Markdown},
+                                                                  {"markdown", ReportFormat::Markdown},
+                                                                  {"json", ReportFormat::Json}};
+
+}  // namespace
+
+Action add_model_compare_command(CLI::App& app) {
+  struct Options {
+    std::string profile, out;
+    ReportFormat format = ReportFormat::Auto;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "model-compare", "Compare the models of one profile: speed, work and memory, and how time scales with size");
+  cmd->add_option("profile", o->profile, "Profile (.nnprof) whose models were described with nnprof::describe_model")
+      ->required();
+  cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
+  cmd->add_option("--format,-f", o->format, "text, md or json (default: from -o's extension, else text)")
+      ->transform(CLI::CheckedTransformer(kModelCompareFormats, CLI::ignore_case));
+  cmd->footer("Exit status: 0 when the comparison was written; 2 when the profile has no model descriptions or an "
+              "argument is unusable.");
+  return [cmd, o]() -> int {
+    if (!cmd->parsed()) return -1;
+    const Profile p = Profile::load(o->profile);
+    if (described_models(p).empty())
+      throw Error(fmt::format("{} has no model descriptions: record models with nnprof::describe_model (nnprof demo "
+                              "does)",
+                              o->profile));
+    const ModelComparison c = compare_models(p);
+    if (o->out.empty() || o->out == "-") {
+      write_model_comparison(c, std::cout, o->format == ReportFormat::Auto ? ReportFormat::Text : o->format);
+      std::cout.flush();
+      if (!std::cout) throw Error("could not write to standard output");
+    } else {
+      export_model_comparison(c, o->out, o->format);
+      std::cerr << "nnprof: wrote " << o->out << '\n';
+    }
+    return 0;
+  };
+}
+
+}  // namespace nnprof::cli
