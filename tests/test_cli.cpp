@@ -93,7 +93,7 @@ TEST(Cli, DemoPrintsTheSummaryTheModelsAndTheFilesWritten) {
 TEST(Cli, DemoWritesTheProfileAndEveryReportEachOfWhichLoads) {
   const fs::path& d = demo_dir();
   for (const char* f : {"profile.nnprof", "report.txt", "report.md", "report.json", "report.html", "report.csv",
-                        "trace.json", "metrics.json", "metrics.png"})
+                        "trace.json", "metrics.json", "metrics.png", "model-comparison.md"})
     EXPECT_GT(fs::exists(d / f) ? fs::file_size(d / f) : 0u, 100u) << f;
   const nnprof::Profile p = nnprof::Profile::load((d / "profile.nnprof").string());
   EXPECT_FALSE(p.call_tree.empty());
@@ -114,6 +114,24 @@ TEST(Cli, DemoWritesTheProfileAndEveryReportEachOfWhichLoads) {
     EXPECT_EQ(static_cast<unsigned char>(pprof[0]), 0x1f) << "gzip magic";
     EXPECT_EQ(static_cast<unsigned char>(pprof[1]), 0x8b) << "gzip magic";
   }
+}
+
+TEST(Cli, ModelCompareReportsTheDemosModelsExactly) {
+  const std::string profile = (demo_dir() / "profile.nnprof").string();
+  const CliRun r = run_cli("model-compare " + profile);
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* expected : {"470,528", "3,454,464", "Tokens per second", "Scaling efficiency", "medium/small"})
+    EXPECT_NE(r.output.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << r.output;
+  const fs::path md = demo_dir() / "models.md";
+  const CliRun w = run_cli("model-compare " + profile + " -o " + md.string());
+  ASSERT_EQ(w.status, 0) << w.output;
+  const std::string text = slurp(md);
+  EXPECT_NE(text.find(" 470,528 |"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 3,454,464 |"), std::string::npos) << text;
+  const CliRun json = run_cli("model-compare " + profile + " --format json");
+  ASSERT_EQ(json.status, 0) << json.output;
+  const auto j = nlohmann::json::parse(json.output);
+  EXPECT_TRUE(j.dump().find("3454464") != std::string::npos) << json.output;
 }
 
 TEST(Cli, ReportPrintsAndWritesEveryFormat) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/function_name.hpp"
 #include "cpu_profile_fixture.hpp"
 #include "io/sentence_markup.hpp"
 #include "nnprof/profile.hpp"
@@ -46,6 +47,28 @@ std::vector<std::string> names(const FlameTree& tree, const FlameNode& node) {
 }
 
 // ---- functions --------------------------------------------------------------------------
+
+TEST(ReadableFunction, DropsReturnTypeParametersQualifiersAndCloneSuffixes) {
+  using nnprof::analysis::readable_function;
+  EXPECT_EQ(readable_function("void ns::gemm<ns::Avx512, 1, 16>(int, float const*) [clone .constprop.0]"),
+            "ns::gemm<ns::Avx512, 1, 16>");
+  EXPECT_EQ(readable_function("ns::(anonymous namespace)::Model::forward(int, int) const"),
+            "ns::(anonymous namespace)::Model::forward");
+  EXPECT_EQ(readable_function("std::vector<int, std::allocator<int> > f<int>(std::vector<int, std::allocator<int> >&&)"),
+            "f<int>");
+  EXPECT_EQ(readable_function("unsigned long ns::count()"), "ns::count");
+  EXPECT_EQ(readable_function("nnprof::f()::{lambda(int)#1}::operator()(int) const"),
+            "nnprof::f()::{lambda(int)#1}::operator()");
+  // Unchanged: C names, unknown frames, operators made of brackets.
+  EXPECT_EQ(readable_function("memcpy"), "memcpy");
+  EXPECT_EQ(readable_function("[unknown]"), "[unknown]");
+  EXPECT_EQ(readable_function("bool operator<(A const&, A const&)"), "bool operator<(A const&, A const&)");
+  // Still long without the parameters: the template arguments are elided.
+  const std::string shortened = readable_function(
+      "void nnprof::transformer::kernels::simd::direct_block<nnprof::transformer::kernels::detail::(anonymous "
+      "namespace)::Avx512, 1, 16, false>(int, float const*, int, float const*, int, float*, int, int, bool)");
+  EXPECT_EQ(shortened, "nnprof::transformer::kernels::simd::direct_block<…>");
+}
 
 TEST(CpuFunctions, SelfAndTotalSortedBySelfThenTotalThenName) {
   const Profile p = cpu_profile();

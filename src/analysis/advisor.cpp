@@ -77,7 +77,7 @@ Advice from_bottleneck(const Bottleneck& b) {
       break;
     case BottleneckKind::CpuHotspot:
     case BottleneckKind::ScopeCpuHotspot:
-      a.title.words("Optimise ").code(b.function);
+      a.title.words("Optimise ").function(b.function);
       a.steps.push_back(b.suggestion);
       break;
     case BottleneckKind::MemoryHotspot:

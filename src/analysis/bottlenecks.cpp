@@ -118,13 +118,15 @@ std::vector<Bottleneck> compute_bottlenecks(const Profile& profile, const Bottle
     const ScopeStats& s = *c.scope;
     if (!(s.flops > 0.0)) continue;
     const double gflops = c.flops_per_second / 1e9;
-    if (gflops < t.low_throughput_gflops) {
+    // A slow operation that takes almost none of the time is not a bottleneck.
+    const double time_share = share_of_instrumented(profile, s.total_ns);
+    if (gflops < t.low_throughput_gflops && time_share >= t.roofline_min_share) {
       Bottleneck b;
       b.kind = BottleneckKind::LowThroughput;
       b.severity = severity_below(gflops, t.low_throughput_gflops);
       b.scope = s.name;
       b.value = gflops;
-      b.time_share = std::min(share_of_instrumented(profile, s.total_ns), 1.0);
+      b.time_share = std::min(time_share, 1.0);
       b.threshold = t.low_throughput_gflops;
       b.description.scope(s.name).words(" computed at ").si(c.flops_per_second, "FLOP/s").key()
           .words(" (threshold ").si(t.low_throughput_gflops * 1e9, "FLOP/s").words("): ")
@@ -142,20 +144,19 @@ std::vector<Bottleneck> compute_bottlenecks(const Profile& profile, const Bottle
     }
     if (!c.roofline || c.own_flops_share < kOwnWorkShare) continue;
     const RooflinePoint& p = *c.roofline;
-    const double share = share_of_instrumented(profile, s.total_ns);
-    if (!(p.fraction < t.roofline_fraction) || !(share >= t.roofline_min_share)) continue;
+    if (!(p.fraction < t.roofline_fraction) || !(time_share >= t.roofline_min_share)) continue;
     Bottleneck b;
     b.kind = BottleneckKind::BelowRoofline;
     b.severity = severity_below(p.fraction, t.roofline_fraction);
     b.scope = s.name;
     b.value = p.fraction;
-    b.time_share = std::min(share, 1.0);
+    b.time_share = std::min(time_share, 1.0);
     b.threshold = t.roofline_fraction;
     b.description.scope(s.name).words(" reached ").si(p.attained, "FLOP/s").words(", ").share(p.fraction).key()
         .words(" of the ").words(p.bound == RooflineBound::Memory ? "memory" : "compute").words(" roof of ")
         .si(p.attainable, "FLOP/s").words(" that ").words(c.one_core ? "one core" : "this machine")
         .words(" attains at its ").ratio(p.intensity, "FLOP/byte").words(" (threshold ").share(t.roofline_fraction)
-        .words("; ").share(share).words(" of the instrumented time).");
+        .words("; ").share(time_share).words(" of the instrumented time).");
     b.suggestion = bound_advice(p);
     out.push_back(std::move(b));
   }
@@ -181,11 +182,11 @@ std::vector<Bottleneck> scope_cpu_bottlenecks(const Profile& profile, const Bott
     b.value = in_scope;
     b.time_share = cs.share * in_scope;
     b.threshold = t.scope_hotspot_share;
-    b.description.code(fn.name).words(" was running in ").share(in_scope).key().words(" of the ")
+    b.description.function(fn.name).words(" was running in ").share(in_scope).key().words(" of the ")
         .count(cs.samples.samples, "CPU sample", "CPU samples").words(" of ").words(cs.path)
         .words(" (threshold ").share(t.scope_hotspot_share).words("), a scope with ").share(cs.share)
         .words(" of all samples.");
-    b.suggestion.words("Optimise ").code(fn.name).words(" first, or call it less often from ").scope(b.scope)
+    b.suggestion.words("Optimise ").function(fn.name).words(" first, or call it less often from ").scope(b.scope)
         .words(": it is where that scope's time goes (its hot lines are in the CPU section).");
     out.push_back(std::move(b));
     nodes.push_back(cs.node);

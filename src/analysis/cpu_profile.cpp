@@ -537,7 +537,7 @@ Sentence hotspot_suggestion(const Profile& profile, const CpuFunction& fn) {
   Sentence s;
   auto from_caller = [&](Sentence& t) -> Sentence& {
     if (caller == nullptr) return t;
-    return t.words(" Most of its samples come through ").code(caller->function).words(" (").share(caller->share)
+    return t.words(" Most of its samples come through ").function(caller->function).words(" (").share(caller->share)
         .words(").");
   };
   const std::string_view name = fn.name;
@@ -590,7 +590,7 @@ std::vector<Bottleneck> cpu_bottlenecks(const Profile& profile, const CpuFinding
     b.value = fn.self_share;
     b.time_share = fn.self_share;
     b.threshold = options.hotspot_share;
-    b.description.code(fn.name);
+    b.description.function(fn.name);
     if (!fn.module.empty() && fn.function != kNone) b.description.words(" (").words(fn.module).words(")");
     b.description.words(" was running in ").share(fn.self_share).key().words(" of the ")
         .count(all.samples, "CPU sample", "CPU samples").words(" (").duration(fn.self.ns)

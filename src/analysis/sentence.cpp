@@ -1,5 +1,7 @@
 #include "analysis/sentence.hpp"
 
+#include "analysis/function_name.hpp"
+
 #include <limits>
 #include <utility>
 
@@ -34,6 +36,8 @@ Sentence& Sentence::words(std::string_view text) {
 Sentence& Sentence::code(std::string_view text) {
   return add(make_part(Part::Kind::Code, std::uint64_t{0}, text));
 }
+
+Sentence& Sentence::function(std::string_view demangled) { return code(readable_function(demangled)); }
 
 Sentence& Sentence::scope(StringId name) {
   Part part = make_part(Part::Kind::Scope, std::uint64_t{0});

@@ -41,6 +41,8 @@ class Sentence {
  public:
   Sentence& words(std::string_view text);
   Sentence& code(std::string_view text);
+  /// A demangled function name, as code, shortened for reading (readable_function).
+  Sentence& function(std::string_view demangled);
   Sentence& scope(StringId name);
   Sentence& duration(std::uint64_t ns);
   Sentence& duration(double ns);

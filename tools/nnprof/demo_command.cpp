@@ -84,7 +84,8 @@ void print_transformer_summary(const transformer::DemoResult& r, const std::stri
                "  Above 100%: the kernel's data stayed in cache, which is faster than the DRAM bandwidth roof.\n");
   }
   if (r.runs.size() >= 2)
-    fmt::print("\nCompare the models: nnprof model-compare {} -o model-comparison.md\n", profile_path);
+    fmt::print("\nThe models compared (scaling efficiency, forward-pass breakdown): model-comparison.md, or\n"
+               "  nnprof model-compare {}\n", profile_path);
 }
 
 }  // namespace
@@ -205,6 +206,11 @@ Action add_demo_command(CLI::App& app) {
       written.push_back((dir / "metrics.json").string());
       plot_metrics(profile, (dir / "metrics.png").string());
       written.push_back((dir / "metrics.png").string());
+    }
+    if (described_models(profile).size() >= 2) {
+      // What `nnprof model-compare` prints, kept with the other reports.
+      export_model_comparison(compare_models(profile), (dir / "model-comparison.md").string(), ReportFormat::Markdown);
+      written.push_back((dir / "model-comparison.md").string());
     }
     std::cout << "\nFiles written:\n";
     for (const auto& f : written) std::cout << "  " << f << '\n';
