@@ -3,8 +3,8 @@
 // BM_TransformerTokens/<model>: inferences of 50 tokens, instrumented, recording into a
 // profiler (timeline on): tokens/s.
 // BM_InstrumentationOverhead/<model>: each iteration runs one inference of the compiled-out
-// engine (NNPROF_ENABLED=0) and one of the instrumented engine, alternately, timing each, so
-// that both see the same machine state (paired, ABAB): the counters are the two mean times
+// engine (NNPROF_ENABLED=0) and one of the instrumented engine, timing each, the order swapped
+// every iteration, so that both see the same machine state (paired, ABBA): the counters are the two mean times
 // and their ratio, which is the overhead of scopes down to kernel level with FLOPs declared.
 // Results go to docs/PERFORMANCE.md ("Issue 7").
 #include <benchmark/benchmark.h>
@@ -50,14 +50,24 @@ void BM_InstrumentationOverhead(benchmark::State& state) {
   nnprof::transformer::Model instrumented(config_of(state.range(0)), profiler);
   const auto bare = bench_transformer::make_bare_model(model_name(state.range(0)));
   double bare_s = 0.0, instrumented_s = 0.0;
+  auto timed = [](auto&& run) {
+    const Clock::time_point t0 = Clock::now();
+    benchmark::DoNotOptimize(run());
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  auto run_bare = [&] { return bench_transformer::run_bare_inference(*bare, kTokens); };
+  auto run_instrumented = [&] { return instrumented.generate(kTokens); };
+  bool bare_first = true;
   for (auto _ : state) {
-    Clock::time_point t0 = Clock::now();
-    benchmark::DoNotOptimize(bench_transformer::run_bare_inference(*bare, kTokens));
-    Clock::time_point t1 = Clock::now();
-    benchmark::DoNotOptimize(instrumented.generate(kTokens));
-    Clock::time_point t2 = Clock::now();
-    bare_s += std::chrono::duration<double>(t1 - t0).count();
-    instrumented_s += std::chrono::duration<double>(t2 - t1).count();
+    // Alternate which runs first, so that neither always finds the caches as the other left them.
+    if (bare_first) {
+      bare_s += timed(run_bare);
+      instrumented_s += timed(run_instrumented);
+    } else {
+      instrumented_s += timed(run_instrumented);
+      bare_s += timed(run_bare);
+    }
+    bare_first = !bare_first;
   }
   const auto n = static_cast<double>(state.iterations());
   state.SetLabel(model_name(state.range(0)));

@@ -15,11 +15,15 @@ namespace {
 struct Avx2 {
   using Vec = __m256;
   static constexpr int W = 8;
+  // Blocked matmul: the B micro-panel, KC×16 floats = 16 KiB, stays in L1; the A block,
+  // MC×KC = 144 KiB, in L2.
   static constexpr int kMR = 6, kNV = 2, kKC = 256, kMC = 6 * 24, kNC = 4096;
-  static constexpr int kPrefetchRows = 4;
-  static constexpr int kSmallM = 6;
-  // Direct kernel: accumulators ≤ 12 of the 16 registers.
-  static constexpr int kSmallV1 = 8, kSmallV2 = 4, kSmallV4 = 2;
+  // Direct kernel (see kernels_avx512.cpp): accumulators ≤ 12 of the 16 registers.
+  static constexpr int kSmallM = 8;
+  static constexpr long kDirectMaxBBytes = 1L << 20;
+  static constexpr int kDirectMaxM = 64;
+  static constexpr int kSmallR = 6, kAccumulators = 12, kSmallVMax = 8;
+  static constexpr int kPrefetchRows = 4, kPrefetchRows1 = 4;
   static constexpr int kBtRA = 2, kBtRB = 4, kBtRB1 = 8;
 
   // Lanes [0, valid) set: the sign bit is what vmaskmov reads.

@@ -1,4 +1,4 @@
-// The SIMD kernels, written once over a vector "traits" type V and included by
+// The SIMD kernels, written once over a vector "traits" type T and included by
 // kernels_avx2.cpp and kernels_avx512.cpp, each of which defines its traits (in an anonymous
 // namespace) and is compiled for its instruction set.
 //
@@ -11,9 +11,11 @@
 //   zero, set1, load (64-byte aligned), loadu, storeu, store (aligned),
 //   load_part(p, valid) (lanes >= valid read as 0, never touched in memory),
 //   load_part_fill(p, valid, fill), store_part(p, v, valid), keep(v, valid) (zero lanes >= valid),
-//   fmadd(a, b, c) = a·b + c, fnmadd(a, b, c) = c − a·b, add, sub, mul, div, max,
-//   reduce_add, reduce_max, reduce4_store(a, b, c, d, out) (out[i] = sum of lanes of the i-th),
-//   exp (see exp_poly below for the shared part).
+//   fmadd(a, b, c) = a·b + c, fnmadd(a, b, c) = c − a·b, add, sub, mul, div, min, max,
+//   round (to nearest), ldexp(y, n) = y·2^n, zero_if_less(v, x, limit),
+//   reduce_add, reduce_max, reduce4_store(a, b, c, d, out) (out[i] = sum of lanes of the i-th);
+//   and the blocking constants kMR, kNV, kKC, kMC, kNC, kSmallM, kDirectMaxBBytes, kDirectMaxM,
+//   kSmallR, kAccumulators, kSmallVMax, kPrefetchRows, kPrefetchRows1, kBtRA, kBtRB, kBtRB1.
 #pragma once
 
 namespace nnprof::transformer::kernels::simd {
@@ -53,6 +55,7 @@ void direct_block(int k, const float* a, int lda, const float* b, int ldb, float
                   bool accumulate) {
   using Vec = typename T::Vec;
   constexpr int W = T::W;
+  constexpr int prefetch_rows = R == 1 ? T::kPrefetchRows1 : T::kPrefetchRows;
   Vec acc[R][V];
 #pragma GCC unroll 32
   for (int r = 0; r < R; ++r)
@@ -60,9 +63,9 @@ void direct_block(int k, const float* a, int lda, const float* b, int ldb, float
     for (int v = 0; v < V; ++v) acc[r][v] = T::zero();
   for (int p = 0; p < k; ++p) {
     const float* bp = b + static_cast<long>(p) * ldb;
-    if constexpr (T::kPrefetchRows > 0) {
+    if constexpr (prefetch_rows > 0) {
 #pragma GCC unroll 32
-      for (int v = 0; v < V * W; v += 16) __builtin_prefetch(bp + static_cast<long>(T::kPrefetchRows) * ldb + v);
+      for (int v = 0; v < V * W; v += 16) __builtin_prefetch(bp + static_cast<long>(prefetch_rows) * ldb + v);
     }
     Vec bv[V];
 #pragma GCC unroll 32
@@ -106,22 +109,39 @@ void direct_columns(int n, int k, const float* a, int lda, const float* b, int l
   }
 }
 
-// Rows in groups of 4, then the rest, each with as many vectors as leave registers for B.
+// Vectors per block for R rows: as many as leave registers for B and the broadcast (at most
+// T::kAccumulators accumulators), a power of two so that direct_columns can halve it.
+template <class T>
+constexpr int small_vectors(int rows) {
+  int v = T::kSmallVMax;
+  while (v > 1 && v * rows > T::kAccumulators) v /= 2;
+  return v;
+}
+
+// The last m % kSmallR rows, R chosen at compile time.
+template <class T, int R>
+void small_m_rest(int rest, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
+                  bool accumulate) {
+  if constexpr (R > 0) {
+    if (rest == R)
+      direct_columns<T, R, small_vectors<T>(R)>(n, k, a, lda, b, ldb, c, ldc, accumulate);
+    else
+      small_m_rest<T, R - 1>(rest, n, k, a, lda, b, ldb, c, ldc, accumulate);
+  }
+}
+
+// Rows in groups of kSmallR, then the rest.
 template <class T>
 void matmul_small_m(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
                     bool accumulate) {
+  constexpr int R = T::kSmallR;
   int i = 0;
-  for (; i + 4 <= m; i += 4)
-    direct_columns<T, 4, T::kSmallV4>(n, k, a + static_cast<long>(i) * lda, lda, b, ldb, c + static_cast<long>(i) * ldc,
-                                      ldc, accumulate);
-  const float* ai = a + static_cast<long>(i) * lda;
-  float* ci = c + static_cast<long>(i) * ldc;
-  switch (m - i) {
-    case 3: direct_columns<T, 3, T::kSmallV2>(n, k, ai, lda, b, ldb, ci, ldc, accumulate); break;
-    case 2: direct_columns<T, 2, T::kSmallV2>(n, k, ai, lda, b, ldb, ci, ldc, accumulate); break;
-    case 1: direct_columns<T, 1, T::kSmallV1>(n, k, ai, lda, b, ldb, ci, ldc, accumulate); break;
-    default: break;
-  }
+  for (; i + R <= m; i += R)
+    direct_columns<T, R, small_vectors<T>(R)>(n, k, a + static_cast<long>(i) * lda, lda, b, ldb,
+                                              c + static_cast<long>(i) * ldc, ldc, accumulate);
+  if (i < m)
+    small_m_rest<T, R - 1>(m - i, n, k, a + static_cast<long>(i) * lda, lda, b, ldb, c + static_cast<long>(i) * ldc, ldc,
+                           accumulate);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -226,6 +246,21 @@ void microkernel(int kc, const float* __restrict ap, const float* __restrict bp,
   }
 }
 
+// Whether the direct kernel (B streamed once per group of rows, unpacked) beats packing B,
+// as measured on Zen 5 with n, k in 768..3072: always for a few rows (packing B would cost as
+// much as the product); for a B that fits in L2 (up to 15% faster at 128³ and 256³, equal at
+// 512³); and up to 64 rows whatever B's size, unless B's rows lie a multiple of 4 KiB apart:
+// then every row of B maps to the same L1 sets, prefetched lines are evicted before use, and
+// the direct kernel loses ~35% where the packed one (which reads B once per call) loses little.
+template <class T>
+bool use_direct(int m, int n, int k, int ldb) {
+  if (m < T::kSmallM) return true;
+  const long b_bytes = static_cast<long>(k) * n * static_cast<long>(sizeof(float));
+  if (b_bytes < T::kDirectMaxBBytes) return true;
+  const bool aliased_rows = (static_cast<long>(ldb) * static_cast<long>(sizeof(float))) % 4096 == 0;
+  return m <= T::kDirectMaxM && !aliased_rows;
+}
+
 template <class T>
 void matmul(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
             bool accumulate) {
@@ -237,7 +272,7 @@ void matmul(int m, int n, int k, const float* a, int lda, const float* b, int ld
         for (int j = 0; j < n; ++j) c[static_cast<long>(i) * ldc + j] = 0.0f;
     return;
   }
-  if (m < T::kSmallM) {
+  if (use_direct<T>(m, n, k, ldb)) {
     matmul_small_m<T>(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
     return;
   }

@@ -15,7 +15,9 @@
 // two in one process.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <random>
 #include <span>
 #include <string>
@@ -30,6 +32,23 @@
 
 namespace nnprof::transformer {
 inline namespace NNPROF_TRANSFORMER_VARIANT {
+
+/// An allocator of 64-byte-aligned blocks: a row of weights then starts on a cache line, so
+/// that a 512-bit load never straddles two (malloc gives 16 bytes, and where in the line a
+/// large block starts depends on the heap: timings would vary between two copies of a model).
+template <class T>
+struct CacheAligned {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{64};
+  CacheAligned() = default;
+  template <class U>
+  CacheAligned(const CacheAligned<U>&) noexcept {}  // NOLINT(google-explicit-constructor): allocator rebind
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlign); }
+  template <class U>
+  bool operator==(const CacheAligned<U>&) const noexcept { return true; }
+};
+using FloatBuffer = std::vector<float, CacheAligned<float>>;
 
 /// Shape of a model. The parameter count follows from it (see parameter_count()).
 struct ModelConfig {
@@ -111,16 +130,16 @@ class Model {
 
   ModelConfig config_;
   Profiler* profiler_;
-  std::vector<float> weights_;  // every parameter, in one allocation
+  FloatBuffer weights_;  // every parameter, in one allocation
   const float* token_embedding_ = nullptr;     // vocab × d
   const float* position_embedding_ = nullptr;  // context × d
   std::vector<Layer> layers_;
   const float* final_gamma_ = nullptr;
   const float* final_beta_ = nullptr;
   const float* lm_head_ = nullptr;  // d × vocab
-  std::vector<float> key_cache_, value_cache_;  // layers × context × d
+  FloatBuffer key_cache_, value_cache_;  // layers × context × d
   // Activations of one token, allocated once: a forward pass allocates nothing.
-  std::vector<float> x_, normed_, qkv_, attended_, hidden_, scores_, logits_;
+  FloatBuffer x_, normed_, qkv_, attended_, hidden_, scores_, logits_;
   std::vector<std::pair<float, int>> candidates_;
   // Throughput metrics of generate(): "<name>.time_per_token" (ms, one point per token) and
   // "<name>.tokens_per_s" (one point per inference). Unused when nnprof is compiled out.
