@@ -67,7 +67,13 @@ Model::Model(ModelConfig config, Profiler& profiler) : config_(std::move(config)
   config_.validate();
   NNPROF_SCOPE_IN(*profiler_, "load_weights");
   const int d = config_.d_model;
-  weights_.resize(config_.parameter_count());
+  const int ff = config_.d_ff();
+  // Rows of a matrix 4 KiB apart (1024 floats) all map to the same L1 sets: pad them.
+  auto stride_for = [](int cols) { return cols % 1024 == 0 ? cols + 16 : cols; };
+  std::size_t padding = sz(d) * sz(stride_for(config_.vocab) - config_.vocab);
+  padding += sz(config_.layers) * (sz(d) * sz(stride_for(3 * d) - 3 * d) + sz(d) * sz(stride_for(d) - d) +
+                                   sz(d) * sz(stride_for(ff) - ff) + sz(ff) * sz(stride_for(d) - d));
+  weights_.assign(config_.parameter_count() + padding, 0.0f);
   // Scaled uniform initialisation (variance 1/fan_in, as LeCun's): activations stay of order
   // one through the blocks, so softmax and GELU see realistic inputs.
   std::uint64_t state = config_.seed;
@@ -77,7 +83,18 @@ Model::Model(ModelConfig config, Profiler& profiler) : config_(std::move(config)
     for (std::size_t i = 0; i < count; ++i)
       p[i] = offset + scale * static_cast<float>(2.0 * unit_interval(splitmix64(state)) - 1.0);
     next += count;
+    parameters_ += count;
     return static_cast<const float*>(p);
+  };
+  // A rows × cols matrix with its rows `ld` apart; the padding stays zero.
+  auto take_matrix = [&](int rows, int cols, float scale, int& ld) {
+    ld = stride_for(cols);
+    const float* first = weights_.data() + next;
+    for (int r = 0; r < rows; ++r) {
+      (void)take(sz(cols), scale);
+      next += sz(ld - cols);
+    }
+    return first;
   };
   const float embed_scale = 1.0f;
   const float in_scale = std::sqrt(3.0f / static_cast<float>(d));          // uniform: var = s²/3
@@ -89,21 +106,22 @@ Model::Model(ModelConfig config, Profiler& profiler) : config_(std::move(config)
   for (Layer& l : layers_) {
     l.ln1_gamma = take(sz(d), small_scale, 1.0f);
     l.ln1_beta = take(sz(d), small_scale);
-    l.w_qkv = take(sz(d) * 3 * sz(d), in_scale);
+    l.w_qkv = take_matrix(d, 3 * d, in_scale, l.ld_qkv);
     l.b_qkv = take(3 * sz(d), small_scale);
-    l.w_out = take(sz(d) * sz(d), in_scale);
+    l.w_out = take_matrix(d, d, in_scale, l.ld_out);
     l.b_out = take(sz(d), small_scale);
     l.ln2_gamma = take(sz(d), small_scale, 1.0f);
     l.ln2_beta = take(sz(d), small_scale);
-    l.w_fc1 = take(sz(d) * sz(config_.d_ff()), in_scale);
+    l.w_fc1 = take_matrix(d, ff, in_scale, l.ld_fc1);
     l.b_fc1 = take(sz(config_.d_ff()), small_scale);
-    l.w_fc2 = take(sz(config_.d_ff()) * sz(d), ff_scale);
+    l.w_fc2 = take_matrix(ff, d, ff_scale, l.ld_fc2);
     l.b_fc2 = take(sz(d), small_scale);
   }
   final_gamma_ = take(sz(d), small_scale, 1.0f);
   final_beta_ = take(sz(d), small_scale);
-  lm_head_ = take(sz(d) * sz(config_.vocab), in_scale);
-  if (next != weights_.size()) throw std::logic_error("transformer: parameter layout does not match the count");
+  lm_head_ = take_matrix(d, config_.vocab, in_scale, ld_lm_head_);
+  if (next != weights_.size() || parameters_ != config_.parameter_count())
+    throw std::logic_error("transformer: parameter layout does not match the count");
 
   const std::size_t cache = sz(config_.layers) * sz(config_.context) * sz(d);
   key_cache_.assign(cache, 0.0f);
@@ -122,11 +140,11 @@ Model::Model(ModelConfig config, Profiler& profiler) : config_(std::move(config)
 #endif
 }
 
-void Model::linear(const float* x, const float* w, const float* b, float* y, int in, int out) {
+void Model::linear(const float* x, const float* w, int ldw, const float* b, float* y, int in, int out) {
   NNPROF_SCOPE_COST_IN(*profiler_, "matmul",
                        b != nullptr ? flops::linear(1, static_cast<std::uint64_t>(in), static_cast<std::uint64_t>(out))
                                     : flops::matmul(1, static_cast<std::uint64_t>(out), static_cast<std::uint64_t>(in)));
-  kernels::matmul(1, out, in, x, in, w, out, y, out);
+  kernels::matmul(1, out, in, x, in, w, ldw, y, out);
   if (b != nullptr) kernels::add_bias(y, b, out);
 }
 
@@ -144,7 +162,7 @@ void Model::attention(const Layer& layer, int index, int pos) {
   [[maybe_unused]] const auto useen = static_cast<std::uint64_t>(seen);  // for the declared costs
   [[maybe_unused]] const auto uhd = static_cast<std::uint64_t>(hd);
   layernorm(x_.data(), layer.ln1_gamma, layer.ln1_beta, normed_.data());
-  linear(normed_.data(), layer.w_qkv, layer.b_qkv, qkv_.data(), d, 3 * d);
+  linear(normed_.data(), layer.w_qkv, layer.ld_qkv, layer.b_qkv, qkv_.data(), d, 3 * d);
 
   // Append this position's key and value to the cache (rows of d, heads side by side).
   float* keys = key_cache_.data() + sz(index) * sz(config_.context) * sz(d);
@@ -174,7 +192,7 @@ void Model::attention(const Layer& layer, int index, int pos) {
       kernels::matmul(1, hd, seen, scores_.data() + sz(h) * sz(config_.context), seen, values + sz(h) * sz(hd), d,
                       attended_.data() + sz(h) * sz(hd), hd);
   }
-  linear(attended_.data(), layer.w_out, layer.b_out, normed_.data(), d, d);
+  linear(attended_.data(), layer.w_out, layer.ld_out, layer.b_out, normed_.data(), d, d);
   kernels::add_inplace(x_.data(), normed_.data(), d);  // residual
 }
 
@@ -183,12 +201,12 @@ void Model::mlp(const Layer& layer) {
   const int d = config_.d_model;
   const int ff = config_.d_ff();
   layernorm(x_.data(), layer.ln2_gamma, layer.ln2_beta, normed_.data());
-  linear(normed_.data(), layer.w_fc1, layer.b_fc1, hidden_.data(), d, ff);
+  linear(normed_.data(), layer.w_fc1, layer.ld_fc1, layer.b_fc1, hidden_.data(), d, ff);
   {
     NNPROF_SCOPE_COST_IN(*profiler_, "gelu", flops::gelu(static_cast<std::uint64_t>(ff)));
     kernels::gelu(hidden_.data(), ff);
   }
-  linear(hidden_.data(), layer.w_fc2, layer.b_fc2, normed_.data(), ff, d);
+  linear(hidden_.data(), layer.w_fc2, layer.ld_fc2, layer.b_fc2, normed_.data(), ff, d);
   kernels::add_inplace(x_.data(), normed_.data(), d);  // residual
 }
 
@@ -215,7 +233,7 @@ std::span<const float> Model::forward(int token, int pos) {
   layernorm(x_.data(), final_gamma_, final_beta_, normed_.data());
   {
     NNPROF_SCOPE_IN(*profiler_, "lm_head");
-    linear(normed_.data(), lm_head_, nullptr, logits_.data(), d, config_.vocab);
+    linear(normed_.data(), lm_head_, ld_lm_head_, nullptr, logits_.data(), d, config_.vocab);
   }
   return logits_;
 }

@@ -95,7 +95,9 @@ class Model {
 
   [[nodiscard]] const ModelConfig& config() const noexcept { return config_; }
   /// Parameters actually allocated (equals config().parameter_count(); tests check both).
-  [[nodiscard]] std::uint64_t parameters_allocated() const noexcept { return weights_.size(); }
+  [[nodiscard]] std::uint64_t parameters_allocated() const noexcept { return parameters_; }
+  /// Bytes the weights occupy: 4 per parameter plus the padding of rows that would otherwise
+  /// be a multiple of 4 KiB apart (reading such rows maps them all to the same L1 sets).
   [[nodiscard]] std::uint64_t weight_bytes() const noexcept { return weights_.size() * sizeof(float); }
 
   /// One inference: starting from the beginning-of-sequence token 0 with an empty cache,
@@ -120,11 +122,12 @@ class Model {
   struct Layer {
     const float *ln1_gamma, *ln1_beta, *w_qkv, *b_qkv, *w_out, *b_out;
     const float *ln2_gamma, *ln2_beta, *w_fc1, *b_fc1, *w_fc2, *b_fc2;
+    int ld_qkv, ld_out, ld_fc1, ld_fc2;  // row strides of the matrices, in floats
   };
 
   void attention(const Layer& layer, int index, int pos);
   void mlp(const Layer& layer);
-  void linear(const float* x, const float* w, const float* b, float* y, int in, int out);
+  void linear(const float* x, const float* w, int ldw, const float* b, float* y, int in, int out);
   void layernorm(const float* x, const float* gamma, const float* beta, float* y);
   int sample(std::mt19937_64& rng, const SamplingOptions& sampling);
 
@@ -137,6 +140,8 @@ class Model {
   const float* final_gamma_ = nullptr;
   const float* final_beta_ = nullptr;
   const float* lm_head_ = nullptr;  // d × vocab
+  int ld_lm_head_ = 0;
+  std::uint64_t parameters_ = 0;
   FloatBuffer key_cache_, value_cache_;  // layers × context × d
   // Activations of one token, allocated once: a forward pass allocates nothing.
   FloatBuffer x_, normed_, qkv_, attended_, hidden_, scores_, logits_;
