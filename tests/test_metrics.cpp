@@ -29,15 +29,6 @@
 
 namespace fs = std::filesystem;
 
-#if defined(__SANITIZE_ADDRESS__)
-// fontconfig, which cairo's text drawing loads, keeps its configuration for the life of the
-// process by design; LeakSanitizer's documented hook for suppressions says so.
-// Exported: the sanitizer runtime looks the hook up dynamically, and the tests are built with
-// hidden visibility, which would leave it local and unseen.
-extern "C" __attribute__((visibility("default"), used)) const char* __lsan_default_suppressions() {
-  return "leak:libfontconfig.so\n";
-}
-#endif
 
 namespace {
 

@@ -299,7 +299,8 @@ TEST(ModelCompare, PoolsSeveralScopesOfOneModel) {
     const std::uint32_t inference = t.add(model, "inference", 2, 2 * mean, 0, 0.0, 10.0 * kMs);
     t.add(inference, "generate_token", 5, 2 * mean, 2 * mean);
   }
-  const ModelRun& s = compare_models(p).models.at(0);
+  const ModelComparison comparison = compare_models(p);
+  const ModelRun& s = comparison.models.at(0);
   EXPECT_EQ(s.scope_nodes, 2u);
   EXPECT_EQ(s.inferences, 4u);
   EXPECT_EQ(s.tokens, 10u);

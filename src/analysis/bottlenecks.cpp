@@ -120,7 +120,8 @@ std::vector<Bottleneck> compute_bottlenecks(const Profile& profile, const Bottle
     const double gflops = c.flops_per_second / 1e9;
     // A slow operation that takes almost none of the time is not a bottleneck.
     const double time_share = share_of_instrumented(profile, s.total_ns);
-    if (gflops < t.low_throughput_gflops && time_share >= t.roofline_min_share) {
+    // Wrappers are judged through their children (as below), so no work is flagged twice.
+    if (gflops < t.low_throughput_gflops && time_share >= t.roofline_min_share && c.own_flops_share >= kOwnWorkShare) {
       Bottleneck b;
       b.kind = BottleneckKind::LowThroughput;
       b.severity = severity_below(gflops, t.low_throughput_gflops);

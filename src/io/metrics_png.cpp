@@ -15,6 +15,17 @@
 #include "io/output_file.hpp"
 #include "nnprof/error.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+// fontconfig, which cairo's text drawing loads, keeps its configuration for the life of the
+// process by design, which LeakSanitizer reports at exit from every sanitized program that drew
+// a chart (the CLI, the tests). LeakSanitizer's documented hook for suppressions, in sanitizer
+// builds only. Exported: the sanitizer runtime looks it up dynamically, and nnprof is built
+// with hidden visibility.
+extern "C" __attribute__((visibility("default"), used)) const char* __lsan_default_suppressions() {
+  return "leak:libfontconfig.so\n";
+}
+#endif
+
 namespace nnprof::io {
 
 namespace {
