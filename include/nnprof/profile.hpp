@@ -11,14 +11,13 @@
 
 #include "nnprof/clock.hpp"
 #include "nnprof/config.hpp"
+#include "nnprof/gpu_profile.hpp"
+#include "nnprof/ids.hpp"
 #include "nnprof/metric_series.hpp"
 #include "nnprof/roofline.hpp"
 
 namespace nnprof {
 
-/// Index into Profile::strings.
-using StringId = std::uint32_t;
-inline constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
 /// Where and when the profile was taken.
 struct Metadata {
@@ -337,6 +336,7 @@ enum class DiagnosticKind : std::uint8_t {
   FlowsDropped,        ///< flow records lost to the memory cap or overwritten by the flight recorder
   FlowUnmatched,       ///< a flow_end/flow_wait_end without its flow_begin/flow_done, or the reverse
   MetricsIncomplete,   ///< metric points not kept, or metric calls ignored (wrong kind, non-finite value, too many names)
+  GpuTracing,          ///< GPU tracing could not see everything (records dropped, clocks mapped, launches unmatched)
 };
 
 enum class Severity : std::uint8_t { Info, Warning, Error };
@@ -398,6 +398,8 @@ class NNPROF_API Profile {
   /// What the program said about the run (Profiler::annotate): git commit, batch size, the
   /// models it ran (nnprof/model_info.hpp). Keys are non-empty printable ASCII.
   std::map<std::string, std::string> annotations;
+  /// What CUPTI traced on NVIDIA GPUs (nnprof/gpu.hpp); gpu.summary.traced is false without it.
+  GpuProfile gpu;
 
   [[nodiscard]] const std::string& str(StringId id) const;
   /// The statistics of scopes named `name`, or nullptr.
@@ -408,7 +410,7 @@ class NNPROF_API Profile {
   [[nodiscard]] std::string node_path(std::uint32_t node) const;
   [[nodiscard]] bool empty() const {
     return scopes.empty() && memory_counters.empty() && spans.empty() && !heap.tracked && cpu_samples.empty() &&
-           metrics.empty();
+           metrics.empty() && !gpu.summary.traced;
   }
 
   /// Writes the profile to `path` as a .nnprof file: a SQLite database whose schema is in

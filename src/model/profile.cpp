@@ -52,6 +52,7 @@ const char* to_string(DiagnosticKind kind) noexcept {
     case DiagnosticKind::FlowsDropped: return "flows_dropped";
     case DiagnosticKind::FlowUnmatched: return "flow_unmatched";
     case DiagnosticKind::MetricsIncomplete: return "metrics_incomplete";
+    case DiagnosticKind::GpuTracing: return "gpu_tracing";
   }
   return "unknown";
 }

@@ -1,5 +1,5 @@
 // The seams between a recording session and its collectors: automatic heap tracking
-// (src/collect/heap) and CPU sampling (src/collect/cpu). The session asks each source it has
+// (src/collect/heap), CPU sampling (src/collect/cpu) and GPU tracing (src/collect/gpu). The session asks each source it has
 // for its part of every snapshot.
 #pragma once
 
@@ -53,6 +53,14 @@ class CpuSource {
   virtual ~CpuSource() = default;
   /// Fills `out` with the samples taken so far (all of them once sampling stopped).
   virtual void snapshot_cpu(RawCpu& out) = 0;
+};
+
+/// The same seam for GPU tracing (src/collect/gpu).
+class GpuSource {
+ public:
+  virtual ~GpuSource() = default;
+  /// Fills `out` with the GPU activity traced so far (flushing what CUPTI has completed).
+  virtual void snapshot_gpu(RawGpu& out) = 0;
 };
 
 }  // namespace nnprof::detail

@@ -11,6 +11,7 @@
 #include "nnprof/clock.hpp"
 #include "nnprof/detail/thread_state.hpp"
 #include "record/metric_registry.hpp"
+#include "record/raw_gpu.hpp"
 
 namespace nnprof::detail {
 
@@ -158,6 +159,7 @@ struct RawSnapshot {
   std::uint64_t memory_peak_ticks = 0;
   RawHeap heap;
   RawCpu cpu;
+  RawGpu gpu;
   RawMetrics metrics;  ///< points are the threads' Metric records
   std::map<std::string, std::string> annotations;  ///< Profiler::annotate
 };

@@ -233,7 +233,9 @@ Chunk* Session::recycle_oldest_locked() noexcept {
       ++spans_overwritten_;
     else if (is_flow(r[i].kind))
       ++flows_overwritten_;
-    else if (r[i].kind != RecordKind::Metric)  // metric points: the model counts what is missing per metric
+    // Metric points: the model counts what is missing per metric; GPU launches: the GPU work
+    // they launched is counted as unmatched.
+    else if (r[i].kind != RecordKind::Metric && r[i].kind != RecordKind::GpuLaunch)
       ++events_overwritten_;
   }
   c->count.store(0, std::memory_order_relaxed);
@@ -329,6 +331,8 @@ RawSnapshot Session::snapshot(bool with_records) {
   if (with_records) {
     if (auto heap = heap_source()) heap->snapshot_heap(s.heap);
     if (auto cpu = cpu_source()) cpu->snapshot_cpu(s.cpu);
+    // Before the threads too: every launch record of the GPU work read here is then read below.
+    if (auto gpu = gpu_source()) gpu->snapshot_gpu(s.gpu);
   }
   // Heap counts that threads batch (src/collect/heap/heap_fast_path.hpp): every snapshot,
   // statistics-only ones too, merges them into the nodes, so no allocation made before it is

@@ -77,6 +77,16 @@ class Session {
     return cpu_source_;
   }
 
+  /// Makes every later snapshot include the GPU activity `source` traced.
+  void set_gpu_source(std::shared_ptr<GpuSource> source) {
+    std::lock_guard lock(heap_mu_);
+    gpu_source_ = std::move(source);
+  }
+  std::shared_ptr<GpuSource> gpu_source() {
+    std::lock_guard lock(heap_mu_);
+    return gpu_source_;
+  }
+
   /// Sets run annotation `key` to `value` (Profiler::annotate, which checks the key).
   void annotate(std::string_view key, std::string_view value) {
     std::lock_guard lock(annotations_mu_);
@@ -135,9 +145,10 @@ class Session {
   MetricRegistry metrics_;
   RegionLog regions_;
 
-  std::mutex heap_mu_;  // heap_source_, cpu_source_
+  std::mutex heap_mu_;  // heap_source_, cpu_source_, gpu_source_
   std::shared_ptr<HeapSource> heap_source_;
   std::shared_ptr<CpuSource> cpu_source_;
+  std::shared_ptr<GpuSource> gpu_source_;
 
   std::mutex annotations_mu_;
   std::map<std::string, std::string> annotations_;

@@ -155,7 +155,8 @@ bool next_chunk(ThreadState* ts) noexcept {
 void drop_record(ThreadState* ts, RecordKind kind) noexcept {
   // A dropped metric point is not counted here: the model finds it missing from its metric's
   // count, which the thread's statistics keep whatever the buffers hold.
-  if (kind == RecordKind::Metric) return;
+  // Nor a GPU launch: the GPU work it launched is counted as unmatched when the profile is built.
+  if (kind == RecordKind::Metric || kind == RecordKind::GpuLaunch) return;
   std::atomic<std::uint64_t>& counter =
       kind == RecordKind::Span ? ts->dropped_spans : is_flow(kind) ? ts->dropped_flows : ts->dropped_events;
   single_writer_add(counter, std::uint64_t{1});

@@ -30,6 +30,7 @@ enum class RecordKind : std::uint32_t {
   FlowDone = 7,       ///< the work is complete (flow_done)
   FlowWaitBegin = 8,  ///< a thread starts waiting for the work (flow_wait_begin)
   FlowWaitEnd = 9,    ///< its wait is over (flow_wait_end)
+  GpuLaunch = 10,     ///< a CUDA API call that launches GPU work (src/collect/gpu)
 };
 
 inline constexpr bool is_flow(RecordKind k) noexcept {
@@ -40,6 +41,8 @@ inline constexpr bool is_flow(RecordKind k) noexcept {
 /// MemoryAlloc/MemoryFree: t0 = ticks, t1 = bytes, ref = named-counter id.
 /// Metric: t0 = ticks, t1 = the value (a double, bit for bit), ref = metric id.
 /// Flow*: t0 = ticks, t1 = flow id, ref = node index of the innermost open scope (0: none).
+/// GpuLaunch: t0 = ticks, t1 = CUPTI correlation id | domain << 32 | callback id << 40,
+/// ref = node index of the innermost open scope (0: none).
 struct Record {
   std::uint64_t t0;
   std::uint64_t t1;
