@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,10 @@
 struct CUstream_st;
 
 namespace nnprof {
+
+namespace detail {
+class CuptiTracer;
+}
 
 /// Why GPU collection is (not) running.
 enum class GpuStatusCode : std::uint8_t {
@@ -99,7 +104,7 @@ class NNPROF_API CudaProfiler {
 
  private:
   GpuStatus status_;
-  std::uint64_t run_ = 0;
+  std::shared_ptr<detail::CuptiTracer> tracer_;
 };
 
 /// Tags the CUDA API calls made while it lives with `id` (CUPTI external correlation, custom

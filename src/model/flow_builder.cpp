@@ -1,5 +1,7 @@
 #include "model/flow_builder.hpp"
 
+#include "model/span_lookup.hpp"
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -34,8 +36,7 @@ std::string duration_text(std::uint64_t ns) {
 
 FlowEndpoint endpoint(const FlowEvent& e) { return FlowEndpoint{e.thread, e.time_ns, e.node, kNone}; }
 
-/// Gives every endpoint the innermost span of its thread open at its time: one sweep per
-/// thread over the spans (sorted by start, parents first) and the endpoints by time.
+/// Gives every endpoint the innermost span of its thread open at its time.
 void find_spans(Profile& p) {
   std::vector<FlowEndpoint*> ends;
   ends.reserve(2 * p.flows.size());
@@ -43,29 +44,7 @@ void find_spans(Profile& p) {
     ends.push_back(&f.out);
     ends.push_back(&f.in);
   }
-  std::sort(ends.begin(), ends.end(), [](const FlowEndpoint* a, const FlowEndpoint* b) {
-    return std::tie(a->thread, a->time_ns) < std::tie(b->thread, b->time_ns);
-  });
-  const std::vector<Span>& spans = p.spans;
-  std::vector<std::uint32_t> open;
-  std::size_t next = 0;
-  std::uint32_t thread = kNone;
-  for (FlowEndpoint* e : ends) {
-    if (e->thread != thread) {
-      thread = e->thread;
-      open.clear();
-      next = static_cast<std::size_t>(
-          std::lower_bound(spans.begin(), spans.end(), thread,
-                           [](const Span& s, std::uint32_t t) { return s.thread < t; }) -
-          spans.begin());
-    }
-    for (; next < spans.size() && spans[next].thread == thread && spans[next].start_ns <= e->time_ns; ++next) {
-      while (!open.empty() && spans[open.back()].end_ns < spans[next].start_ns) open.pop_back();
-      open.push_back(static_cast<std::uint32_t>(next));
-    }
-    while (!open.empty() && spans[open.back()].end_ns < e->time_ns) open.pop_back();
-    e->span = open.empty() ? kNone : open.back();
-  }
+  assign_innermost_spans(p.spans, std::move(ends));
 }
 
 // Unpaired events of one kind on one thread, for one diagnostic.

@@ -12,6 +12,7 @@
 #include "collect/symbols/symbolizer.hpp"
 #include "model/duration_accumulator.hpp"
 #include "model/flow_builder.hpp"
+#include "model/gpu_builder.hpp"
 #include "model/metric_builder.hpp"
 
 namespace nnprof::model {
@@ -105,6 +106,7 @@ class Builder {
     scope_stats();
     records();
     flows();
+    gpu();
     memory();
     symbolize();
     heap();
@@ -307,6 +309,9 @@ class Builder {
           const CallTreeNode& node = profile_.call_tree[map[r.ref]];
           profile_.spans.push_back(Span{t.index, node.name, node.id, node.depth, cal_.since_origin_ns(r.t0),
                                         cal_.since_origin_ns(r.t1)});
+        } else if (r.kind == detail::RecordKind::GpuLaunch) {
+          gpu_launches_.push_back(GpuLaunchEvent{t.index, cal_.since_origin_ns(r.t0), merged_node(t.index, r.ref),
+                                                 detail::gpu_launch_correlation(r.t1)});
         } else if (detail::is_flow(r.kind)) {
           flow_events_.push_back(FlowEvent{t.index, r.kind, cal_.since_origin_ns(r.t0), merged_node(t.index, r.ref), r.t1});
         } else if ((r.kind == detail::RecordKind::MemoryAlloc || r.kind == detail::RecordKind::MemoryFree) &&
@@ -331,6 +336,13 @@ class Builder {
     std::uint64_t lost = raw_.flows_overwritten;
     for (const RawThread& t : raw_.threads) lost += t.dropped_flows;
     for (Diagnostic& d : build_flows(profile_, std::move(flow_events_), lost)) profile_.diagnostics.push_back(std::move(d));
+  }
+
+  // GPU work (src/collect/gpu), joined to its launching scopes once the spans are final.
+  void gpu() {
+    const auto intern = [this](std::string_view s) { return strings_(s); };
+    for (Diagnostic& d : build_gpu(profile_, raw_.gpu, std::move(gpu_launches_), cal_.monotonic_origin_ns, intern))
+      profile_.diagnostics.push_back(std::move(d));
   }
 
   void memory() {
@@ -710,6 +722,7 @@ class Builder {
   std::vector<std::vector<std::uint32_t>> local_to_merged_;
   std::vector<std::uint32_t> counter_index_;
   std::vector<FlowEvent> flow_events_;
+  std::vector<GpuLaunchEvent> gpu_launches_;
   struct AddressKeyHash {
     std::size_t operator()(const std::pair<std::uintptr_t, bool>& k) const noexcept {
       return std::hash<std::uintptr_t>{}(k.first * 2 + (k.second ? 1 : 0));

@@ -1,1 +1,33 @@
-// Placeholder: being written (issue 8).
+// The GPU API where libnnprof was built without the CUDA toolkit: everything answers that GPU
+// collection is not built in, so a program written for GPUs still runs and profiles its CPU.
+#include "nnprof/error.hpp"
+#include "nnprof/gpu.hpp"
+
+namespace nnprof {
+
+namespace {
+constexpr const char* kNotBuilt =
+    "nnprof was built without CUDA support (NNPROF_CUDA=OFF or no CUDA toolkit found): GPU collection disabled";
+}
+
+GpuStatus gpu_available() { return {GpuStatusCode::NotBuilt, kNotBuilt}; }
+
+CudaProfiler::CudaProfiler(Profiler&, const CudaProfilerOptions&) : status_{GpuStatusCode::NotBuilt, kNotBuilt} {}
+CudaProfiler::~CudaProfiler() = default;
+void CudaProfiler::stop() noexcept {}
+bool CudaProfiler::active() const noexcept { return false; }
+CudaProfilerStats CudaProfiler::stats() const noexcept { return {}; }
+
+CudaCorrelation::CudaCorrelation(std::uint64_t) noexcept {}
+CudaCorrelation::~CudaCorrelation() = default;
+
+struct CudaTimer::State {};
+CudaTimer::CudaTimer(const CudaTimerOptions& options) : options_(options) { throw Error(std::string("CudaTimer: ") + kNotBuilt); }
+CudaTimer::~CudaTimer() = default;
+void CudaTimer::start(std::string_view, CUstream_st*) {}
+void CudaTimer::stop(std::string_view, CUstream_st*) {}
+CudaTiming CudaTimer::result(std::string_view name) { return CudaTiming{std::string(name)}; }
+std::vector<CudaTiming> CudaTimer::results() { return {}; }
+void CudaTimer::synchronize_warmup(CUstream_st*) {}
+
+}  // namespace nnprof
