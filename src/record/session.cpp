@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <string_view>
 #include <ctime>
 #include <fstream>
 
@@ -25,6 +27,14 @@ std::int64_t unix_now_ns() noexcept {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+bool nvtx_from_environment() {
+  static const bool on = [] {
+    const char* v = std::getenv("NNPROF_NVTX");
+    return v != nullptr && std::string_view(v) == "1";
+  }();
+  return on;
 }
 
 std::string read_task_comm(std::int64_t tid) {
@@ -65,6 +75,7 @@ std::shared_ptr<ThreadRecord> Session::register_thread() {
   rec->priv.os_tid = current_os_tid();
   rec->priv.name = current_thread_name();
   rec->state.keep_spans = options_.record_spans;
+  rec->state.nvtx = options_.nvtx || nvtx_from_environment();
   rec->priv.row_slabs.push_back(std::make_unique<HistogramRow[]>(ThreadPrivate::kRowsPerSlab));
   rec->priv.rows_used_in_slab = 0;
   std::lock_guard lock(mu_);

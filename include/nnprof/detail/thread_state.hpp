@@ -140,6 +140,7 @@ struct ThreadState {
   Chunk* chunk = nullptr;
   std::uint32_t chunk_count = 0;
   bool keep_spans = true;
+  bool nvtx = false;  // owner only: scopes are also NVTX ranges (ProfilerOptions::nvtx, NNPROF_NVTX=1)
   std::uint64_t next_flow_id = 0;  // owner only: the id flow_begin() hands out next
   // Read by snapshots.
   std::atomic<std::uint32_t> depth{0};
@@ -158,6 +159,9 @@ NNPROF_API bool next_chunk(ThreadState* ts) noexcept;
 NNPROF_API void drop_record(ThreadState* ts, RecordKind kind) noexcept;
 NNPROF_API void exit_out_of_order(ThreadState* ts, Frame* frame, std::uint64_t start, std::uint64_t end) noexcept;
 NNPROF_API void note_too_deep(ThreadState* ts) noexcept;
+// NVTX ranges for Nsight Systems (src/collect/gpu/nvtx.cpp; no-ops without the CUDA toolkit).
+NNPROF_API void nvtx_push(const SourceLocation* site) noexcept;
+NNPROF_API void nvtx_pop() noexcept;
 
 inline void write_record(ThreadState* ts, std::uint64_t t0, std::uint64_t t1, std::uint32_t ref,
                          RecordKind kind) noexcept {
@@ -196,6 +200,8 @@ inline Frame* scope_enter(ThreadState* ts, const SourceLocation* site) noexcept 
   std::atomic_signal_fence(std::memory_order_release);
   ts->top = f;
   ts->depth.store(n->depth, std::memory_order_relaxed);
+  if (ts->nvtx) [[unlikely]]
+    nvtx_push(site);
   f->start = read_ticks();
   return f;
 }
@@ -242,6 +248,8 @@ inline void scope_finish(ThreadState* ts, Frame* f, std::uint64_t end) noexcept 
   parent->child += d;
   ts->top = parent;
   ts->depth.store(n->depth - 1, std::memory_order_relaxed);
+  if (ts->nvtx) [[unlikely]]
+    nvtx_pop();
   if (ts->keep_spans) write_record(ts, f->start, end, n->index, RecordKind::Span);
 }
 

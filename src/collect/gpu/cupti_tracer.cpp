@@ -291,11 +291,16 @@ void CuptiTracer::on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
     record_occupancy(tl_runtime_depth > 0 ? tl_runtime_correlation : data->correlationId, data->functionParams, cbid);
   // A driver call made by a runtime call shares its work: the runtime call's record is the one.
   if (driver && tl_runtime_depth > 0) return;
-  SessionCore& core = profiler_.core();
+  record_gpu_launch(profiler_, data->correlationId, domain, cbid);
+}
+
+void record_gpu_launch(Profiler& profiler, std::uint32_t correlation_id, std::uint32_t domain,
+                       std::uint32_t cbid) noexcept {
+  SessionCore& core = profiler.core();
   if (!core.enabled.load(std::memory_order_relaxed)) return;
   ThreadState* ts = thread_state(core);
   if (ts == nullptr || !ts->keep_spans) return;
-  write_record(ts, read_ticks(), pack_gpu_launch(data->correlationId, domain, cbid),
+  write_record(ts, read_ticks(), pack_gpu_launch(correlation_id, domain, cbid),
                ts->top->node.load(std::memory_order_relaxed)->index, RecordKind::GpuLaunch);
 }
 

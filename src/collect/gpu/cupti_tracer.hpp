@@ -22,6 +22,12 @@ namespace nnprof::detail {
 
 class NvmlSampler;
 
+/// Writes one GpuLaunch record for a work-issuing CUDA call into the calling thread's buffer
+/// of `profiler` (what the API callback does; tests call it directly). Nothing while the
+/// profiler is disabled or keeps no spans.
+void record_gpu_launch(Profiler& profiler, std::uint32_t correlation_id, std::uint32_t domain,
+                       std::uint32_t cbid) noexcept;
+
 /// Activity buffers for CUPTI: reused, so that a long run allocates a handful.
 class BufferPool {
  public:

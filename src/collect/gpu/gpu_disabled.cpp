@@ -31,3 +31,9 @@ std::vector<CudaTiming> CudaTimer::results() { return {}; }
 void CudaTimer::synchronize_warmup(CUstream_st*) {}
 
 }  // namespace nnprof
+
+namespace nnprof::detail {
+// No NVTX headers without the toolkit: ranges are not emitted (ProfilerOptions::nvtx says so).
+void nvtx_push(const SourceLocation*) noexcept {}
+void nvtx_pop() noexcept {}
+}  // namespace nnprof::detail
