@@ -323,6 +323,20 @@ TEST(CliRecord, BadInvocationsSayWhatToDo) {
   EXPECT_NE(range.output.find("1 to 10000"), std::string::npos) << range.output;
 }
 
+// ---- nnprof record --gpu on a machine without a usable GPU ---------------------------------
+
+TEST(CliRecordGpu, WithoutAGpuSaysWhyAndStillWritesTheProfile) {
+  if (nnprof::gpu_available().tracing()) GTEST_SKIP() << "a GPU is present: the gpu-labelled tests cover it";
+  const std::string out = (record_dir() / "gpu.nnprof").string();
+  const CliRun r = run_cli("record --gpu --sample-hz 200 -q -o " + out + " -- " CPU_SPIN_PATH);
+  ASSERT_EQ(r.status, 0) << r.output;
+  // The reason, as the library states it (no driver, no device, or built without CUDA).
+  EXPECT_NE(r.output.find("GPU collection disabled"), std::string::npos) << r.output;
+  const nnprof::Profile p = nnprof::Profile::load(out);
+  EXPECT_FALSE(p.gpu.summary.traced);
+  EXPECT_FALSE(p.cpu_samples.empty());  // everything else was profiled as usual
+}
+
 // ---- nnprof record with CPU sampling ---------------------------------------------------------
 
 /// Samples of `thread` (an index) whose stack has a frame of `function`.

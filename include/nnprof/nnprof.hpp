@@ -12,6 +12,7 @@
 #include "nnprof/critical_path.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/flops.hpp"
+#include "nnprof/gpu.hpp"
 #include "nnprof/metrics.hpp"
 #include "nnprof/model_compare.hpp"
 #include "nnprof/model_info.hpp"

@@ -1,4 +1,4 @@
-// `nnprof record [--sample-hz N] [--wall] [--unwind U] [--memory] [--out FILE] -- CMD ARGS...`: runs an
+// `nnprof record [--sample-hz N] [--wall] [--unwind U] [--memory] [--gpu] [--out FILE] -- CMD ARGS...`: runs an
 // unmodified program with the preload agent (libnnprof_preload.so) and reports the profile it
 // writes when it ends. CPU sampling is on unless only --memory is asked for.
 #include <signal.h>
@@ -32,6 +32,7 @@ namespace fs = std::filesystem;
 
 struct RecordOptions {
   bool memory = false;
+  bool gpu = false;
   double sample_hz = 0;  // 0: not given
   bool wall = false;
   std::string unwind = "auto";
@@ -87,6 +88,7 @@ double cpu_rate(const RecordOptions& o) {
   setenv("NNPROF_SAMPLE_HZ", std::to_string(static_cast<long long>(cpu_rate(o))).c_str(), 1);
   setenv("NNPROF_SAMPLE_WALL", o.wall ? "1" : "0", 1);
   setenv("NNPROF_SAMPLE_UNWIND", o.unwind.c_str(), 1);
+  setenv("NNPROF_RECORD_GPU", o.gpu ? "1" : "0", 1);
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -185,6 +187,9 @@ Action add_record_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "kernel", "libunwind", "frame-pointer"}))
       ->capture_default_str();
   cmd->add_flag("--memory", o->memory, "Track every heap allocation (malloc, new) of the program");
+  cmd->add_flag("--gpu", o->gpu,
+                "Trace NVIDIA GPUs with CUPTI: kernels, copies, device memory, CUDA calls, each joined to the CPU "
+                "code that launched it (needs the NVIDIA driver; says why when it is off)");
   cmd->add_option("-o,--out", o->out, "Profile to write (.nnprof)")->capture_default_str();
   cmd->add_option("--stack-sample", o->stack_sample_bytes,
                   "Mean bytes between allocations whose full call stack is kept (1: every one, 0: none)")

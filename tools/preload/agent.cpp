@@ -21,6 +21,7 @@
 //                              unset: no CPU sampling
 //   NNPROF_SAMPLE_WALL         1: sample wall-clock time instead of CPU time
 //   NNPROF_SAMPLE_UNWIND       auto (default), kernel, libunwind or frame-pointer (CpuProfilerOptions::unwinder)
+//   NNPROF_RECORD_GPU          1: trace NVIDIA GPUs with CUPTI (nnprof::CudaProfiler)
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -37,6 +38,7 @@
 #include <thread>
 
 #include "nnprof/cpu_profiler.hpp"
+#include "nnprof/gpu.hpp"
 #include "nnprof/memory.hpp"
 #include "nnprof/profiler.hpp"
 
@@ -52,6 +54,7 @@ struct Agent {
   std::string manifest;
   nnprof::MemoryTracking* tracking = nullptr;
   nnprof::CpuProfiler* sampler = nullptr;
+  nnprof::CudaProfiler* gpu = nullptr;
   std::atomic<bool> written{false};
   int wake[2] = {-1, -1};  // handler -> flusher
   int done[2] = {-1, -1};  // flusher -> handlers (readable once the profile is written)
@@ -103,6 +106,7 @@ void write_profile(const char* why) {
   if (a.written.exchange(true)) return;
   try {
     if (a.sampler != nullptr) a.sampler->stop();  // keeps every sample taken so far
+    if (a.gpu != nullptr) a.gpu->stop();  // waits for the GPUs and flushes CUPTI's buffers
     if (a.tracking != nullptr) a.tracking->stop_at_exit();  // freezes the heap as it is now
     nnprof::global_profiler().save(a.out);
     say(std::string("profile written to ") + a.out + " (" + why + ")");
@@ -225,6 +229,10 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
       } catch (const std::exception& e) {
         say(std::string("CPU sampling is off: ") + e.what());
       }
+    }
+    if (env_u64("NNPROF_RECORD_GPU", 0) != 0) {
+      a.gpu = new nnprof::CudaProfiler(nnprof::global_profiler());
+      say(a.gpu->status().tracing() ? "GPU: " + a.gpu->status().message : "warning: " + a.gpu->status().message);
     }
     if (handlers) {
       a.started.store(true);
