@@ -1,7 +1,12 @@
 // `nnprof demo`: profiles the built-in transformer inference (or, with --workload training,
 // the multi-threaded training loop), prints the text summary and writes the profile, every
-// report, the Chrome trace and the flamegraph into one directory.
+// report, the Chrome trace and the flamegraph into one directory. `nnprof demo --gpu` runs the
+// separate nnprof-gpu-demo program instead (see run_gpu_demo).
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <locale>
@@ -32,7 +37,35 @@ struct DemoCommandOptions {
   demo::DemoOptions training;
   std::string out_dir = "nnprof-demo";
   bool sample = true;
+  bool gpu = false;
+  int gpu_iterations = 10;
+  int gpu_size = 1024;
 };
+
+/// `nnprof demo --gpu`: replaces this process with nnprof-gpu-demo from this executable's
+/// directory (build/bin in the build tree, bin/ when installed). A separate program, so that
+/// the CLI never needs libcudart or libcublas to start; its exit status is the command's
+/// (3: no usable GPU here).
+int run_gpu_demo(const DemoCommandOptions& o) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path demo = ec ? fs::path() : exe.parent_path() / "nnprof-gpu-demo";
+  if (demo.empty() || !fs::exists(demo))
+    throw Error(fmt::format("nnprof was built without the GPU demo (no CUDA toolkit found at build time): {} does "
+                            "not exist; rebuild nnprof on a machine with the CUDA toolkit (nvcc, cuBLAS, CUPTI)",
+                            demo.empty() ? std::string("nnprof-gpu-demo next to nnprof (/proc/self/exe is unreadable)")
+                                         : demo.string()));
+  std::vector<std::string> args{demo.string(), "--out", o.out_dir, "--iterations", std::to_string(o.gpu_iterations),
+                                "--size", std::to_string(o.gpu_size)};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  std::cerr.flush();
+  execv(argv[0], argv.data());
+  throw Error(fmt::format("cannot run {}: {}", demo.string(), std::strerror(errno)));
+}
 
 /// 470528 → "470,528", as every report prints counts (fmt's {:L} with a locale that groups by three).
 std::string with_separators(std::uint64_t n) {
@@ -124,9 +157,28 @@ Action add_demo_command(CLI::App& app) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_flag("!--no-sampling", o->sample, "Do not sample call stacks (no flamegraph)");
+  cmd->add_flag("--gpu", o->gpu,
+                "Profile a small GPU training step instead (CUDA kernels, cuBLAS, copies on two streams) with the "
+                "nnprof-gpu-demo program; exit status 3 when this machine has no usable NVIDIA GPU");
+  cmd->add_option("--iterations", o->gpu_iterations, "GPU demo: training steps")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--size", o->gpu_size, "GPU demo: dimension of the square SGEMM (vectors have size^2 elements)")
+      ->check(CLI::Range(64, 8192))
+      ->capture_default_str();
   cmd->add_option("--out", o->out_dir, "Directory for the profile and its reports")->capture_default_str();
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
+    for (const char* only : {"--iterations", "--size"})
+      if (!o->gpu && cmd->count(only) > 0) throw std::invalid_argument(std::string(only) + " applies to --gpu only");
+    if (o->gpu) {
+      for (const char* cpu_only : {"--workload", "--model", "--inferences", "--tokens", "--top-k", "--deep", "--steps",
+                                   "--loaders", "--hidden", "--layers", "--no-sampling"})
+        if (cmd->count(cpu_only) > 0)
+          throw std::invalid_argument(std::string(cpu_only) + " does not apply to --gpu (the GPU demo takes --iterations, "
+                                      "--size and --out)");
+      return run_gpu_demo(*o);
+    }
     const bool training = o->workload == "training";
     for (const char* only : {"--steps", "--loaders", "--hidden", "--layers"})
       if (!training && cmd->count(only) > 0)
