@@ -88,8 +88,9 @@ struct CudaProfilerStats {
 /// a time per process (CUPTI's subscriber is process-wide).
 class NNPROF_API CudaProfiler {
  public:
-  /// Starts tracing. Never throws for a missing GPU, driver or CUPTI: status() says why the
-  /// collector is off, and the profile then has no GPU part.
+  /// Starts tracing into `profiler`, which must outlive this object. Never throws for a missing
+  /// GPU, driver or CUPTI: status() says why the collector is off, and the profile then has no
+  /// GPU part.
   explicit CudaProfiler(Profiler& profiler, const CudaProfilerOptions& options = {});
   ~CudaProfiler();
   CudaProfiler(const CudaProfiler&) = delete;

@@ -289,8 +289,8 @@ void CuptiTracer::on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   }
   if (driver && options_.occupancy && is_kernel_launch(cbid))
     record_occupancy(tl_runtime_depth > 0 ? tl_runtime_correlation : data->correlationId, data->functionParams, cbid);
-  // A driver call made by a runtime call shares its work: the runtime call's record is the one.
-  if (driver && tl_runtime_depth > 0) return;
+  // Driver calls made by a runtime call get a record too: some activity records (device
+  // allocations, copies of some kinds) carry the driver call's correlation id, not the runtime's.
   record_gpu_launch(profiler_, data->correlationId, domain, cbid);
 }
 
@@ -323,14 +323,21 @@ void CuptiTracer::record_occupancy(std::uint32_t correlation, const void* params
   }
   if (f == nullptr || threads == 0) return;
   try {
-    std::lock_guard lock(mu_);
     const OccupancyKey key{f, threads, shared};
-    auto it = occupancy_cache_.find(key);
-    if (it == occupancy_cache_.end()) {
+    double occ = -1.0;
+    bool cached = false;
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = occupancy_cache_.find(key); it != occupancy_cache_.end()) {
+        occ = it->second;
+        cached = true;
+      }
+    }
+    if (!cached) {
+      // Outside the lock: a driver call must never wait while CUPTI's thread waits for mu_.
       tl_in_callback = true;  // the driver calls below must not come back here
       int blocks = 0;
       CUdevice dev = 0;
-      double occ = -1.0;
       if (driver_.occupancy_max_active_blocks(&blocks, f, static_cast<int>(threads), shared) == CUDA_SUCCESS &&
           driver_.ctx_get_device(&dev) == CUDA_SUCCESS && static_cast<std::size_t>(dev) < max_threads_per_sm_.size() &&
           max_threads_per_sm_[static_cast<std::size_t>(dev)] > 0) {
@@ -338,9 +345,10 @@ void CuptiTracer::record_occupancy(std::uint32_t correlation, const void* params
         occ = std::min(1.0, warps / (max_threads_per_sm_[static_cast<std::size_t>(dev)] / 32.0));
       }
       tl_in_callback = false;
-      it = occupancy_cache_.emplace(key, occ).first;
     }
-    if (it->second >= 0.0) occupancy_.push_back(RawOccupancy{correlation, it->second});
+    std::lock_guard lock(mu_);
+    if (!cached) occupancy_cache_.emplace(key, occ);
+    if (occ >= 0.0) occupancy_.push_back(RawOccupancy{correlation, occ});
   } catch (...) {
     tl_in_callback = false;  // out of memory: this launch goes without occupancy
   }
