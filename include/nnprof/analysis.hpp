@@ -22,6 +22,11 @@ enum class BottleneckType : std::uint8_t {
   BelowRoofline,   ///< a scope runs far below the roof of this machine for its arithmetic intensity
   CpuHotspot,      ///< one function was running in a large share of the CPU samples
   ScopeCpuHotspot, ///< one function takes most of a busy scope's CPU samples
+  GpuIdle,          ///< a GPU sat idle waiting for the host to launch its next work
+  GpuLaunchBound,   ///< most kernels are so short that launching them costs more than running them
+  PageableMemcpy,   ///< pageable or synchronous host copies take a large share of a GPU's busy time
+  LowOccupancy,     ///< a kernel launch configuration keeps few warps resident per SM
+  GpuBelowRoofline, ///< a scope's GPU kernels move its declared bytes far below the memory bandwidth
 };
 
 /// "slow_operation", "high_call_count", ...: the names the JSON report uses.
@@ -49,6 +54,23 @@ struct BottleneckThresholds {
   std::uint64_t cpu_min_samples = 20;     ///< ... judged (as ScopeCpuHotspot) only from this many samples on
   double scope_hotspot_share = 0.50;      ///< ScopeCpuHotspot: a function above this share of a scope's samples ...
   double scope_hotspot_min_share = 0.10;  ///< ... in a scope with at least this share of all samples
+  /// GpuIdle: host-bound gaps (the next work launched only after the GPU went idle) longer than
+  /// gpu_idle_gap_ns sum to more than this share of a device's active window.
+  double gpu_idle_share = 0.20;
+  std::uint64_t gpu_idle_gap_ns = 20'000;  ///< ... only gaps longer than this count (shorter ones are launch latency)
+  /// GpuLaunchBound: at least gpu_launch_bound_kernels kernels, and more than tiny_kernel_share
+  /// of them shorter than tiny_kernel_ns (about a kernel's launch cost).
+  std::uint64_t gpu_launch_bound_kernels = 1'000;
+  std::uint64_t tiny_kernel_ns = 10'000;
+  double tiny_kernel_share = 0.50;
+  /// PageableMemcpy: pageable or synchronous host copies above this share of a device's busy time.
+  double memcpy_share = 0.05;
+  /// LowOccupancy: a kernel launch configuration with theoretical occupancy below this ...
+  double low_occupancy = 0.25;
+  double low_occupancy_min_share = 0.05;  ///< ... and at least this share of its device's kernel time
+  /// GpuBelowRoofline: a scope's declared bytes over its GPU kernel time below this fraction of
+  /// the device's memory bandwidth (scopes with at least roofline_min_share of all kernel time).
+  double gpu_roofline_fraction = 0.10;
 };
 
 /// One bottleneck: what, how bad, the numbers that triggered it and what to do.

@@ -55,7 +55,7 @@ Advice roof_advice(const ScopeCompute& c, double share, const AdvisorOptions& o)
   return a;
 }
 
-Advice from_bottleneck(const Bottleneck& b) {
+Advice from_bottleneck(const Bottleneck& b, const AdvisorOptions& o) {
   Advice a;
   a.scope = b.scope;
   a.function = b.function;
@@ -90,6 +90,34 @@ Advice from_bottleneck(const Bottleneck& b) {
       break;
     case BottleneckKind::BelowRoofline:  // handled from the roofline itself
       break;
+    case BottleneckKind::GpuIdle:
+      a.title.words("Keep the GPU fed: launch its work before it runs out");
+      a.steps.push_back(b.suggestion);
+      break;
+    case BottleneckKind::GpuLaunchBound:
+      a.title.words("Launch fewer, larger GPU kernels");
+      a.steps.push_back(b.suggestion);
+      break;
+    case BottleneckKind::PageableMemcpy:
+      a.title.words("Copy through pinned memory, asynchronously");
+      a.steps.push_back(b.suggestion);
+      break;
+    case BottleneckKind::LowOccupancy:
+      a.title.words("Raise the occupancy of ").function(b.function);
+      a.steps.push_back(b.suggestion);
+      break;
+    case BottleneckKind::GpuBelowRoofline:
+      // As roof_advice: reaching the target fraction of the memory roof is the part's gain.
+      a.title.words("Bring the GPU kernels of ").scope(b.scope).words(" closer to the memory roof");
+      if (b.value > 0.0) {
+        a.part_speedup = std::max(1.0, o.roof_target / b.value);
+        a.expected_speedup = amdahl_speedup(a.time_share, a.part_speedup);
+        a.evidence.words(" Reaching ").share(o.roof_target).words(" of the roof makes its kernels ")
+            .ratio(a.part_speedup, "×").words(" faster and the run ").ratio(a.expected_speedup, "×")
+            .words(" faster (Amdahl, if the GPU work is on the run's critical path).");
+      }
+      a.steps.push_back(b.suggestion);
+      break;
   }
   return a;
 }
@@ -121,7 +149,7 @@ std::vector<Advice> advise(const Profile& profile, const AdvisorOptions& o) {
                                                                 : static_cast<int>(b.kind);
     const std::string subject = b.function.empty() ? std::to_string(b.scope) : b.function;
     if (!seen.emplace(group, subject).second) continue;
-    out.push_back(from_bottleneck(b));
+    out.push_back(from_bottleneck(b, o));
   }
   std::stable_sort(out.begin(), out.end(), [](const Advice& a, const Advice& b) { return rank_key(a) > rank_key(b); });
   return out;

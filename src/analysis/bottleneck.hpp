@@ -23,7 +23,7 @@ struct Bottleneck {
   BottleneckKind kind = BottleneckKind::MemoryHotspot;
   BottleneckSeverity severity = BottleneckSeverity::Medium;
   StringId scope = kNone;  ///< the scope it is about; kNone when it is about the whole run
-  std::string function;    ///< the function it is about (the CPU kinds), demangled
+  std::string function;    ///< the function it is about (the CPU kinds) or the kernel (LowOccupancy), demangled
   double value = 0.0;      ///< what was measured, in the unit of `threshold`
   double threshold = 0.0;  ///< the limit `value` passed (a fraction for the memory kinds)
   Sentence description;    ///< one sentence with the numbers
@@ -44,6 +44,11 @@ constexpr std::string_view title(BottleneckKind kind) noexcept {
     case BottleneckKind::BelowRoofline: return "Below the roofline";
     case BottleneckKind::CpuHotspot: return "CPU hotspot";
     case BottleneckKind::ScopeCpuHotspot: return "CPU hotspot in a scope";
+    case BottleneckKind::GpuIdle: return "GPU idle, waiting for the host";
+    case BottleneckKind::GpuLaunchBound: return "GPU launch-bound";
+    case BottleneckKind::PageableMemcpy: return "Pageable or synchronous GPU copies";
+    case BottleneckKind::LowOccupancy: return "Low GPU occupancy";
+    case BottleneckKind::GpuBelowRoofline: return "Below the GPU memory roof";
   }
   return "Bottleneck";
 }

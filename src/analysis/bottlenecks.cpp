@@ -5,6 +5,7 @@
 
 #include "analysis/compute.hpp"
 #include "analysis/cpu_profile.hpp"
+#include "analysis/gpu_findings.hpp"
 #include "analysis/memory_findings.hpp"
 #include "analysis/rankings.hpp"
 
@@ -224,6 +225,7 @@ std::vector<Bottleneck> all_bottlenecks(const Profile& profile, const Bottleneck
   memory.hotspot_share = t.memory_hotspot_share;
   memory.leak_share = t.memory_leak_share;
   append(memory_bottlenecks(profile, memory));
+  append(gpu_bottlenecks(profile, t));
   std::stable_sort(all.begin(), all.end(),
                    [](const Bottleneck& a, const Bottleneck& b) { return a.severity > b.severity; });
   return all;
@@ -242,6 +244,7 @@ Sentence no_bottlenecks(const Profile& profile, const BottleneckThresholds& t) {
         .share(t.memory_leak_share).words(" of the heap was left unfreed");
   if (profile.cpu.sampled)
     s.words(", no function ran in more than ").share(t.cpu_hotspot_share).words(" of the CPU samples");
+  if (profile.gpu.summary.traced) s.words(", ").append(no_gpu_bottlenecks(profile, t));
   return s.words(".");
 }
 

@@ -20,8 +20,8 @@ std::vector<Bottleneck> compute_bottlenecks(const Profile& profile, const Bottle
 /// ScopeCpuHotspot findings: one function holds most of a busy scope's CPU samples.
 std::vector<Bottleneck> scope_cpu_bottlenecks(const Profile& profile, const BottleneckThresholds& thresholds = {});
 
-/// All of the above plus the memory and CPU findings, most severe first, then by how far past
-/// its threshold each is.
+/// All of the above plus the memory, CPU and GPU (gpu_findings.hpp) findings, most severe
+/// first, then by how far past its threshold each is.
 std::vector<Bottleneck> all_bottlenecks(const Profile& profile, const BottleneckThresholds& thresholds = {});
 
 /// What reports say when all_bottlenecks finds nothing: which thresholds were checked.

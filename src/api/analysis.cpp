@@ -18,6 +18,11 @@ const char* to_string(BottleneckType type) noexcept {
     case BottleneckType::BelowRoofline: return "below_roofline";
     case BottleneckType::CpuHotspot: return "cpu_hotspot";
     case BottleneckType::ScopeCpuHotspot: return "scope_cpu_hotspot";
+    case BottleneckType::GpuIdle: return "gpu_idle";
+    case BottleneckType::GpuLaunchBound: return "gpu_launch_bound";
+    case BottleneckType::PageableMemcpy: return "gpu_pageable_memcpy";
+    case BottleneckType::LowOccupancy: return "gpu_low_occupancy";
+    case BottleneckType::GpuBelowRoofline: return "gpu_below_roofline";
   }
   return "unknown";
 }
