@@ -33,7 +33,12 @@ TEST(Nvtx, ScopesBecomeNamedRangesInTheNnprofDomain) {
     profiler.start("backward");
     profiler.stop("backward");
   }
-  EXPECT_EQ(recorded(), "domain nnprof\npush step\npush forward\npop\npush backward\npop\npop\n");
+  const std::string events = recorded();
+  // Alone in its process (ctest), the domain is created here; after the other test, it exists.
+  const std::string ranges = "push step\npush forward\npop\npush backward\npop\npop\n";
+  ASSERT_GE(events.size(), ranges.size()) << events;
+  EXPECT_EQ(events.substr(events.size() - ranges.size()), ranges);
+  EXPECT_NE(events.find("domain nnprof\n"), std::string::npos);
   EXPECT_EQ(profiler.call_count("forward"), 1u);  // and nnprof recorded them as always
 }
 
@@ -42,8 +47,9 @@ TEST(Nvtx, OffByDefault) {
   nnprof::ProfilerOptions options;
   options.measure_overhead = false;
   nnprof::Profiler profiler(options);
+  const std::string before = recorded();
   { NNPROF_SCOPE_IN(profiler, "quiet"); }
-  EXPECT_EQ(recorded(), "(the recorder was not loaded)");  // NVTX was never even initialised
+  EXPECT_EQ(recorded(), before);  // nothing emitted (NVTX not even initialised when alone)
 }
 
 }  // namespace
