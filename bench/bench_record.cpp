@@ -67,6 +67,21 @@ void BM_ScopeAggregate(benchmark::State& state) {
 BENCHMARK(BM_ScopeAggregate);
 BENCHMARK(BM_ScopeAggregate)->Threads(2);
 
+// NNPROF_NVTX=1 with no NVTX tool attached (no Nsight Systems): each scope is also an NVTX
+// push and pop, which NVTX turns into calls through its no-op function table.
+void BM_ScopeNvtxNoTool(benchmark::State& state) {
+  static nnprof::Profiler p([] {
+    nnprof::ProfilerOptions o;
+    o.policy = nnprof::BufferPolicy::FlightRecorder;  // as timeline_profiler(): only nvtx differs
+    o.nvtx = true;
+    return o;
+  }());
+  for (auto _ : state) {
+    NNPROF_SCOPE_IN(p, "bench_scope");
+  }
+}
+BENCHMARK(BM_ScopeNvtxNoTool);
+
 void BM_ScopeDisabled(benchmark::State& state) {
   nnprof::Profiler& p = disabled_profiler();
   for (auto _ : state) {
