@@ -2,6 +2,7 @@
 
 #include <ostream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -15,8 +16,11 @@ namespace {
 // RFC 4180 ends every record, the last included, with CRLF.
 constexpr std::string_view kRecordEnd = "\r\n";
 
+// GPU work by scope name; names without any are absent.
+using GpuByName = std::unordered_map<StringId, const GpuScopeStats*>;
+
 void write_record(const Profile& profile, const ScopeStats& scope,
-                  const std::vector<analysis::CpuScopeName>& cpu, std::ostream& out) {
+                  const std::vector<analysis::CpuScopeName>& cpu, const GpuByName& gpu, std::ostream& out) {
   const DurationStats& t = scope.time;
   const MemoryAttribution& m = scope.memory;
   // "{}" prints a double in its shortest round-trip form (40000, 1.5, 1e+21), never with a
@@ -34,6 +38,12 @@ void write_record(const Profile& profile, const ScopeStats& scope,
   if (profile.cpu.sampled) {
     const analysis::CpuScopeName c = scope.name < cpu.size() ? cpu[scope.name] : analysis::CpuScopeName{};
     out << fmt::format(",{},{},{},{}", c.samples.samples, c.samples.ns, c.self.samples, c.self.ns);
+  }
+  if (profile.gpu.summary.traced) {
+    const auto it = gpu.find(scope.name);
+    const GpuScopeStats g = it == gpu.end() ? GpuScopeStats{} : *it->second;
+    out << fmt::format(",{},{},{},{},{},{},{},{},{}", g.kernels, g.kernel_ns, g.memcpys, g.memcpy_ns, g.memcpy_bytes,
+                       g.memsets, g.memset_ns, g.gpu_ns(), g.alloc_bytes);
   }
   out << kRecordEnd;
 }
@@ -57,10 +67,15 @@ void write_csv(const Profile& profile, std::ostream& out) {
   out << kCsvHeader;
   if (profile.heap.tracked) out << kCsvHeapColumns;
   if (profile.cpu.sampled) out << kCsvCpuColumns;
+  if (profile.gpu.summary.traced) out << kCsvGpuColumns;
   out << kRecordEnd;
   const std::vector<analysis::CpuScopeName> cpu =
       profile.cpu.sampled ? analysis::cpu_by_scope_name(profile) : std::vector<analysis::CpuScopeName>{};
-  for (const ScopeStats& scope : profile.scopes) write_record(profile, scope, cpu, out);
+  GpuByName gpu;
+  if (profile.gpu.summary.traced) {
+    for (const GpuScopeStats& s : profile.gpu.scopes) gpu.emplace(s.name, &s);
+  }
+  for (const ScopeStats& scope : profile.scopes) write_record(profile, scope, cpu, gpu, out);
 }
 
 void CsvExporter::write(const Profile& profile, std::ostream& out) const {

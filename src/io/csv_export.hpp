@@ -26,12 +26,20 @@ inline constexpr std::string_view kCsvHeapColumns =
 /// the time they stand for, and those taken while it was the innermost open scope.
 inline constexpr std::string_view kCsvCpuColumns = ",cpu_samples,cpu_sampled_ns,cpu_self_samples,cpu_self_sampled_ns";
 
+/// Fields appended after those, when the profile has GPU tracing (Profile::gpu.summary.traced):
+/// the GPU work launched while the scope was open (GpuScopeStats; nested calls of the same name
+/// counted once), and its total GPU time; zeros for a scope that launched none.
+inline constexpr std::string_view kCsvGpuColumns =
+    ",gpu_kernels,gpu_kernel_ns,gpu_memcpys,gpu_memcpy_ns,gpu_memcpy_bytes,gpu_memsets,gpu_memset_ns,gpu_ns,"
+    "gpu_alloc_bytes";
+
 /// `field` as one RFC 4180 field: quoted when it contains a comma, a double quote, CR or
 /// LF, with every double quote doubled; otherwise unchanged.
 std::string csv_field(std::string_view field);
 
 /// Writes a header and one record per entry of `profile.scopes`, in that order, with the
-/// heap columns when the heap was tracked and the CPU columns when the CPU was sampled. Fields
+/// heap columns when the heap was tracked, the CPU columns when the CPU was sampled and the GPU
+/// columns when the GPU was traced. Fields
 /// follow RFC 4180 (CRLF after every record, quoting as `csv_field`); numbers are plain
 /// (integers in nanoseconds, bytes or counts; fractions in the shortest form that reads
 /// back to the same double), so that a program can read them without parsing units.

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "analysis/rankings.hpp"
 #include "io/critical_path_report.hpp"
 #include "io/format.hpp"
+#include "io/gpu_report_tables.hpp"
 #include "io/html_charts.hpp"
 #include "io/roofline_svg.hpp"
 #include "io/html_escape.hpp"
@@ -281,6 +283,19 @@ h3{font-size:14px;margin:18px 0 6px;font-weight:650}
 td.site{white-space:normal;min-width:220px}
 )CSS";
 
+// Only in pages of GPU-traced profiles, so that other pages stay as they were: the bar chart
+// of the top kernels.
+constexpr std::string_view kGpuStyle = R"CSS(
+h3{font-size:14px;margin:18px 0 6px;font-weight:650}
+.kbars{margin:4px 0 14px}
+.kb{display:flex;align-items:center;gap:10px;margin:3px 0;font-size:12.5px;font-variant-numeric:tabular-nums}
+.kb .kn{width:340px;flex:none;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;
+font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
+.kb .kt{flex:1;height:12px;background:var(--accent-soft);border-radius:3px;overflow:hidden}
+.kb .kt i{display:block;height:100%;background:var(--accent)}
+.kb .kv{width:170px;flex:none;text-align:right}
+)CSS";
+
 std::string page_title(const Profile& profile) {
   const Metadata& meta = profile.meta;
   if (!meta.command_line.empty()) return "nnprof — " + meta.command_line;
@@ -300,6 +315,7 @@ void write_head(const Profile& profile, std::string& out) {
   out += kStyle;
   if (profile.heap.tracked) out += kHeapStyle;
   if (profile.cpu.sampled) out += html::kFlameStyle;
+  if (profile.gpu.summary.traced) out += kGpuStyle;
   out += "</style>\n</head>\n<body data-ready=\"0\">\n";
 }
 
@@ -362,6 +378,7 @@ void write_nav(const Profile& profile, std::string& out) {
   for (const auto& [id, label] : kLinks) {
     append(out, "<a href=\"#{}\">{}</a>", id, label);
     if (id == "memory" && profile.cpu.sampled) out += "<a href=\"#cpu\">CPU</a>";
+    if (id == "memory" && profile.gpu.summary.traced) out += "<a href=\"#gpu\">GPU</a>";
     if (id == "threads" && !profile.flows.empty()) out += "<a href=\"#critical-path\">Critical path</a>";
     if (id == "memory" && !profile.metrics.empty()) out += "<a href=\"#metrics\">Metrics</a>";
     if (id == "hot" && !analysis::compute_scopes(profile).empty()) out += "<a href=\"#compute\">Compute</a>";
@@ -401,7 +418,7 @@ void write_overhead_card(const Profile& profile, const PercentOf& percent, std::
 }
 
 void write_cards(const Profile& profile, std::uint64_t instrumented_ns, const PercentOf& percent,
-                 std::string& out) {
+                 const GpuReportData& gpu, std::string& out) {
   const Completeness& c = profile.completeness;
   open_section(out, "summary", "Summary", "");
   out += "<div class=\"cards\">";
@@ -434,6 +451,12 @@ void write_cards(const Profile& profile, std::uint64_t instrumented_ns, const Pe
     write_card(out, "CPU samples", format_count(all.samples),
                fmt::format("{} of {} time, {}", format_duration(all.ns), profile.cpu.mode == "wall" ? "wall" : "CPU",
                            html::escape(profile.cpu.mechanism)));
+  }
+  if (profile.gpu.summary.traced) {
+    write_card(out, "GPU time", format_duration(gpu.gpu_ns()),
+               fmt::format("{} · {} · {}", format_count(gpu.kernel_count, "kernel", "kernels"),
+                           format_count(gpu.memcpy_count, "copy", "copies"),
+                           format_count(profile.gpu.devices.size(), "device", "devices")));
   }
   write_card(out, "Spans kept", c.spans_enabled ? format_count(c.spans_kept) : "none", spans_card_sub(c));
   write_overhead_card(profile, percent, out);
@@ -474,9 +497,28 @@ void write_td_percent(std::string& out, const PercentOf& percent, std::uint64_t 
       fraction, std::clamp(fraction * 100.0, 0.0, 100.0), percent_html(percent, ns));
 }
 
+// A table of report_tables (or gpu_report_tables) cells, escaped, numbers right-aligned.
+void write_text_table(const TextTable& table, std::string_view id, std::string& out) {
+  append(out, "<div class=\"scroll\"><table id=\"{}\"><thead><tr>", id);
+  for (const TableColumn& c : table.columns())
+    append(out, "<th{}>{}</th>", c.align == Align::Right ? " class=\"num\"" : "", html::escape(c.header));
+  out += "</tr></thead><tbody>";
+  for (const auto& row : table.rows()) {
+    out += "<tr>";
+    for (std::size_t i = 0; i < row.size(); ++i)
+      append(out, "<td{}>{}</td>", table.columns()[i].align == Align::Right ? " class=\"num\"" : "",
+             html::escape(row[i]));
+    out += "</tr>";
+  }
+  out += "</tbody></table></div>";
+}
+
 // ---- hot paths ----------------------------------------------------------------------
 
-void write_hot_head(std::string& out) {
+// GPU time by scope name, for the hot-path table's "GPU time" column (GPU-traced profiles only).
+using GpuTimes = std::unordered_map<StringId, std::uint64_t>;
+
+void write_hot_head(bool gpu, std::string& out) {
   out += "<thead><tr>";
   write_th(out, "Scope", "scope", false);
   constexpr std::pair<std::string_view, std::string_view> kColumns[] = {
@@ -484,10 +526,12 @@ void write_hot_head(std::string& out) {
       {"Mean", "mean"},   {"p50", "p50"},     {"p95", "p95"},       {"p99", "p99"},
       {"Min", "min"},     {"Max", "max"},     {"Items/s", "items"}, {"Allocated", "alloc"}};
   for (const auto& [label, key] : kColumns) write_th(out, label, key, true);
+  if (gpu) write_th(out, "GPU time", "gpu", true);
   out += "</tr></thead>";
 }
 
-void write_hot_row(const Profile& profile, const ScopeStats& s, const PercentOf& percent, std::string& out) {
+void write_hot_row(const Profile& profile, const ScopeStats& s, const PercentOf& percent, const GpuTimes* gpu,
+                   std::string& out) {
   out += "<tr>";
   write_td_name(out, profile.str(s.name));
   write_td_num(out, format_count(s.time.count), s.time.count);
@@ -504,6 +548,11 @@ void write_hot_row(const Profile& profile, const ScopeStats& s, const PercentOf&
   write_td_num(out, s.items > 0 ? format_rate(rate, "items/s") : std::string("—"), s.items > 0 ? rate : 0.0);
   write_td_num(out, s.memory.alloc_bytes > 0 ? format_bytes(s.memory.alloc_bytes) : std::string("—"),
                s.memory.alloc_bytes);
+  if (gpu != nullptr) {
+    const auto it = gpu->find(s.name);
+    const std::uint64_t ns = it == gpu->end() ? 0 : it->second;
+    write_td_num(out, it == gpu->end() ? std::string("—") : format_duration(ns), ns);
+  }
   out += "</tr>\n";
 }
 
@@ -521,9 +570,11 @@ void write_hot_table(const Profile& profile, const PercentOf& percent, std::stri
       "aria-label=\"Filter scopes by name\"><span class=\"muted\" id=\"hot-count\"></span></div>";
   const auto rows = analysis::top_by_total(profile, kMaxTableRows);
   out += "<div class=\"scroll\"><table class=\"sortable\" id=\"hot-table\">";
-  write_hot_head(out);
+  const bool traced = profile.gpu.summary.traced;
+  const GpuTimes gpu = traced ? gpu_time_by_scope(profile) : GpuTimes{};
+  write_hot_head(traced, out);
   out += "<tbody>\n";
-  for (const ScopeStats* scope : rows) write_hot_row(profile, *scope, percent, out);
+  for (const ScopeStats* scope : rows) write_hot_row(profile, *scope, percent, traced ? &gpu : nullptr, out);
   out += "</tbody></table></div>";
   if (rows.size() < profile.scopes.size()) {
     append(out, "<p class=\"muted\">Showing the {} longest of {} scopes.</p>", format_count(rows.size()),
@@ -1033,19 +1084,107 @@ void write_compute(const Profile& profile, std::string& out) {
   out += "<div class=\"scroll\">";
   html::write_roofline_chart(profile, scopes, out);
   out += "</div>";
-  const TextTable table = compute_table(profile, scopes, Headers::Document);
-  out += "<div class=\"scroll\"><table id=\"compute-table\"><thead><tr>";
-  for (const TableColumn& c : table.columns())
-    append(out, "<th{}>{}</th>", c.align == Align::Right ? " class=\"num\"" : "", html::escape(c.header));
-  out += "</tr></thead><tbody>";
-  for (const auto& row : table.rows()) {
-    out += "<tr>";
-    for (std::size_t i = 0; i < row.size(); ++i)
-      append(out, "<td{}>{}</td>", table.columns()[i].align == Align::Right ? " class=\"num\"" : "",
-             html::escape(row[i]));
-    out += "</tr>";
+  write_text_table(compute_table(profile, scopes, Headers::Document), "compute-table", out);
+  out += "</section>\n";
+}
+
+// ---- GPU ----------------------------------------------------------------------------
+
+constexpr std::size_t kKernelBars = 20;
+
+// The top kernels by total time as horizontal bars, each as long as its time relative to the
+// longest: where the GPU time went, at a glance.
+void write_kernel_bars(const Profile& profile, const GpuReportData& data, std::string& out) {
+  if (data.kernels.empty() || data.kernels.front().total_ns == 0) return;
+  const double longest = static_cast<double>(data.kernels.front().total_ns);
+  out += "<div class=\"kbars\" id=\"gpu-kernel-chart\">";
+  for (std::size_t i = 0; i < data.kernels.size() && i < kKernelBars; ++i) {
+    const GpuKernelSummary& k = data.kernels[i];
+    const std::string name = k.name == kNone ? std::string("[unnamed]") : profile.str(k.name);
+    out += "<div class=\"kb\"><span class=\"kn\" title=\"";
+    append_escaped(out, name);
+    out += "\">";
+    append_escaped(out, name);
+    append(out, "</span><span class=\"kt\"><i style=\"width:{:.1f}%\"></i></span><span class=\"kv\">{} ({})</span></div>",
+           std::clamp(static_cast<double>(k.total_ns) / longest * 100.0, 0.0, 100.0), format_duration(k.total_ns),
+           format_percent(k.share));
   }
-  out += "</tbody></table></div></section>\n";
+  out += "</div>";
+}
+
+// GPU tracing: how it ran and what it lost, copies, kernels, streams, devices, peer copies,
+// device memory, and what each scope's CPU time paid for on the GPU.
+void write_gpu(const Profile& profile, const GpuReportData& data, std::string& out) {
+  open_section(out, "gpu", "GPU",
+               "What CUPTI traced on the GPUs: kernels, copies and memsets on each stream, device memory, and the "
+               "scope that launched each. Times are since the session start, on the CPU spans' clock.");
+  out += "<dl class=\"kv\" id=\"gpu-facts\">";
+  for (const GpuFact& fact : gpu_facts(profile, data)) {
+    out += "<dt>";
+    append_escaped(out, fact.label);
+    out += "</dt><dd>";
+    append_escaped(out, fact.value);
+    out += "</dd>";
+  }
+  out += "</dl>";
+  if (!data.kernels.empty()) {
+    out += "<h3>Top kernels</h3><p class=\"lead\">By total time; % is of the GPU time (kernels, copies and memsets "
+           "summed). Grid, block, registers and theoretical occupancy are those of the configuration launched most "
+           "often; (est.) marks an occupancy nnprof computed from the device limits.</p>";
+    write_kernel_bars(profile, data, out);
+    write_text_table(gpu_kernels_table(profile, data, kMaxTableRows, Headers::Document), "gpu-kernels-table", out);
+    if (data.kernels.size() > kMaxTableRows) {
+      append(out, "<p class=\"muted\">Showing the {} longest of {} kernels.</p>", format_count(kMaxTableRows),
+             format_count(data.kernels.size()));
+    }
+  }
+  if (!data.transfers.empty()) {
+    out += "<h3>Copies and memsets</h3><p class=\"lead\">Achieved bandwidth: bytes over the summed time of the "
+           "copies. Copies from or to pageable host memory go through a staging buffer and cannot overlap with host "
+           "work.</p>";
+    write_text_table(gpu_transfers_table(data, Headers::Document), "gpu-transfers-table", out);
+  }
+  if (!data.streams.streams.empty()) {
+    append(out,
+           "<h3>Streams</h3><p class=\"lead\">Idle: time between a stream's first op and its last with nothing "
+           "running on it; idle gaps: idle stretches longer than {}; efficiency: busy over that span.</p>",
+           html::escape(format_duration(data.streams.gap_threshold_ns)));
+    write_text_table(gpu_streams_table(profile, data, Headers::Document), "gpu-streams-table", out);
+  }
+  if (!data.streams.devices.empty()) {
+    out += "<h3>Devices</h3><p class=\"lead\">Kernel busy: time with at least one kernel running, and its share of "
+           "the session; overlap: time with two or more streams of the device busy at once.</p>";
+    write_text_table(gpu_devices_table(data, Headers::Document), "gpu-devices-table", out);
+  }
+  if (!data.streams.peers.empty()) {
+    out += "<h3>Peer-to-peer copies</h3>";
+    write_text_table(gpu_peers_table(data, Headers::Document), "gpu-peers-table", out);
+  }
+  if (!data.memory.devices.empty()) {
+    out += "<h3>Device memory</h3><p class=\"lead\">Allocations CUPTI traced (cudaMalloc, stream-ordered and "
+           "managed); NVML: memory in use on the device, by every process.</p>";
+    write_text_table(gpu_memory_table(data, Headers::Document), "gpu-memory-table", out);
+    for (const std::string& note : gpu_memory_notes(data)) {
+      out += "<p class=\"muted\">";
+      append_escaped(out, note);
+      out += "</p>";
+    }
+  }
+  if (!data.memory.leaks.empty()) {
+    out += "<h3>Device memory still allocated at the end</h3><p class=\"lead\">By device and allocating scope, "
+           "largest first.</p>";
+    write_text_table(gpu_leaks_table(profile, data, kMaxTableRows, Headers::Document), "gpu-leaks-table", out);
+  }
+  out += "<h3 id=\"gpu-scopes\">GPU time per scope</h3>";
+  if (profile.gpu.scopes.empty()) {
+    out += "<p class=\"empty\">No GPU work was launched inside a scope.</p></section>\n";
+    return;
+  }
+  out += "<p class=\"lead\">GPU work launched while the scope was open (nested calls of the same name counted once). "
+         "GPU time / CPU time is over the scope's inclusive CPU time; above 100% the GPU worked longer than the CPU "
+         "spent in the scope.</p>";
+  write_text_table(gpu_scopes_table(profile, Headers::Document), "gpu-scopes-table", out);
+  out += "</section>\n";
 }
 
 // ---- insights, completeness, diagnostics --------------------------------------------
@@ -1115,7 +1254,9 @@ void write_html_report(const Profile& profile, std::ostream& stream) {
   write_head(profile, out);
   write_page_header(profile, out);
   write_nav(profile, out);
-  write_cards(profile, instrumented_ns, percent, out);
+  // Replays every GPU op and allocation once, for the card and the GPU section (empty untraced).
+  const GpuReportData gpu = gpu_report_data(profile);
+  write_cards(profile, instrumented_ns, percent, gpu, out);
   write_bottlenecks(profile, out);
   write_hot_table(profile, percent, out);
   write_compute(profile, out);
@@ -1125,6 +1266,7 @@ void write_html_report(const Profile& profile, std::ostream& stream) {
   write_timeline(profile, stream, out);
   write_memory(profile, out);
   if (profile.cpu.sampled) write_cpu(profile, out);
+  if (profile.gpu.summary.traced) write_gpu(profile, gpu, out);
   html::write_metrics_section(profile, out);
   write_threads(profile, percent, out);
   if (!profile.flows.empty()) write_critical_path_html(profile, out);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "analysis/advisor.hpp"
@@ -16,6 +17,7 @@
 #include "analysis/cpu_profile.hpp"
 #include "analysis/memory_findings.hpp"
 #include "io/critical_path_report.hpp"
+#include "io/gpu_report_tables.hpp"
 #include "io/metrics_json.hpp"
 #include "io/sentence_markup.hpp"
 #include "nnprof/error.hpp"
@@ -450,6 +452,203 @@ Json cpu(const Profile& profile) {
   return j;
 }
 
+// ---- GPU ----------------------------------------------------------------------------
+
+// An NVML percentage, null where no sample was taken (the views say so with a negative value).
+Json nvml_or_null(double percent) { return percent < 0.0 ? Json(nullptr) : Json(percent); }
+
+Json gpu_summary(const GpuSummary& s) {
+  Json j = Json::object();
+  j["status"] = s.status;
+  j["clock_source"] = s.clock_source;
+  j["cupti_version"] = s.cupti_version;
+  j["driver_version"] = s.driver_version;
+  j["clock_offset_ns"] = s.clock_offset_ns;
+  j["clock_slope"] = s.clock_slope;
+  j["clock_uncertainty_ns"] = s.clock_uncertainty_ns;
+  j["records_dropped"] = s.records_dropped;
+  j["records_refused"] = s.records_refused;
+  j["records_incomplete"] = s.records_incomplete;
+  j["records_untimed"] = s.records_untimed;
+  j["unmatched_correlations"] = s.unmatched_correlations;
+  j["untracked_frees"] = s.untracked_frees;
+  j["nvml"] = s.nvml;
+  return j;
+}
+
+// A device as the driver describes it, with its utilisation from stream_report.
+Json gpu_device(const Profile& profile, const DeviceStats& d) {
+  const GpuDevice* info = nullptr;
+  for (const GpuDevice& candidate : profile.gpu.devices)
+    if (candidate.id == d.device) info = &candidate;
+  Json j = Json::object();
+  j["id"] = d.device;
+  j["name"] = d.name;
+  j["pci_bus_id"] = info != nullptr ? Json(info->pci_bus_id) : Json(nullptr);
+  j["compute_capability"] =
+      info != nullptr ? Json(fmt::format("{}.{}", info->cc_major, info->cc_minor)) : Json(nullptr);
+  j["sms"] = info != nullptr ? info->sms : 0;
+  j["memory_bytes"] = info != nullptr ? info->memory_bytes : 0;
+  j["bandwidth_bytes_per_s"] = info != nullptr ? info->bandwidth_bytes_per_s : 0;
+  j["core_clock_khz"] = info != nullptr ? info->core_clock_khz : 0;
+  j["kernels"] = d.kernels;
+  j["busy_ns"] = d.busy_ns;
+  j["kernel_busy_ns"] = d.kernel_busy_ns;
+  j["kernel_busy_fraction"] = d.kernel_busy_fraction;
+  j["active_ns"] = d.active_ns;
+  j["overlap_ns"] = d.overlap_ns;
+  j["memcpy_bytes"] = d.memcpy_bytes;
+  j["nvml_gpu_utilization_mean"] = nvml_or_null(d.nvml_gpu_utilization_mean);
+  j["nvml_gpu_utilization_max"] = nvml_or_null(d.nvml_gpu_utilization_max);
+  j["nvml_memory_utilization_mean"] = nvml_or_null(d.nvml_memory_utilization_mean);
+  j["nvml_memory_used_max_bytes"] = d.nvml_memory_used_max;
+  return j;
+}
+
+Json gpu_stream(const Profile& profile, const StreamStats& s) {
+  Json j = Json::object();
+  j["device"] = s.device;
+  j["stream_id"] = s.stream_id;
+  j["default"] = s.stream < profile.gpu.streams.size() && profile.gpu.streams[s.stream].is_default;
+  j["ops"] = s.ops;
+  j["kernels"] = s.kernels;
+  j["first_ns"] = s.first_ns;
+  j["last_ns"] = s.last_ns;
+  j["busy_ns"] = s.busy_ns;
+  j["idle_ns"] = s.idle_ns;
+  j["idle_gaps"] = s.idle_gaps;
+  j["longest_gap_ns"] = s.longest_gap_ns;
+  j["efficiency"] = s.efficiency;
+  return j;
+}
+
+Json gpu_peer(const PeerBandwidth& p) {
+  Json j = Json::object();
+  j["src_device"] = p.src_device;
+  j["dst_device"] = p.dst_device;
+  j["copies"] = p.copies;
+  j["bytes"] = p.bytes;
+  j["busy_ns"] = p.busy_ns;
+  j["gbytes_per_s"] = p.gbytes_per_s;
+  return j;
+}
+
+Json gpu_kernel(const Profile& profile, const GpuKernelSummary& k) {
+  const bool config = k.config_calls > 0;
+  Json j = Json::object();
+  j["name"] = string_or_null(profile, k.name);
+  j["calls"] = k.calls;
+  j["total_ns"] = k.total_ns;
+  j["mean_ns"] = k.mean_ns;
+  j["min_ns"] = k.min_ns;
+  j["max_ns"] = k.max_ns;
+  j["share"] = k.share;
+  j["grid"] = config ? Json(k.grid) : Json(nullptr);
+  j["block"] = config ? Json(k.block) : Json(nullptr);
+  j["config_calls"] = k.config_calls;
+  j["configs"] = k.configs;
+  j["registers_per_thread"] = config ? Json(k.registers_per_thread) : Json(nullptr);
+  j["occupancy"] = config && k.occupancy >= 0.0 ? Json(k.occupancy) : Json(nullptr);
+  j["occupancy_estimated"] = k.occupancy_estimated;
+  return j;
+}
+
+Json gpu_transfer(const GpuTransferSummary& t) {
+  Json j = Json::object();
+  if (!t.memset) j["kind"] = memcpy_kind_name(t.kind);
+  j["count"] = t.count;
+  j["bytes"] = t.bytes;
+  j["total_ns"] = t.total_ns;
+  if (!t.memset) j["pageable"] = t.pageable;
+  j["gbytes_per_s"] = t.gbytes_per_s();
+  return j;
+}
+
+Json gpu_memory(const Profile& profile, const GpuMemoryReport& m) {
+  Json j = Json::object();
+  j["untracked_frees"] = m.untracked_frees;
+  j["devices"] = array_of(m.devices, [](const GpuDeviceMemory& d) {
+    Json e = Json::object();
+    e["device"] = d.device;
+    e["peak_bytes"] = d.peak_bytes;
+    e["peak_time_ns"] = d.peak_time_ns;
+    e["live_bytes"] = d.live_bytes;
+    e["alloc_count"] = d.alloc_count;
+    e["free_count"] = d.free_count;
+    e["nvml_used_max_bytes"] = d.nvml_used_max;
+    e["unexplained_bytes"] = d.unexplained_bytes;
+    return e;
+  });
+  j["leaks"] = array_of(m.leaks, [&](const GpuLeak& l) {
+    Json e = Json::object();
+    e["device"] = l.device;
+    e["scope_path"] = scope_path(profile, l.node);
+    e["blocks"] = l.blocks;
+    e["bytes"] = l.bytes;
+    return e;
+  });
+  return j;
+}
+
+Json gpu_scope(const Profile& profile, const GpuScopeStats& s) {
+  const ScopeStats* cpu = s.name == kNone ? nullptr : profile.find_scope(profile.str(s.name));
+  Json j = Json::object();
+  j["name"] = string_or_null(profile, s.name);
+  j["kernels"] = s.kernels;
+  j["kernel_ns"] = s.kernel_ns;
+  j["memcpys"] = s.memcpys;
+  j["memcpy_ns"] = s.memcpy_ns;
+  j["memcpy_bytes"] = s.memcpy_bytes;
+  j["memsets"] = s.memsets;
+  j["memset_ns"] = s.memset_ns;
+  j["gpu_ns"] = s.gpu_ns();
+  j["alloc_bytes"] = s.alloc_bytes;
+  j["alloc_count"] = s.alloc_count;
+  j["free_bytes"] = s.free_bytes;
+  j["cpu_total_ns"] = cpu != nullptr ? Json(cpu->total_ns) : Json(nullptr);
+  j["gpu_per_cpu_time"] = cpu != nullptr && cpu->total_ns > 0
+                              ? Json(static_cast<double>(s.gpu_ns()) / static_cast<double>(cpu->total_ns))
+                              : Json(nullptr);
+  return j;
+}
+
+Json gpu(const Profile& profile) {
+  const GpuReportData data = gpu_report_data(profile);
+  Json j = Json::object();
+  j["summary"] = gpu_summary(profile.gpu.summary);
+  j["devices"] = array_of(data.streams.devices, [&](const DeviceStats& d) { return gpu_device(profile, d); });
+  j["idle_gap_threshold_ns"] = data.streams.gap_threshold_ns;
+  j["streams"] = array_of(data.streams.streams, [&](const StreamStats& s) { return gpu_stream(profile, s); });
+  j["peers"] = array_of(data.streams.peers, gpu_peer);
+  Json kernels = Json::object();
+  kernels["count"] = data.kernel_count;
+  kernels["total_ns"] = data.kernel_ns;
+  kernels["by_name"] = array_of(data.kernels, [&](const GpuKernelSummary& k) { return gpu_kernel(profile, k); });
+  j["kernels"] = std::move(kernels);
+  Json copies = Json::object();
+  copies["count"] = data.memcpy_count;
+  copies["bytes"] = data.memcpy_bytes;
+  copies["total_ns"] = data.memcpy_ns;
+  copies["pageable"] = data.memcpy_pageable;
+  Json by_kind = Json::array();
+  GpuTransferSummary memsets;  // zeros when no memset was traced
+  memsets.memset = true;
+  for (const GpuTransferSummary& t : data.transfers) {
+    if (t.memset) {
+      memsets = t;
+    } else {
+      by_kind.push_back(gpu_transfer(t));
+    }
+  }
+  copies["by_kind"] = std::move(by_kind);
+  j["memcpy"] = std::move(copies);
+  j["memset"] = gpu_transfer(memsets);
+  j["gpu_ns"] = data.gpu_ns();
+  j["memory"] = gpu_memory(profile, data.memory);
+  j["scopes"] = array_of(profile.gpu.scopes, [&](const GpuScopeStats& s) { return gpu_scope(profile, s); });
+  return j;
+}
+
 Json bottleneck(const Profile& profile, const analysis::Bottleneck& b) {
   Json j = Json::object();
   j["kind"] = analysis::to_string(b.kind);
@@ -539,6 +738,8 @@ Json report(const Profile& profile) {
   // Only with heap tracking or CPU sampling, so that a profile without them reads exactly as before.
   if (profile.heap.tracked) j["heap"] = heap(profile);
   if (profile.cpu.sampled) j["cpu"] = cpu(profile);
+  // Only with GPU tracing, like heap and cpu.
+  if (profile.gpu.summary.traced) j["gpu"] = gpu(profile);
   if (!analysis::compute_scopes(profile).empty()) j["compute"] = compute(profile);
   j["bottlenecks"] = array_of(analysis::all_bottlenecks(profile),
                               [&](const analysis::Bottleneck& b) { return bottleneck(profile, b); });

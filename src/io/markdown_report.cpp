@@ -22,6 +22,7 @@
 #include "analysis/rankings.hpp"
 #include "io/critical_path_report.hpp"
 #include "io/format.hpp"
+#include "io/gpu_report_tables.hpp"
 #include "io/metric_table.hpp"
 #include "io/report_tables.hpp"
 #include "io/sentence_markup.hpp"
@@ -137,7 +138,7 @@ void write_system_information(const Profile& profile, std::uint64_t instrumented
 
 void write_ranking(const Profile& profile, std::string_view title,
                    const std::vector<const ScopeStats*>& top, std::size_t of,
-                   std::string_view lead, std::initializer_list<ScopeColumn> columns,
+                   std::string_view lead, const std::vector<ScopeColumn>& columns,
                    std::ostream& out) {
   write_heading(out, title);
   write_ranking_note(out, top.size(), of);
@@ -148,12 +149,13 @@ void write_ranking(const Profile& profile, std::string_view title,
 void write_hot_paths(const Profile& profile, std::ostream& out) {
   using enum ScopeColumn;
   write_ranking(profile, "Hot paths by time", analysis::top_by_total(profile, kTopByTotal),
-                profile.scopes.size(), "", {Rank, Name, Total, TotalShare, Calls, Avg, Min, Max, P95},
+                profile.scopes.size(), "",
+                with_gpu_time(profile, {Rank, Name, Total, TotalShare, Calls, Avg, Min, Max, P95}),
                 out);
   write_ranking(profile, "Hot paths by self time", analysis::top_by_self(profile, kTopBySelf),
                 profile.scopes.size(),
                 "Self time is time in the scope itself, not in the scopes it opened.",
-                {Rank, Name, Self, SelfShare, Calls, AvgSelf, Total}, out);
+                with_gpu_time(profile, {Rank, Name, Self, SelfShare, Calls, AvgSelf, Total}), out);
 }
 
 void write_top_allocators(const Profile& profile, std::ostream& out) {
@@ -191,7 +193,7 @@ void write_throughput(const Profile& profile, std::ostream& out) {
 void write_most_called(const Profile& profile, std::ostream& out) {
   using enum ScopeColumn;
   write_ranking(profile, "Most called", analysis::most_called(profile, kTopCalled),
-                profile.scopes.size(), "", {Rank, Name, Calls, Total, Avg, Self}, out);
+                profile.scopes.size(), "", with_gpu_time(profile, {Rank, Name, Calls, Total, Avg, Self}), out);
 }
 
 // ---- call hierarchy -----------------------------------------------------------------
@@ -353,6 +355,76 @@ void write_cpu(const Profile& profile, std::ostream& out) {
   write_bottleneck_items(profile, found, analysis::no_cpu_bottlenecks(profile), out);
 }
 
+// ---- GPU ----------------------------------------------------------------------------
+
+constexpr std::size_t kTopKernels = 30;
+constexpr std::size_t kGpuLeaks = 15;
+
+// GPU tracing: how it ran and what it lost, copies, kernels, streams, devices, peer copies and
+// device memory; then what each scope's CPU time paid for on the GPU.
+void write_gpu(const Profile& profile, std::ostream& out) {
+  const GpuReportData data = gpu_report_data(profile);
+  write_heading(out, "GPU");
+  TextTable facts({{"Measure", Align::Left}, {"Value", Align::Left}});
+  for (const GpuFact& fact : gpu_facts(profile, data)) facts.add_row({fact.label, fact.value});
+  write_table(facts, out);
+
+  if (!data.transfers.empty()) {
+    out << "\n### Copies and memsets\n\nAchieved bandwidth: bytes over the summed time of the copies. Copies from or "
+           "to pageable host memory go through a staging buffer and cannot overlap with host work.\n\n";
+    write_table(gpu_transfers_table(data, Headers::Document), out);
+  }
+  if (!data.kernels.empty()) {
+    out << "\n### Top kernels\n\n";
+    if (data.kernels.size() > kTopKernels) {
+      out << fmt::format("Top {} of {} kernels.\n\n", kTopKernels, data.kernels.size());
+    }
+    out << "By total time. Grid, block, registers and theoretical occupancy are those of the configuration launched "
+           "most often; occupancy marked (est.) was computed by nnprof from the device limits.\n\n";
+    write_table(gpu_kernels_table(profile, data, kTopKernels, Headers::Document), out);
+  }
+  if (!data.streams.streams.empty()) {
+    out << fmt::format("\n### Streams\n\nIdle: time between a stream's first op and its last with nothing running "
+                       "on it; idle gaps: idle stretches longer than {}; efficiency: busy over that span.\n\n",
+                       format_duration(data.streams.gap_threshold_ns));
+    write_table(gpu_streams_table(profile, data, Headers::Document), out);
+  }
+  if (!data.streams.devices.empty()) {
+    out << "\n### Devices\n\nKernel busy: time with at least one kernel running, and its share of the session; "
+           "overlap: time with two or more streams of the device busy at once.\n\n";
+    write_table(gpu_devices_table(data, Headers::Document), out);
+  }
+  if (!data.streams.peers.empty()) {
+    out << "\n### Peer-to-peer copies\n\n";
+    write_table(gpu_peers_table(data, Headers::Document), out);
+  }
+  if (!data.memory.devices.empty()) {
+    out << "\n### Device memory\n\nAllocations CUPTI traced (cudaMalloc, stream-ordered and managed); NVML: "
+           "memory in use on the device, by every process.\n\n";
+    write_table(gpu_memory_table(data, Headers::Document), out);
+    const std::vector<std::string> notes = gpu_memory_notes(data);
+    if (!notes.empty()) out << '\n';
+    for (const std::string& note : notes) out << "- " << markdown_escape(note) << '\n';
+  }
+  if (!data.memory.leaks.empty()) {
+    out << "\n### Device memory still allocated at the end\n\n";
+    if (data.memory.leaks.size() > kGpuLeaks) {
+      out << fmt::format("Top {} of {} allocating scopes.\n\n", kGpuLeaks, data.memory.leaks.size());
+    }
+    write_table(gpu_leaks_table(profile, data, kGpuLeaks, Headers::Document), out);
+  }
+
+  write_heading(out, "GPU time per scope");
+  if (profile.gpu.scopes.empty()) {
+    out << "No GPU work was launched inside a scope.\n";
+    return;
+  }
+  out << "GPU work launched while the scope was open (nested calls of the same name counted once). GPU time / CPU "
+         "time is over the scope's inclusive CPU time; above 100% the GPU worked longer than the CPU spent in the "
+         "scope.\n\n";
+  write_table(gpu_scopes_table(profile, Headers::Document), out);
+}
+
 // ---- insights, completeness, diagnostics --------------------------------------------
 
 // ---- compute, bottlenecks, advice ---------------------------------------------------
@@ -508,6 +580,7 @@ void write_markdown_report(const Profile& profile, std::ostream& out) {
   if (!profile.memory_counters.empty()) write_memory_counters(profile, out);
   if (profile.heap.tracked) write_heap(profile, out);
   if (profile.cpu.sampled) write_cpu(profile, out);
+  if (profile.gpu.summary.traced) write_gpu(profile, out);
   if (!profile.metrics.empty()) write_metrics(profile, out);
   if (!profile.flows.empty()) write_critical_path_markdown(profile, out);
   if (!profile.scopes.empty()) write_insights(profile, out);

@@ -1,6 +1,7 @@
 #include "io/report_tables.hpp"
 
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -8,6 +9,7 @@
 
 #include "analysis/memory_findings.hpp"
 #include "analysis/rankings.hpp"
+#include "io/gpu_report_tables.hpp"
 
 namespace nnprof::io {
 namespace {
@@ -45,15 +47,18 @@ TableColumn column_of(ScopeColumn column, Headers headers) {
     case ScopeColumn::HeapAllocs: return {std::string(allocs_header(headers)), Align::Right};
     case ScopeColumn::HeapRetained: return {"Retained at end", Align::Right};
     case ScopeColumn::HeapPeakLive: return {"Peak live", Align::Right};
+    case ScopeColumn::GpuTime: return {"GPU time", Align::Right};
   }
   return {"", Align::Right};
 }
 
-// What every row of one table shares: the denominators of its percentages.
+// What every row of one table shares: the denominators of its percentages, and the GPU time
+// of each scope name.
 struct Shares {
   PercentOf of_time;
   PercentOf of_allocations;
   PercentOf of_heap;
+  std::unordered_map<StringId, std::uint64_t> gpu_ns;
 };
 
 // "8.00 MiB in 4 blocks"; just "0 B" for none.
@@ -96,11 +101,16 @@ std::string cell(const Profile& profile, const Shares& shares, std::size_t rank,
     }
     case ScopeColumn::HeapRetained: return bytes_in_blocks(s.heap.retained_bytes, s.heap.retained_blocks);
     case ScopeColumn::HeapPeakLive: return format_bytes(s.heap.peak_live_bytes);
+    case ScopeColumn::GpuTime: {
+      // "-": no GPU work was launched in it, which a duration of 0 ns would not say.
+      const auto it = shares.gpu_ns.find(s.name);
+      return it == shares.gpu_ns.end() ? std::string("-") : format_duration(it->second);
+    }
   }
   return {};
 }
 
-bool uses(std::initializer_list<ScopeColumn> columns, ScopeColumn wanted) {
+bool uses(const std::vector<ScopeColumn>& columns, ScopeColumn wanted) {
   for (const ScopeColumn column : columns) {
     if (column == wanted) return true;
   }
@@ -109,8 +119,14 @@ bool uses(std::initializer_list<ScopeColumn> columns, ScopeColumn wanted) {
 
 }  // namespace
 
+std::vector<ScopeColumn> with_gpu_time(const Profile& profile, std::initializer_list<ScopeColumn> columns) {
+  std::vector<ScopeColumn> out(columns);
+  if (profile.gpu.summary.traced) out.push_back(ScopeColumn::GpuTime);
+  return out;
+}
+
 TextTable scope_table(const Profile& profile, const std::vector<const ScopeStats*>& scopes,
-                      std::initializer_list<ScopeColumn> columns, Headers headers) {
+                      const std::vector<ScopeColumn>& columns, Headers headers) {
   std::vector<TableColumn> table_columns;
   for (const ScopeColumn column : columns) table_columns.push_back(column_of(column, headers));
   TextTable table(std::move(table_columns));
@@ -119,7 +135,8 @@ TextTable scope_table(const Profile& profile, const std::vector<const ScopeStats
   const Shares shares{
       PercentOf(time_share ? profile.instrumented_ns() : 0),
       PercentOf(uses(columns, ScopeColumn::AllocShare) ? analysis::allocation_total(profile).bytes : 0),
-      PercentOf(profile.heap.alloc_bytes)};
+      PercentOf(profile.heap.alloc_bytes),
+      uses(columns, ScopeColumn::GpuTime) ? gpu_time_by_scope(profile) : std::unordered_map<StringId, std::uint64_t>{}};
   std::size_t rank = 0;
   for (const ScopeStats* scope : scopes) {
     ++rank;

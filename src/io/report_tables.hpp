@@ -45,11 +45,16 @@ enum class ScopeColumn : std::uint8_t {
   HeapPerCall,    ///< heap bytes allocated per call
   HeapRetained,   ///< allocated here and still live at the end: "1.00 MiB in 3 blocks"
   HeapPeakLive,   ///< the most of its bytes live at one time
+  GpuTime,        ///< GPU work launched while the scope was open (GpuScopeStats::gpu_ns)
 };
+
+/// `columns` with GpuTime appended when the profile has GPU tracing: the rankings show it
+/// only then, so that reports of CPU-only profiles stay as they were.
+std::vector<ScopeColumn> with_gpu_time(const Profile& profile, std::initializer_list<ScopeColumn> columns);
 
 /// One row per scope of `scopes`, in that order, with `columns` in the order given.
 TextTable scope_table(const Profile& profile, const std::vector<const ScopeStats*>& scopes,
-                      std::initializer_list<ScopeColumn> columns, Headers headers);
+                      const std::vector<ScopeColumn>& columns, Headers headers);
 
 /// One row per scope with declared work, by inclusive time: calls, time, FLOPs, FLOP/s,
 /// bytes/s, FLOPs per byte and, when the machine's peaks are known, the bound, the roof the

@@ -1,5 +1,6 @@
 #include "io/text_report.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -21,6 +22,7 @@
 #include "analysis/rankings.hpp"
 #include "io/critical_path_report.hpp"
 #include "io/format.hpp"
+#include "io/gpu_report_tables.hpp"
 #include "io/metric_table.hpp"
 #include "io/report_tables.hpp"
 #include "io/sentence_markup.hpp"
@@ -41,6 +43,8 @@ constexpr std::size_t kCpuEdges = 3;            // callers and callees listed pe
 constexpr std::size_t kHotLines = 10;
 constexpr std::size_t kCpuScopes = 15;
 constexpr std::size_t kCpuScopeTop = 3;
+constexpr std::size_t kTopKernels = 15;
+constexpr std::size_t kGpuLeaks = 10;
 // Beyond these the tree stops being readable in a terminal; the nodes left out are counted
 // and the count printed, so a reader knows the tree is cut.
 constexpr analysis::TreeLimits kTreeLimits{12, 200};
@@ -90,7 +94,7 @@ void write_ranking(const Profile& profile, std::string_view title,
                    const std::vector<const ScopeStats*>& top,
                    std::initializer_list<ScopeColumn> columns, std::ostream& out) {
   write_heading(out, ranking_title(title, top.size(), profile.scopes.size()));
-  scope_table(profile, top, columns, Headers::Terminal).write(out);
+  scope_table(profile, top, with_gpu_time(profile, columns), Headers::Terminal).write(out);
 }
 
 void write_rankings(const Profile& profile, std::ostream& out) {
@@ -243,6 +247,61 @@ void write_cpu(const Profile& profile, std::ostream& out) {
   write_bottleneck_items(profile, found, analysis::no_cpu_bottlenecks(profile), out);
 }
 
+// ---- GPU ----------------------------------------------------------------------------
+
+// GPU tracing: how it ran and what it lost, copies, kernels, streams, devices, peer copies and
+// device memory; then what each scope's CPU time paid for on the GPU.
+void write_gpu(const Profile& profile, std::ostream& out) {
+  const GpuReportData data = gpu_report_data(profile);
+  write_heading(out, "GPU");
+  for (const GpuFact& fact : gpu_facts(profile, data)) write_field(out, fact.label, fact.value);
+
+  if (!data.transfers.empty()) {
+    out << "\n  Copies and memsets (bandwidth: bytes over the summed time of the copies):\n";
+    gpu_transfers_table(data, Headers::Terminal).write(out);
+  }
+  if (!data.kernels.empty()) {
+    out << "\n  "
+        << ranking_title("Top kernels by total time", std::min(data.kernels.size(), kTopKernels), data.kernels.size())
+        << " (grid, block, registers and occupancy of the configuration launched most often):\n";
+    gpu_kernels_table(profile, data, kTopKernels, Headers::Terminal).write(out);
+  }
+  if (!data.streams.streams.empty()) {
+    out << fmt::format("\n  Streams (idle: between a stream's first op and its last with nothing running; gaps: "
+                       "idle stretches longer than {}):\n",
+                       format_duration(data.streams.gap_threshold_ns));
+    gpu_streams_table(profile, data, Headers::Terminal).write(out);
+  }
+  if (!data.streams.devices.empty()) {
+    out << "\n  Devices (kernel busy: time with a kernel running, as a share of the session):\n";
+    gpu_devices_table(data, Headers::Terminal).write(out);
+  }
+  if (!data.streams.peers.empty()) {
+    out << "\n  Peer-to-peer copies:\n";
+    gpu_peers_table(data, Headers::Terminal).write(out);
+  }
+  if (!data.memory.devices.empty()) {
+    out << "\n  Device memory (allocations CUPTI traced; NVML: memory in use on the device, every process):\n";
+    gpu_memory_table(data, Headers::Terminal).write(out);
+    for (const std::string& note : gpu_memory_notes(data)) out << "  " << note << '\n';
+  }
+  if (!data.memory.leaks.empty()) {
+    out << "\n  Device memory still allocated at the end, by allocating scope";
+    if (data.memory.leaks.size() > kGpuLeaks) out << fmt::format(" (top {} of {})", kGpuLeaks, data.memory.leaks.size());
+    out << ":\n";
+    gpu_leaks_table(profile, data, kGpuLeaks, Headers::Terminal).write(out);
+  }
+
+  write_heading(out, "GPU time per scope");
+  if (profile.gpu.scopes.empty()) {
+    out << "  No GPU work was launched inside a scope.\n";
+    return;
+  }
+  out << "  GPU work launched while the scope was open (nested calls of the same name counted once); % of CPU:\n"
+         "  GPU time over the scope's inclusive CPU time (over 100%: the GPU worked longer than the CPU waited).\n";
+  gpu_scopes_table(profile, Headers::Terminal).write(out);
+}
+
 // ---- compute, bottlenecks, advice ---------------------------------------------------
 
 // Scopes with declared work: their rates and, with the machine's peaks, their roofline place.
@@ -338,6 +397,7 @@ void write_text_report(const Profile& profile, std::ostream& out) {
   if (!profile.memory_counters.empty()) write_memory(profile, out);
   if (profile.heap.tracked) write_heap(profile, out);
   if (profile.cpu.sampled) write_cpu(profile, out);
+  if (profile.gpu.summary.traced) write_gpu(profile, out);
   if (!profile.metrics.empty()) write_metrics(profile, out);
   if (!profile.flows.empty()) write_critical_path_text(profile, out);
   if (!profile.scopes.empty()) write_insights(profile, out);

@@ -1,0 +1,516 @@
+// The GPU part of every report format (text, Markdown, JSON, HTML, CSV), on a profile whose
+// scopes a real Profiler recorded and whose GPU part is filled by hand, so that every kernel
+// time, byte and allocation is known exactly. No GPU is needed.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "io/csv_export.hpp"
+#include "io/format.hpp"
+#include "io/gpu_report_tables.hpp"
+#include "io/html_report.hpp"
+#include "io/json_report.hpp"
+#include "io/markdown_report.hpp"
+#include "io/text_report.hpp"
+#include "nnprof/nnprof.hpp"
+#include "text_search.hpp"
+
+namespace nnprof {
+namespace {
+
+constexpr std::uint64_t kUs = 1'000;
+constexpr std::uint64_t kMiB = 1ULL << 20;
+
+// Scopes "forward" and "backward", recorded by a Profiler; each lasts at least 1 ms, so that
+// the GPU time's share of forward's CPU time has a non-zero denominator.
+Profile recorded_scopes() {
+  Profiler profiler;
+  {
+    NNPROF_SCOPE_IN(profiler, "forward");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  {
+    NNPROF_SCOPE_IN(profiler, "backward");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return profiler.snapshot();
+}
+
+StringId intern(Profile& p, const std::string& s) {
+  p.strings.push_back(s);
+  return static_cast<StringId>(p.strings.size() - 1);
+}
+
+std::uint32_t node_named(const Profile& p, std::string_view name) {
+  for (const CallTreeNode& n : p.call_tree)
+    if (n.name != kNone && p.str(n.name) == name) return n.id;
+  return 0;
+}
+
+GpuOp op(GpuOpKind kind, std::uint32_t stream, StringId name, std::uint64_t start, std::uint64_t end,
+         std::uint32_t detail, std::uint32_t node) {
+  GpuOp o;
+  o.kind = kind;
+  o.stream = stream;
+  o.name = name;
+  o.start_ns = start;
+  o.end_ns = end;
+  o.detail = detail;
+  o.launch.node = node;
+  return o;
+}
+
+GpuKernel kernel(std::int32_t grid_x, std::uint32_t registers, double occupancy) {
+  GpuKernel k;
+  k.grid[0] = grid_x;
+  k.grid[1] = k.grid[2] = 1;
+  k.block[0] = 256;
+  k.block[1] = k.block[2] = 1;
+  k.registers_per_thread = registers;
+  k.occupancy = occupancy;
+  return k;
+}
+
+GpuMemoryEvent memory_event(std::uint64_t time, bool alloc, std::uint64_t address, std::uint64_t bytes,
+                            std::uint32_t node) {
+  GpuMemoryEvent e;
+  e.time_ns = time;
+  e.alloc = alloc;
+  e.address = address;
+  e.bytes = bytes;
+  e.launch.node = node;
+  return e;
+}
+
+// One device ("Test GPU"), stream index 0 (CUPTI id 7, the default stream) and index 1 (id 13).
+// In microseconds of a 1 ms session:
+//
+//   stream 7:   gemm_kernel [0,100) [200,400) [500,800)   (grid 128, 128, 64; block 256)
+//   stream 13:  HtoD copy of 1 MiB from pageable memory [10,20), relu_kernel [100,150)
+//
+// Kernel time 650 µs, copy time 10 µs: GPU time 660 µs. Device memory, all allocated in
+// "forward": 4 MiB at 1 µs (never freed), 2 MiB at 2 µs, freed at 3 µs: peak 6 MiB at 2 µs.
+// NVML: 1.5 GB in use at its highest (2.5 µs), 60% / 80% GPU utilisation.
+Profile gpu_profile() {
+  Profile p = recorded_scopes();
+  p.meta.duration_ns = 1'000 * kUs;
+  const std::uint32_t forward = node_named(p, "forward");
+  const StringId gemm = intern(p, "gemm_kernel");
+  const StringId relu = intern(p, "relu_kernel");
+  const StringId htod = intern(p, "Memcpy HtoD");
+
+  GpuProfile& g = p.gpu;
+  GpuSummary& s = g.summary;
+  s.traced = true;
+  s.status = "CUPTI is tracing kernels, copies, memsets and device memory.";
+  s.clock_source = "monotonic-callback";
+  s.cupti_version = 26;
+  s.driver_version = 13000;
+  s.nvml = true;
+
+  GpuDevice d;
+  d.id = 0;
+  d.name = "Test GPU";
+  d.sms = 80;
+  d.memory_bytes = 16ULL << 30;
+  d.cc_major = 8;
+  g.devices.push_back(d);
+  g.streams.push_back(GpuStream{0, 1, 7, 0, true});
+  g.streams.push_back(GpuStream{0, 1, 13, 0, false});
+
+  g.kernels = {kernel(128, 32, 0.5), kernel(128, 32, 0.5), kernel(64, 40, 0.25), kernel(32, 16, -1.0)};
+  GpuMemcpy copy;
+  copy.kind = MemcpyKind::HtoD;
+  copy.src = GpuMemoryKind::Pageable;
+  copy.dst = GpuMemoryKind::Device;
+  copy.bytes = kMiB;
+  g.memcpys.push_back(copy);
+  g.ops = {op(GpuOpKind::Kernel, 0, gemm, 0, 100 * kUs, 0, forward),
+           op(GpuOpKind::Kernel, 0, gemm, 200 * kUs, 400 * kUs, 1, forward),
+           op(GpuOpKind::Kernel, 0, gemm, 500 * kUs, 800 * kUs, 2, forward),
+           op(GpuOpKind::Memcpy, 1, htod, 10 * kUs, 20 * kUs, 0, forward),
+           op(GpuOpKind::Kernel, 1, relu, 100 * kUs, 150 * kUs, 3, forward)};
+
+  g.memory_events = {memory_event(1 * kUs, true, 0x1000, 4 * kMiB, forward),
+                     memory_event(2 * kUs, true, 0x2000, 2 * kMiB, forward),
+                     memory_event(3 * kUs, false, 0x2000, 2 * kMiB, forward)};
+  g.counters.push_back(GpuCounter{0, "nvml_memory_used", "bytes", {{0, 1e9}, {2'500, 1.5e9}, {5'000, 1.2e9}}});
+  g.counters.push_back(GpuCounter{0, "nvml_gpu_utilization", "percent", {{0, 40.0}, {1'000, 80.0}}});
+
+  GpuScopeStats fwd;
+  fwd.name = p.find_scope("forward")->name;
+  fwd.kernels = 4;
+  fwd.kernel_ns = 650 * kUs;
+  fwd.memcpys = 1;
+  fwd.memcpy_ns = 10 * kUs;
+  fwd.memcpy_bytes = kMiB;
+  fwd.alloc_bytes = 6 * kMiB;
+  fwd.alloc_count = 2;
+  fwd.free_bytes = 2 * kMiB;
+  g.scopes.push_back(fwd);
+  return p;
+}
+
+std::string text_of(const Profile& p) {
+  std::ostringstream out;
+  io::write_text_report(p, out);
+  return out.str();
+}
+
+std::string markdown_of(const Profile& p) {
+  std::ostringstream out;
+  io::write_markdown_report(p, out);
+  return out.str();
+}
+
+std::string html_of(const Profile& p) {
+  std::ostringstream out;
+  io::write_html_report(p, out);
+  return out.str();
+}
+
+std::string csv_of(const Profile& p) {
+  std::ostringstream out;
+  io::write_csv(p, out);
+  return out.str();
+}
+
+nlohmann::json json_of(const Profile& p) {
+  std::ostringstream out;
+  io::write_json_report(p, out);
+  return nlohmann::json::parse(out.str());
+}
+
+// The first line of `text` that contains every one of `parts`, or "" when none does.
+std::string line_with(const std::string& text, const std::vector<std::string>& parts) {
+  for (const std::string& line : testing::lines_of(text)) {
+    bool all = true;
+    for (const std::string& part : parts) all = all && line.find(part) != std::string::npos;
+    if (all) return line;
+  }
+  return {};
+}
+
+// The lines after the heading `title` (underlined with dashes from the first column), up to the
+// next heading.
+std::string text_section(const std::string& text, const std::string& title) {
+  const std::vector<std::string> lines = testing::lines_of(text);
+  const auto is_rule = [](const std::string& line) {
+    return !line.empty() && line.find_first_not_of('-') == std::string::npos;
+  };
+  std::string out;
+  bool inside = false;
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+    if (is_rule(lines[i + 1])) {
+      if (inside) break;
+      inside = lines[i] == title;
+      ++i;
+      continue;
+    }
+    if (inside) out += lines[i] + "\n";
+  }
+  return out;
+}
+
+std::string percent_of_cpu(const Profile& p, std::uint64_t gpu_ns) {
+  return io::format_percent(static_cast<double>(gpu_ns) / static_cast<double>(p.find_scope("forward")->total_ns));
+}
+
+TEST(GpuReports, TextReportHasTheGpuSection) {
+  const Profile p = gpu_profile();
+  const std::string text = text_of(p);
+  const std::string gpu = text_section(text, "GPU");
+  ASSERT_FALSE(gpu.empty()) << text;
+
+  EXPECT_NE(line_with(gpu, {"Status:", "CUPTI is tracing kernels"}), "");
+  EXPECT_NE(line_with(gpu, {"Device 0:", "Test GPU (80 SMs, 16.0 GiB, compute capability 8.0)"}), "") << gpu;
+  EXPECT_NE(line_with(gpu, {"CUPTI and driver:", "CUPTI API version 26, CUDA driver 13.0"}), "") << gpu;
+  EXPECT_NE(line_with(gpu, {"Clock source:", "monotonic-callback"}), "");
+  EXPECT_NE(line_with(gpu, {"Kernels:", "4 kernels, 650 µs of kernel time"}), "") << gpu;
+  EXPECT_NE(line_with(gpu, {"Copies:", "1 copy, 1.00 MiB in 10.0 µs (105 GB/s), 1 pageable"}), "") << gpu;
+  EXPECT_NE(line_with(gpu, {"Memsets:", "none"}), "");
+  EXPECT_NE(line_with(gpu, {"GPU time:", "660 µs"}), "");
+  EXPECT_NE(line_with(gpu, {"Records lost:", "none lost"}), "");
+
+  // Copies by kind: count, bytes, time, bandwidth, pageable.
+  EXPECT_NE(line_with(gpu, {"Memcpy HtoD", "1", "1.00 MiB", "10.0 µs", "105 GB/s"}), "") << gpu;
+  // Kernels: calls, total, mean, min, max, % of GPU time, the most common configuration.
+  const std::string gemm = line_with(gpu, {"gemm_kernel"});
+  for (const char* part : {"  3  ", "600 µs", "200 µs", "100 µs", "300 µs", "90.9%", "128×1×1", "256×1×1", "32",
+                           "50.0%"}) {
+    EXPECT_NE(gemm.find(part), std::string::npos) << part << " in: " << gemm;
+  }
+  const std::string relu = line_with(gpu, {"relu_kernel"});
+  EXPECT_NE(relu.find("50.0 µs"), std::string::npos) << relu;
+  EXPECT_NE(relu.find("7.6%"), std::string::npos) << relu;
+  EXPECT_NE(relu.find("n/a"), std::string::npos) << relu;  // occupancy not known
+  // Streams: busy, idle, gaps over 20 µs, longest gap, efficiency.
+  EXPECT_NE(line_with(gpu, {"0: Test GPU", "7 (default)", "600 µs", "200 µs", "100 µs", "75.0%"}), "") << gpu;
+  EXPECT_NE(line_with(gpu, {"0: Test GPU", "13", "60.0 µs", "80.0 µs", "42.9%"}), "") << gpu;
+  // The device: kernel busy 650 µs of a 1 ms session, 10 µs with both streams busy, NVML.
+  EXPECT_NE(line_with(gpu, {"0: Test GPU", "650 µs", "65.0%", "10.0 µs", "60.0% / 80.0%"}), "") << gpu;
+  // Device memory: peak 6 MiB at 2 µs, 4 MiB live, NVML's maximum and what it does not explain.
+  EXPECT_NE(line_with(gpu, {"0: Test GPU", "6.00 MiB", "2.00 µs", "4.00 MiB", "1.40 GiB", "1.39 GiB"}), "") << gpu;
+  EXPECT_NE(line_with(gpu, {"CUDA context, driver, library workspaces and other processes"}), "");
+  EXPECT_NE(line_with(gpu, {"0: Test GPU", "forward", "4.00 MiB"}), "") << gpu;
+  EXPECT_EQ(gpu.find("Peer-to-peer"), std::string::npos);  // no peer copies
+
+  const std::string scopes = text_section(text, "GPU time per scope");
+  ASSERT_FALSE(scopes.empty()) << text;
+  EXPECT_NE(line_with(scopes, {"forward", "4", "650 µs", "10.0 µs", "1.00 MiB", "6.00 MiB", "660 µs",
+                               percent_of_cpu(p, 660 * kUs)}),
+            "")
+      << scopes;
+  EXPECT_EQ(line_with(scopes, {"backward"}), "");
+
+  // The rankings gain a "GPU time" column: 660 µs for forward, "-" for backward.
+  const std::string hot = text_section(text, "Hot paths by total time");
+  ASSERT_FALSE(hot.empty()) << text;
+  EXPECT_NE(line_with(hot, {"GPU time"}), "");
+  EXPECT_NE(line_with(hot, {"forward", "660 µs"}), "") << hot;
+  const std::string backward = line_with(hot, {"backward"});
+  EXPECT_EQ(backward.substr(backward.find_last_not_of(' ')), "-") << hot;
+}
+
+TEST(GpuReports, LostRecordsAreCounted) {
+  Profile p = gpu_profile();
+  p.gpu.summary.records_dropped = 12;
+  p.gpu.summary.unmatched_correlations = 3;
+  const std::string text = text_of(p);
+  EXPECT_NE(line_with(text, {"Records lost:", "12 records dropped (CUPTI had no buffer), 3 ops whose launching call "
+                                              "was not seen"}),
+            "")
+      << text;
+  EXPECT_EQ(io::gpu_records_lost(GpuSummary{}), "none lost");
+}
+
+TEST(GpuReports, PeerCopiesAreShownWhenPresent) {
+  Profile p = gpu_profile();
+  GpuDevice second;
+  second.id = 1;
+  second.name = "Other GPU";
+  p.gpu.devices.push_back(second);
+  GpuMemcpy peer;
+  peer.kind = MemcpyKind::PtoP;
+  peer.bytes = 2'000'000;
+  peer.src_device = 0;
+  peer.dst_device = 1;
+  p.gpu.memcpys.push_back(peer);
+  GpuOp o;
+  o.kind = GpuOpKind::Memcpy;
+  o.stream = 1;
+  o.start_ns = 900 * kUs;
+  o.end_ns = 920 * kUs;
+  o.detail = 1;
+  p.gpu.ops.push_back(o);
+  const std::string text = text_of(p);
+  // 2 MB in 20 µs: 100 GB/s.
+  EXPECT_NE(line_with(text, {"0: Test GPU", "1: Other GPU", "1.91 MiB", "20.0 µs", "100 GB/s"}), "") << text;
+  EXPECT_NE(line_with(text, {"Memcpy PtoP", "1.91 MiB", "20.0 µs", "100 GB/s"}), "") << text;
+}
+
+TEST(GpuReports, MarkdownReportHasTheGpuTables) {
+  const Profile p = gpu_profile();
+  const std::string md = markdown_of(p);
+  EXPECT_NE(md.find("\n## GPU\n"), std::string::npos);
+  EXPECT_NE(md.find("\n## GPU time per scope\n"), std::string::npos);
+  EXPECT_NE(md.find("\n### Top kernels\n"), std::string::npos);
+  EXPECT_NE(line_with(md, {"| Records lost", "| none lost"}), "") << md;
+  EXPECT_NE(line_with(md, {"| gemm_kernel", "|     3 |", "600 µs", "90.9%", "128×1×1", "256×1×1"}), "") << md;
+  EXPECT_NE(line_with(md, {"| Memcpy HtoD", "1.00 MiB", "105 GB/s"}), "") << md;
+  EXPECT_NE(line_with(md, {"| 0: Test GPU", "7 (default)", "75.0%"}), "") << md;
+  EXPECT_NE(line_with(md, {"| 0: Test GPU", "| forward", "4.00 MiB"}), "") << md;
+  EXPECT_NE(line_with(md, {"CUDA context, driver, library workspaces and other processes"}), "");
+  EXPECT_NE(line_with(md, {"| forward", "650 µs", "660 µs", percent_of_cpu(p, 660 * kUs)}), "") << md;
+  EXPECT_NE(line_with(md, {"| GPU time |"}), "");  // the rankings' column
+}
+
+TEST(GpuReports, JsonReportHasTheGpuObject) {
+  const Profile p = gpu_profile();
+  const nlohmann::json j = json_of(p);
+  ASSERT_TRUE(j.contains("gpu")) << j.dump(2);
+  const nlohmann::json& g = j["gpu"];
+
+  EXPECT_EQ(g["summary"]["clock_source"], "monotonic-callback");
+  EXPECT_EQ(g["summary"]["cupti_version"], 26);
+  EXPECT_EQ(g["summary"]["driver_version"], 13000);
+  EXPECT_EQ(g["summary"]["records_dropped"], 0);
+  EXPECT_EQ(g["summary"]["nvml"], true);
+
+  ASSERT_EQ(g["devices"].size(), 1u);
+  const nlohmann::json& d = g["devices"][0];
+  EXPECT_EQ(d["id"], 0);
+  EXPECT_EQ(d["name"], "Test GPU");
+  EXPECT_EQ(d["sms"], 80);
+  EXPECT_EQ(d["memory_bytes"], 16ULL << 30);
+  EXPECT_EQ(d["compute_capability"], "8.0");
+  EXPECT_EQ(d["kernels"], 4);
+  EXPECT_EQ(d["kernel_busy_ns"], 650 * kUs);
+  EXPECT_DOUBLE_EQ(d["kernel_busy_fraction"].get<double>(), 0.65);
+  EXPECT_EQ(d["overlap_ns"], 10 * kUs);
+  EXPECT_DOUBLE_EQ(d["nvml_gpu_utilization_mean"].get<double>(), 60.0);
+  EXPECT_DOUBLE_EQ(d["nvml_gpu_utilization_max"].get<double>(), 80.0);
+  EXPECT_TRUE(d["nvml_memory_utilization_mean"].is_null());
+  EXPECT_EQ(d["nvml_memory_used_max_bytes"], 1'500'000'000u);
+
+  EXPECT_EQ(g["idle_gap_threshold_ns"], 20 * kUs);
+  ASSERT_EQ(g["streams"].size(), 2u);
+  const nlohmann::json& s7 = g["streams"][0];
+  EXPECT_EQ(s7["stream_id"], 7);
+  EXPECT_EQ(s7["default"], true);
+  EXPECT_EQ(s7["ops"], 3);
+  EXPECT_EQ(s7["busy_ns"], 600 * kUs);
+  EXPECT_EQ(s7["idle_ns"], 200 * kUs);
+  EXPECT_EQ(s7["idle_gaps"], 2);
+  EXPECT_EQ(s7["longest_gap_ns"], 100 * kUs);
+  EXPECT_DOUBLE_EQ(s7["efficiency"].get<double>(), 0.75);
+  EXPECT_EQ(g["streams"][1]["stream_id"], 13);
+  EXPECT_EQ(g["streams"][1]["busy_ns"], 60 * kUs);
+  EXPECT_TRUE(g["peers"].empty());
+
+  EXPECT_EQ(g["kernels"]["count"], 4);
+  EXPECT_EQ(g["kernels"]["total_ns"], 650 * kUs);
+  ASSERT_EQ(g["kernels"]["by_name"].size(), 2u);
+  const nlohmann::json& gemm = g["kernels"]["by_name"][0];
+  EXPECT_EQ(gemm["name"], "gemm_kernel");
+  EXPECT_EQ(gemm["calls"], 3);
+  EXPECT_EQ(gemm["total_ns"], 600 * kUs);
+  EXPECT_DOUBLE_EQ(gemm["mean_ns"].get<double>(), 200.0 * kUs);
+  EXPECT_EQ(gemm["min_ns"], 100 * kUs);
+  EXPECT_EQ(gemm["max_ns"], 300 * kUs);
+  EXPECT_DOUBLE_EQ(gemm["share"].get<double>(), 600.0 / 660.0);
+  EXPECT_EQ(gemm["grid"], nlohmann::json::array({128, 1, 1}));
+  EXPECT_EQ(gemm["block"], nlohmann::json::array({256, 1, 1}));
+  EXPECT_EQ(gemm["config_calls"], 2);
+  EXPECT_EQ(gemm["configs"], 2);
+  EXPECT_EQ(gemm["registers_per_thread"], 32);
+  EXPECT_DOUBLE_EQ(gemm["occupancy"].get<double>(), 0.5);
+  const nlohmann::json& relu = g["kernels"]["by_name"][1];
+  EXPECT_EQ(relu["name"], "relu_kernel");
+  EXPECT_TRUE(relu["occupancy"].is_null());
+
+  EXPECT_EQ(g["memcpy"]["count"], 1);
+  EXPECT_EQ(g["memcpy"]["bytes"], kMiB);
+  EXPECT_EQ(g["memcpy"]["total_ns"], 10 * kUs);
+  EXPECT_EQ(g["memcpy"]["pageable"], 1);
+  ASSERT_EQ(g["memcpy"]["by_kind"].size(), 1u);
+  const nlohmann::json& htod = g["memcpy"]["by_kind"][0];
+  EXPECT_EQ(htod["kind"], "HtoD");
+  EXPECT_EQ(htod["count"], 1);
+  EXPECT_EQ(htod["bytes"], kMiB);
+  EXPECT_EQ(htod["pageable"], 1);
+  EXPECT_DOUBLE_EQ(htod["gbytes_per_s"].get<double>(), static_cast<double>(kMiB) / (10.0 * kUs));
+  EXPECT_EQ(g["memset"]["count"], 0);
+  EXPECT_EQ(g["gpu_ns"], 660 * kUs);
+
+  const nlohmann::json& m = g["memory"];
+  EXPECT_EQ(m["untracked_frees"], 0);
+  ASSERT_EQ(m["devices"].size(), 1u);
+  EXPECT_EQ(m["devices"][0]["peak_bytes"], 6 * kMiB);
+  EXPECT_EQ(m["devices"][0]["peak_time_ns"], 2 * kUs);
+  EXPECT_EQ(m["devices"][0]["live_bytes"], 4 * kMiB);
+  EXPECT_EQ(m["devices"][0]["alloc_count"], 2);
+  EXPECT_EQ(m["devices"][0]["free_count"], 1);
+  EXPECT_EQ(m["devices"][0]["nvml_used_max_bytes"], 1'500'000'000u);
+  EXPECT_EQ(m["devices"][0]["unexplained_bytes"], 1'500'000'000u - 6 * kMiB);
+  ASSERT_EQ(m["leaks"].size(), 1u);
+  EXPECT_EQ(m["leaks"][0]["scope_path"], "forward");
+  EXPECT_EQ(m["leaks"][0]["blocks"], 1);
+  EXPECT_EQ(m["leaks"][0]["bytes"], 4 * kMiB);
+
+  ASSERT_EQ(g["scopes"].size(), 1u);
+  const nlohmann::json& fwd = g["scopes"][0];
+  EXPECT_EQ(fwd["name"], "forward");
+  EXPECT_EQ(fwd["kernels"], 4);
+  EXPECT_EQ(fwd["kernel_ns"], 650 * kUs);
+  EXPECT_EQ(fwd["memcpy_bytes"], kMiB);
+  EXPECT_EQ(fwd["gpu_ns"], 660 * kUs);
+  EXPECT_EQ(fwd["alloc_bytes"], 6 * kMiB);
+  const std::uint64_t cpu_ns = p.find_scope("forward")->total_ns;
+  EXPECT_EQ(fwd["cpu_total_ns"], cpu_ns);
+  ASSERT_GT(cpu_ns, 0u);
+  EXPECT_DOUBLE_EQ(fwd["gpu_per_cpu_time"].get<double>(), 660.0 * kUs / static_cast<double>(cpu_ns));
+}
+
+TEST(GpuReports, HtmlReportHasTheGpuSection) {
+  const Profile p = gpu_profile();
+  const std::string html = html_of(p);
+  EXPECT_NE(html.find("<a href=\"#gpu\">GPU</a>"), std::string::npos);
+  EXPECT_NE(html.find("<section id=\"gpu\"><h2>GPU</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<dt>Records lost</dt><dd>none lost</dd>"), std::string::npos);
+  EXPECT_NE(html.find("<td>gemm_kernel</td><td class=\"num\">3</td><td class=\"num\">600 µs</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\">90.9%</td><td class=\"num\">128×1×1</td><td class=\"num\">256×1×1</td>"),
+            std::string::npos);
+  // The bar chart: gemm_kernel is the longest (100%), relu_kernel 50 of 600 µs.
+  EXPECT_NE(html.find("id=\"gpu-kernel-chart\""), std::string::npos);
+  EXPECT_NE(html.find("<i style=\"width:100.0%\"></i></span><span class=\"kv\">600 µs (90.9%)</span>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<i style=\"width:8.3%\"></i></span><span class=\"kv\">50.0 µs (7.6%)</span>"),
+            std::string::npos);
+  EXPECT_NE(html.find("id=\"gpu-streams-table\""), std::string::npos);
+  EXPECT_NE(html.find("<td>0: Test GPU</td><td class=\"num\">7 (default)</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>0: Test GPU</td><td>forward</td><td class=\"num\">1</td><td class=\"num\">4.00 MiB</td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("CUDA context, driver, library workspaces and other processes"), std::string::npos);
+  EXPECT_NE(html.find("<td>forward</td><td class=\"num\">4</td><td class=\"num\">650 µs</td>"), std::string::npos);
+  // The hot-path table's GPU time column.
+  EXPECT_NE(html.find("data-key=\"gpu\""), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\" data-v=\"660000\">660 µs</td>"), std::string::npos);
+  EXPECT_NE(html.find("<div class=\"k\">GPU time</div><div class=\"v\">660 µs</div>"), std::string::npos);
+}
+
+TEST(GpuReports, CsvHasGpuColumnsPerScope) {
+  const Profile p = gpu_profile();
+  const std::string csv = csv_of(p);
+  const std::vector<std::string> lines = testing::lines_of(csv);
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[0], std::string(io::kCsvHeader) + std::string(io::kCsvGpuColumns) + "\r");
+  const std::string forward = line_with(csv, {"forward,"});
+  EXPECT_TRUE(forward.ends_with(",4,650000,1,10000,1048576,0,0,660000,6291456\r")) << forward;
+  const std::string backward = line_with(csv, {"backward,"});
+  EXPECT_TRUE(backward.ends_with(",0,0,0,0,0,0,0,0,0\r")) << backward;
+}
+
+TEST(GpuReports, KernelNamesAreEscaped) {
+  Profile p = gpu_profile();
+  p.strings[p.gpu.ops[0].name] = "void gemm<float>(float*, int)";
+  const std::string html = html_of(p);
+  EXPECT_NE(html.find("<td>void gemm&lt;float&gt;(float*, int)</td>"), std::string::npos);
+  EXPECT_EQ(html.find("gemm<float>"), std::string::npos);
+  EXPECT_NE(markdown_of(p).find("| void gemm\\<float\\>(float\\*, int) |"), std::string::npos) << markdown_of(p);
+}
+
+TEST(GpuReports, TracedProfileWithoutScopedWork) {
+  Profile p = gpu_profile();
+  p.gpu.scopes.clear();
+  const std::string text = text_of(p);
+  EXPECT_NE(text_section(text, "GPU time per scope").find("No GPU work was launched inside a scope."),
+            std::string::npos)
+      << text;
+  // No scope has GPU time: every ranking row says so with "-".
+  EXPECT_NE(line_with(text_section(text, "Hot paths by total time"), {"forward"}).find("  -"), std::string::npos);
+  const nlohmann::json j = json_of(p);
+  EXPECT_TRUE(j["gpu"]["scopes"].empty());
+  EXPECT_EQ(j["gpu"]["kernels"]["count"], 4);
+}
+
+TEST(GpuReports, CpuOnlyProfilesHaveNoGpuPart) {
+  const Profile p = recorded_scopes();
+  ASSERT_FALSE(p.gpu.summary.traced);
+  EXPECT_EQ(text_of(p).find("GPU"), std::string::npos) << text_of(p);
+  EXPECT_EQ(markdown_of(p).find("GPU"), std::string::npos);
+  EXPECT_EQ(html_of(p).find("GPU"), std::string::npos);
+  EXPECT_FALSE(json_of(p).contains("gpu"));
+  EXPECT_EQ(testing::lines_of(csv_of(p))[0], std::string(io::kCsvHeader) + "\r");
+}
+
+}  // namespace
+}  // namespace nnprof
