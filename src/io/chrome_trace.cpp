@@ -1,17 +1,23 @@
 #include "io/chrome_trace.hpp"
 
+#include <cmath>
 #include <cstdint>
+#include <map>
 #include <ostream>
+#include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "analysis/cpu_profile.hpp"
+#include "io/gpu_store.hpp"
 #include "io/progress.hpp"
 #include "nnprof/error.hpp"
+#include "nnprof/gpu.hpp"
 
 namespace nnprof::io {
 
@@ -167,6 +173,202 @@ struct fmt::formatter<nnprof::io::Micros> : fmt::formatter<std::string_view> {
 
 namespace nnprof::io {
 
+namespace {
+
+// One trace process per GPU, with pid = kGpuPidBase + the CUDA device ordinal. Linux pids are
+// at most PID_MAX_LIMIT (2^22), so these never collide with the profiled process's pid, and
+// they stay positive 32-bit integers, which is how trace viewers read pids.
+constexpr std::int64_t kGpuPidBase = 0x7F000000;
+// A CUPTI stream id is unique within its context only: a second stream with the same id on one
+// device (another context) gets tid kExtraStreamTidBase + its stream index instead.
+constexpr std::int64_t kExtraStreamTidBase = 1'000'000'000;
+
+std::int64_t gpu_pid(std::uint32_t device) { return kGpuPidBase + device; }
+
+// A counter value as a JSON number: NaN and infinities have no JSON spelling and are left out.
+bool json_number(double v) { return std::isfinite(v); }
+
+// Readable names of the NVML series (GpuCounter::name), as the reports call them.
+std::string counter_track_name(const GpuCounter& c) {
+  if (c.name == "nvml_memory_used") return "NVML memory used";
+  if (c.name == "nvml_gpu_utilization") return "NVML GPU utilisation";
+  if (c.name == "nvml_memory_utilization") return "NVML memory utilisation";
+  return c.name;
+}
+
+// The GPU part of the trace (Profile::gpu, when traced): a process per device with a thread
+// per stream holding its kernels, copies and memsets; CUDA API calls on their CPU threads;
+// an arrow from each launch to its op; NVML series and the allocated memory as counters.
+class GpuTraceWriter {
+ public:
+  /// `thread_tid`: the trace tid of each Profile::threads entry; `names`: every string, quoted.
+  GpuTraceWriter(const Profile& p, TraceWriter& w, std::int64_t pid, std::vector<std::int64_t> thread_tid,
+                 const std::vector<std::string>& names, const std::string& unknown)
+      : p_(p), g_(p.gpu), w_(w), pid_(pid), thread_tid_(std::move(thread_tid)), names_(names), unknown_(unknown) {
+    scopes_.resize(p.call_tree.size());
+  }
+
+  void write() {
+    processes_and_threads();
+    api_calls();
+    ops();
+    launch_flows();
+    counters();
+  }
+
+ private:
+  const std::string& name(StringId id) const { return id < names_.size() ? names_[id] : unknown_; }
+
+  // The launching scope's path, quoted, computed once per call-tree node.
+  const std::string& scope(std::uint32_t node) {
+    if (node >= scopes_.size()) return outside_;
+    if (scopes_[node].empty()) scopes_[node] = node == 0 ? outside_ : io::quoted(p_.node_path(node));
+    return scopes_[node];
+  }
+
+  void processes_and_threads() {
+    // Every device the profile names: those described, then any other one that a stream, a
+    // counter or an allocation refers to.
+    std::map<std::uint32_t, std::string> devices;
+    for (const GpuDevice& d : g_.devices) devices.try_emplace(d.id, d.name);
+    for (const GpuStream& s : g_.streams) devices.try_emplace(s.device);
+    for (const GpuCounter& c : g_.counters) devices.try_emplace(c.device);
+    for (const GpuMemoryEvent& e : g_.memory_events) devices.try_emplace(e.device);
+    // The CPU process first, then the GPUs in device order.
+    w_.event(R"({{"ph":"M","pid":{},"tid":0,"name":"process_sort_index","args":{{"sort_index":0}}}})", pid_);
+    std::int64_t rank = 1;
+    for (const auto& [id, device_name] : devices) {
+      const std::string label = device_name.empty() ? fmt::format("GPU {}", id) : fmt::format("GPU {}: {}", id, device_name);
+      w_.event(R"({{"ph":"M","pid":{},"tid":0,"name":"process_name","args":{{"name":{}}}}})", gpu_pid(id), io::quoted(label));
+      w_.event(R"({{"ph":"M","pid":{},"tid":0,"name":"process_sort_index","args":{{"sort_index":{}}}}})", gpu_pid(id),
+               rank++);
+    }
+    std::set<std::pair<std::uint32_t, std::int64_t>> taken;  // (device, tid)
+    for (std::size_t i = 0; i < g_.streams.size(); ++i) {
+      const GpuStream& s = g_.streams[i];
+      std::int64_t tid = s.stream;
+      std::string label = fmt::format("stream {}{}", s.stream, s.is_default ? " (default)" : "");
+      if (!taken.emplace(s.device, tid).second) {
+        tid = kExtraStreamTidBase + static_cast<std::int64_t>(i);
+        taken.emplace(s.device, tid);
+        label += fmt::format(" (context {})", s.context);
+      }
+      stream_tid_.push_back(tid);
+      w_.event(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":{}}}}})", gpu_pid(s.device), tid,
+               io::quoted(label));
+      w_.event(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_sort_index","args":{{"sort_index":{}}}}})",
+               gpu_pid(s.device), tid, i);
+    }
+  }
+
+  // Only calls on a thread nnprof knows: the others have no track to be drawn on.
+  void api_calls() {
+    for (const GpuApiCall& a : g_.api_calls) {
+      if (a.thread >= thread_tid_.size()) continue;
+      std::string args = fmt::format(R"("correlation_id":{},"cbid":{},"driver":{},"return_value":{})", a.correlation_id,
+                                     a.cbid, a.driver, a.return_value);
+      if (a.external_kind != 0)
+        args += fmt::format(R"(,"external_id":{},"external_kind":{})", a.external_id, a.external_kind);
+      w_.event(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"cat":"cuda_api","args":{{{}}}}})", pid_,
+               thread_tid_[a.thread], Micros{a.start_ns}, Micros{a.end_ns - a.start_ns}, name(a.name), args);
+    }
+  }
+
+  std::string op_args(const GpuOp& op) {
+    std::string args = fmt::format(R"("correlation_id":{},"scope":{})", op.correlation_id, scope(op.launch.node));
+    const std::uint64_t dur = op.duration_ns();
+    if (op.kind == GpuOpKind::Kernel && op.detail < g_.kernels.size()) {
+      const GpuKernel& k = g_.kernels[op.detail];
+      args += fmt::format(
+          R"(,"grid":[{},{},{}],"block":[{},{},{}],"registers_per_thread":{},"shared_bytes":{},"static_shared_bytes":{},"dynamic_shared_bytes":{})",
+          k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2], k.registers_per_thread,
+          std::int64_t{k.static_shared_bytes} + k.dynamic_shared_bytes, k.static_shared_bytes, k.dynamic_shared_bytes);
+      if (k.occupancy >= 0.0 && json_number(k.occupancy)) {
+        args += fmt::format(R"(,"occupancy":{})", k.occupancy);
+        if (k.occupancy_estimated) args += R"(,"occupancy_estimated":true)";
+      }
+    } else if (op.kind == GpuOpKind::Memcpy && op.detail < g_.memcpys.size()) {
+      const GpuMemcpy& m = g_.memcpys[op.detail];
+      args += fmt::format(R"(,"kind":"{}","bytes":{},"src_memory":"{}","dst_memory":"{}","pageable":{},"async":{})",
+                          stored_name(m.kind), m.bytes, stored_name(m.src), stored_name(m.dst), m.pageable(), m.async);
+      // Bytes per nanosecond are GB/s.
+      if (dur > 0) args += fmt::format(R"(,"GB/s":{:.3f})", static_cast<double>(m.bytes) / static_cast<double>(dur));
+      if (m.kind == MemcpyKind::PtoP) args += fmt::format(R"(,"src_device":{},"dst_device":{})", m.src_device, m.dst_device);
+    } else if (op.kind == GpuOpKind::Memset && op.detail < g_.memsets.size()) {
+      const GpuMemset& m = g_.memsets[op.detail];
+      args += fmt::format(R"(,"bytes":{},"value":{},"memory":"{}")", m.bytes, m.value, stored_name(m.memory));
+    }
+    return args;
+  }
+
+  void ops() {
+    for (const GpuOp& op : g_.ops) {
+      if (op.stream >= g_.streams.size()) continue;
+      w_.event(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"cat":"{}","args":{{{}}}}})",
+               gpu_pid(g_.streams[op.stream].device), stream_tid_[op.stream], Micros{op.start_ns},
+               Micros{op.duration_ns()}, name(op.name), stored_name(op.kind), op_args(op));
+    }
+  }
+
+  // An arrow from the launch to the op: "s" on the CPU thread where the launching API call
+  // began (binding to that call's slice, written above), or, without a traced call, at the
+  // launch time in the scope open then; "f","bp":"e" binds to the op's slice on its stream.
+  // Ids continue after the thread flows' (1 .. flows.size()), one per op index.
+  void launch_flows() {
+    for (std::size_t i = 0; i < g_.ops.size(); ++i) {
+      const GpuOp& op = g_.ops[i];
+      if (op.stream >= g_.streams.size()) continue;
+      const GpuLaunch& l = op.launch;
+      std::uint32_t thread = kNone;
+      std::uint64_t time_ns = 0;
+      if (l.api < g_.api_calls.size() && g_.api_calls[l.api].thread < thread_tid_.size()) {
+        thread = g_.api_calls[l.api].thread;
+        time_ns = g_.api_calls[l.api].start_ns;
+      } else if (l.thread < thread_tid_.size() && l.span != kNone) {
+        thread = l.thread;
+        time_ns = l.time_ns;
+      } else {
+        continue;  // nothing on a CPU track to leave from
+      }
+      const std::uint64_t id = p_.flows.size() + 1 + i;
+      w_.event(R"({{"ph":"s","id":{},"pid":{},"tid":{},"ts":{},"name":"launch","cat":"gpu_launch"}})", id, pid_,
+               thread_tid_[thread], Micros{time_ns});
+      w_.event(R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"ts":{},"name":"launch","cat":"gpu_launch"}})", id,
+               gpu_pid(g_.streams[op.stream].device), stream_tid_[op.stream], Micros{op.start_ns});
+    }
+  }
+
+  void counters() {
+    for (const GpuCounter& c : g_.counters) {
+      const std::string track = io::quoted(counter_track_name(c));
+      const char* key = c.unit == "bytes" ? "bytes" : c.unit == "percent" ? "percent" : "value";
+      for (const auto& [time_ns, value] : c.points) {
+        if (!json_number(value)) continue;
+        w_.event(R"({{"ph":"C","pid":{},"ts":{},"name":{},"args":{{"{}":{}}}}})", gpu_pid(c.device), Micros{time_ns},
+                 track, key, value);
+      }
+    }
+    // Device memory allocated, replayed from the allocations and releases (releases matched
+    // by address, as every GPU memory view does).
+    for (const GpuMemoryPoint& point : gpu_memory_report(p_).timeline)
+      w_.event(R"({{"ph":"C","pid":{},"ts":{},"name":"GPU memory allocated","args":{{"bytes":{}}}}})",
+               gpu_pid(point.device), Micros{point.time_ns}, point.allocated_bytes);
+  }
+
+  const Profile& p_;
+  const GpuProfile& g_;
+  TraceWriter& w_;
+  std::int64_t pid_;
+  std::vector<std::int64_t> thread_tid_;
+  std::vector<std::int64_t> stream_tid_;
+  const std::vector<std::string>& names_;
+  const std::string& unknown_;
+  std::vector<std::string> scopes_;
+  std::string outside_ = io::quoted("[outside any scope]");
+};
+
+}  // namespace
+
 void write_chrome_trace(const Profile& p, std::ostream& out) {
   std::vector<std::string> names(p.strings.size());
   for (std::size_t i = 0; i < p.strings.size(); ++i) names[i] = quoted(p.strings[i]);
@@ -200,6 +402,15 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
     other["cpu_sampling"] = {{"mode", p.cpu.mode},           {"mechanism", p.cpu.mechanism},
                              {"unwinder", p.cpu.unwinder},   {"period_ns", p.cpu.period_ns},
                              {"samples", p.cpu.samples},     {"samples_dropped", p.cpu.samples_dropped}};
+  }
+  if (p.gpu.summary.traced) {
+    const GpuSummary& s = p.gpu.summary;
+    other["gpu"] = {{"status", s.status},
+                    {"clock_source", s.clock_source},
+                    {"cupti_version", s.cupti_version},
+                    {"driver_version", s.driver_version},
+                    {"records_dropped", s.records_dropped},
+                    {"gpu_pid_base", kGpuPidBase}};
   }
 
   TraceWriter w(out);
@@ -235,6 +446,11 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
             tid_of(f.out.thread), Micros{f.out.time_ns}, name);
     w.event(R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"ts":{},"name":"{}","cat":"flow"}})", i + 1, pid,
             tid_of(f.in.thread), Micros{f.in.time_ns}, name);
+  }
+  if (p.gpu.summary.traced) {
+    std::vector<std::int64_t> thread_tid;
+    for (std::size_t t = 0; t < p.threads.size(); ++t) thread_tid.push_back(tid_of(static_cast<std::uint32_t>(t)));
+    GpuTraceWriter(p, w, pid, std::move(thread_tid), names, unknown).write();
   }
 
   CpuSampleWriter cpu(p);

@@ -17,6 +17,7 @@
 
 #include "io/format.hpp"
 #include "io/flow_store.hpp"
+#include "io/gpu_store.hpp"
 #include "io/metric_store.hpp"
 #include "io/progress.hpp"
 #include "io/sqlite.hpp"
@@ -32,12 +33,13 @@ namespace {
 using io::sqlite::Database;
 using io::sqlite::Statement;
 
-constexpr int kSchemaVersion = 5;
+constexpr int kSchemaVersion = 6;
 // Version 2 added heap tracking: heap columns on the scope tables, frame, callsite, stack,
 // leak_site, the heap timeline as counter tracks, and the heap summary in meta.
 // Version 3 added CPU sampling: cpu_profile_stack_sample, frame.inlined, the cpu_* meta keys.
 // Version 4 added declared work: flops and bytes on the scope tables, the machine_* meta keys.
 // Version 5 added run annotations (Profiler::annotate): the annotation table.
+// Version 6 added GPU tracing: the gpu_* tables and the gpu_* meta keys (io/gpu_store.cpp).
 constexpr int kApplicationId = 0x6E6E7066;  // "nnpf" in the SQLite header: file(1) can tell
 
 constexpr const char* kSchema = R"sql(
@@ -838,6 +840,7 @@ void Profile::save(const std::string& path) const {
       write_tables(db, *this);
       io::write_metric_tables(db, *this);
       io::write_flow_table(db, *this);
+      io::write_gpu_tables(db, *this);
       db.exec("COMMIT");
     }
     if (std::rename(tmp.c_str(), path.c_str()) != 0)
@@ -857,6 +860,7 @@ Profile Profile::load(const std::string& path) {
   read_tables(db, p, version);
   io::read_metric_tables(db, p);
   io::read_flow_table(db, p);
+  io::read_gpu_tables(db, p);
   validate(p, path);
   return p;
 }
@@ -871,7 +875,9 @@ QueryResult query_profile(const std::string& path, const std::string& sql) {
   if (sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()), &raw, &tail) != SQLITE_OK)
     throw Error(fmt::format("invalid query: {} (tables: meta, strings, thread, slice, scope_tree, scope_stats, "
                             "memory_counter, counter_track, counter, frame, callsite, stack, leak_site, "
-                            "cpu_profile_stack_sample, metric, metric_point, flow, diagnostic, annotation; see docs/FORMAT.md)",
+                            "cpu_profile_stack_sample, metric, metric_point, flow, diagnostic, annotation, gpu_device, gpu_track, "
+                            "gpu_slice, gpu_kernel, gpu_memcpy, gpu_memset, gpu_api_call, gpu_sync, gpu_memory_event, "
+                            "gpu_counter_track, gpu_counter, gpu_scope; see docs/FORMAT.md)",
                             sqlite3_errmsg(db.handle())));
   sqlite3_finalize(raw);
   Statement st(db, sql);
