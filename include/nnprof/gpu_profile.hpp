@@ -5,7 +5,9 @@
 // on the same clock as the CPU spans.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +23,23 @@ enum class MemcpyKind : std::uint8_t { Unknown, HtoD, DtoH, HtoA, AtoH, AtoA, At
 
 /// Where memory lives, with CUPTI's values (CUpti_ActivityMemoryKind).
 enum class GpuMemoryKind : std::uint8_t { Unknown, Pageable, Pinned, Device, Array, Managed, DeviceStatic, ManagedStatic };
+
+/// The names reports, traces and the store use, indexed by the enums' values.
+inline constexpr const char* kMemcpyKindNames[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                                   "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+inline constexpr const char* kGpuMemoryKindNames[] = {"unknown", "pageable", "pinned",        "device",
+                                                      "array",   "managed",  "device_static", "managed_static"};
+
+/// "HtoD", "DtoH", ..., "PtoP"; "unknown" for Unknown and for values this nnprof does not know.
+constexpr const char* to_string(MemcpyKind k) noexcept {
+  const auto i = static_cast<std::size_t>(k);
+  return i < std::size(kMemcpyKindNames) ? kMemcpyKindNames[i] : kMemcpyKindNames[0];
+}
+/// "pageable", "pinned", "device", ...; "unknown" likewise.
+constexpr const char* to_string(GpuMemoryKind k) noexcept {
+  const auto i = static_cast<std::size_t>(k);
+  return i < std::size(kGpuMemoryKindNames) ? kGpuMemoryKindNames[i] : kGpuMemoryKindNames[0];
+}
 
 /// The CPU side of a piece of GPU work: the thread and instrumented scope that launched it.
 struct GpuLaunch {

@@ -290,13 +290,13 @@ class GpuTraceWriter {
     } else if (op.kind == GpuOpKind::Memcpy && op.detail < g_.memcpys.size()) {
       const GpuMemcpy& m = g_.memcpys[op.detail];
       args += fmt::format(R"(,"kind":"{}","bytes":{},"src_memory":"{}","dst_memory":"{}","pageable":{},"async":{})",
-                          stored_name(m.kind), m.bytes, stored_name(m.src), stored_name(m.dst), m.pageable(), m.async);
+                          to_string(m.kind), m.bytes, to_string(m.src), to_string(m.dst), m.pageable(), m.async);
       // Bytes per nanosecond are GB/s.
       if (dur > 0) args += fmt::format(R"(,"GB/s":{:.3f})", static_cast<double>(m.bytes) / static_cast<double>(dur));
       if (m.kind == MemcpyKind::PtoP) args += fmt::format(R"(,"src_device":{},"dst_device":{})", m.src_device, m.dst_device);
     } else if (op.kind == GpuOpKind::Memset && op.detail < g_.memsets.size()) {
       const GpuMemset& m = g_.memsets[op.detail];
-      args += fmt::format(R"(,"bytes":{},"value":{},"memory":"{}")", m.bytes, m.value, stored_name(m.memory));
+      args += fmt::format(R"(,"bytes":{},"value":{},"memory":"{}")", m.bytes, m.value, to_string(m.memory));
     }
     return args;
   }

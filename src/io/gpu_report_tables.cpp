@@ -57,22 +57,6 @@ std::string nvml_percent(double percent) { return percent < 0.0 ? "n/a" : format
 
 }  // namespace
 
-const char* memcpy_kind_name(MemcpyKind kind) noexcept {
-  switch (kind) {
-    case MemcpyKind::HtoD: return "HtoD";
-    case MemcpyKind::DtoH: return "DtoH";
-    case MemcpyKind::HtoA: return "HtoA";
-    case MemcpyKind::AtoH: return "AtoH";
-    case MemcpyKind::AtoA: return "AtoA";
-    case MemcpyKind::AtoD: return "AtoD";
-    case MemcpyKind::DtoA: return "DtoA";
-    case MemcpyKind::DtoD: return "DtoD";
-    case MemcpyKind::HtoH: return "HtoH";
-    case MemcpyKind::PtoP: return "PtoP";
-    case MemcpyKind::Unknown: break;
-  }
-  return "unknown";
-}
 
 std::string driver_version_name(std::int32_t version) {
   if (version <= 0) return "unknown";
@@ -236,7 +220,7 @@ TextTable gpu_transfers_table(const GpuReportData& data, Headers headers) {
                    {doc ? "Achieved bandwidth" : "Bandwidth", Align::Right},
                    {doc ? "Pageable host memory" : "Pageable", Align::Right}});
   for (const GpuTransferSummary& t : data.transfers) {
-    table.add_row({t.memset ? std::string("Memset") : fmt::format("Memcpy {}", memcpy_kind_name(t.kind)),
+    table.add_row({t.memset ? std::string("Memset") : fmt::format("Memcpy {}", to_string(t.kind)),
                    format_count(t.count), format_bytes(t.bytes), format_duration(t.total_ns),
                    t.total_ns == 0 ? std::string("n/a") : format_si(t.gbytes_per_s() * 1e9, "B/s"),
                    t.memset ? std::string("-") : format_count(t.pageable)});

@@ -72,8 +72,6 @@ struct GpuReportData {
 
 [[nodiscard]] GpuReportData gpu_report_data(const Profile& profile);
 
-/// "HtoD", "DtoH", "PtoP", ...; "unknown" for MemcpyKind::Unknown.
-[[nodiscard]] const char* memcpy_kind_name(MemcpyKind kind) noexcept;
 
 /// "13.0" for 13000; "unknown" for 0.
 [[nodiscard]] std::string driver_version_name(std::int32_t version);

@@ -68,10 +68,8 @@ constexpr const char* kGpuTables[] = {"gpu_device", "gpu_track",  "gpu_api_call"
 // ---- enums as text ---------------------------------------------------------------------
 
 constexpr const char* kOpKinds[] = {"kernel", "memcpy", "memset"};
-constexpr const char* kMemcpyKinds[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                        "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-constexpr const char* kMemoryKinds[] = {"unknown", "pageable", "pinned",        "device",
-                                        "array",   "managed",  "device_static", "managed_static"};
+constexpr const auto& kMemcpyKinds = kMemcpyKindNames;  // nnprof/gpu_profile.hpp: one spelling everywhere
+constexpr const auto& kMemoryKinds = kGpuMemoryKindNames;
 // CUpti_ActivitySynchronizationType by value; any other value is stored as its decimal digits,
 // so that every uint8_t round-trips.
 constexpr const char* kSyncTypes[] = {"unknown", "event_synchronize", "stream_wait_event", "stream_synchronize",
@@ -241,8 +239,8 @@ void write_details(sqlite::Database& db, const GpuProfile& g) {
       const GpuMemcpy& m = g.memcpys[i];
       st.bind(1, i64(i));
       bind_optional(st, 2, first[i]);
-      st.bind(3, std::string_view(stored_name(m.kind))).bind(4, std::string_view(stored_name(m.src)));
-      st.bind(5, std::string_view(stored_name(m.dst))).bind(6, std::int64_t{m.async}).bind_u64(7, m.bytes);
+      st.bind(3, std::string_view(to_string(m.kind))).bind(4, std::string_view(to_string(m.src)));
+      st.bind(5, std::string_view(to_string(m.dst))).bind(6, std::int64_t{m.async}).bind_u64(7, m.bytes);
       st.bind(8, std::int64_t{m.src_device}).bind(9, std::int64_t{m.dst_device});
       st.run();
     }
@@ -254,7 +252,7 @@ void write_details(sqlite::Database& db, const GpuProfile& g) {
       const GpuMemset& m = g.memsets[i];
       st.bind(1, i64(i));
       bind_optional(st, 2, first[i]);
-      st.bind_u64(3, m.bytes).bind(4, std::int64_t{m.value}).bind(5, std::string_view(stored_name(m.memory)));
+      st.bind_u64(3, m.bytes).bind(4, std::int64_t{m.value}).bind(5, std::string_view(to_string(m.memory)));
       st.run();
     }
   }
@@ -275,7 +273,7 @@ void write_syncs_and_memory(sqlite::Database& db, const GpuProfile& g) {
   for (std::size_t i = 0; i < g.memory_events.size(); ++i) {
     const GpuMemoryEvent& e = g.memory_events[i];
     mem.bind(1, i64(i)).bind_u64(2, e.time_ns).bind(3, std::int64_t{e.device});
-    mem.bind(4, std::string_view(e.alloc ? "alloc" : "free")).bind(5, std::string_view(stored_name(e.kind)));
+    mem.bind(4, std::string_view(e.alloc ? "alloc" : "free")).bind(5, std::string_view(to_string(e.kind)));
     mem.bind(6, std::int64_t{e.async}).bind_u64(7, e.address).bind_u64(8, e.bytes);
     mem.bind(9, std::int64_t{e.correlation_id});
     bind_launch(mem, 10, e.launch);
@@ -686,8 +684,6 @@ class GpuReader {
 }  // namespace
 
 const char* stored_name(GpuOpKind kind) noexcept { return name_in(kOpKinds, kind); }
-const char* stored_name(MemcpyKind kind) noexcept { return name_in(kMemcpyKinds, kind); }
-const char* stored_name(GpuMemoryKind kind) noexcept { return name_in(kMemoryKinds, kind); }
 
 void write_gpu_tables(sqlite::Database& db, const Profile& p) {
   db.exec(kGpuSchema);

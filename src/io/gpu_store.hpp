@@ -19,10 +19,8 @@ void write_gpu_tables(sqlite::Database& db, const Profile& profile);
 /// unknown enum text or a value out of range, or breaks the documented row order.
 void read_gpu_tables(sqlite::Database& db, Profile& profile);
 
-/// The text an enum is stored as (and shown as in the Chrome trace): "kernel", "memcpy",
-/// "memset"; "HtoD", "PtoP", ..., "unknown"; "pageable", "pinned", "device", ..., "unknown".
+/// The text an op kind is stored as (and shown as in the Chrome trace): "kernel", "memcpy",
+/// "memset". Copy directions and memory kinds use to_string (nnprof/gpu_profile.hpp).
 [[nodiscard]] const char* stored_name(GpuOpKind kind) noexcept;
-[[nodiscard]] const char* stored_name(MemcpyKind kind) noexcept;
-[[nodiscard]] const char* stored_name(GpuMemoryKind kind) noexcept;
 
 }  // namespace nnprof::io

@@ -555,7 +555,7 @@ Json gpu_kernel(const Profile& profile, const GpuKernelSummary& k) {
 
 Json gpu_transfer(const GpuTransferSummary& t) {
   Json j = Json::object();
-  if (!t.memset) j["kind"] = memcpy_kind_name(t.kind);
+  if (!t.memset) j["kind"] = to_string(t.kind);
   j["count"] = t.count;
   j["bytes"] = t.bytes;
   j["total_ns"] = t.total_ns;

@@ -168,7 +168,7 @@ class GpuBuilder {
       op.stream = stream_index_.at({r.context, r.stream});
       std::string name = r.name;
       if (r.kind == GpuOpKind::Memcpy && r.detail < raw_.memcpys.size())
-        name = fmt::format("Memcpy {}", memcpy_label(raw_.memcpys[r.detail].kind));
+        name = fmt::format("Memcpy {}", to_string(raw_.memcpys[r.detail].kind));
       else if (r.kind == GpuOpKind::Memset)
         name = "Memset";
       op.name = intern(name);
@@ -182,23 +182,6 @@ class GpuBuilder {
     std::stable_sort(g_.ops.begin(), g_.ops.end(), [](const GpuOp& a, const GpuOp& b) {
       return std::tie(a.stream, a.start_ns) < std::tie(b.stream, b.start_ns);
     });
-  }
-
-  static const char* memcpy_label(MemcpyKind k) {
-    switch (k) {
-      case MemcpyKind::HtoD: return "HtoD";
-      case MemcpyKind::DtoH: return "DtoH";
-      case MemcpyKind::HtoA: return "HtoA";
-      case MemcpyKind::AtoH: return "AtoH";
-      case MemcpyKind::AtoA: return "AtoA";
-      case MemcpyKind::AtoD: return "AtoD";
-      case MemcpyKind::DtoA: return "DtoA";
-      case MemcpyKind::DtoD: return "DtoD";
-      case MemcpyKind::HtoH: return "HtoH";
-      case MemcpyKind::PtoP: return "PtoP";
-      case MemcpyKind::Unknown: break;
-    }
-    return "(unknown)";
   }
 
   void syncs() {
