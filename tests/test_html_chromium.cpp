@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpu_profile_fixture.hpp"
 #include "io/html_escape.hpp"
 #include "io/html_report.hpp"
 #include "nnprof/profile.hpp"
@@ -233,6 +234,18 @@ TEST_F(HtmlInChromium, HeapReportRendersWithoutScriptErrors) {
   EXPECT_NE(run.out.find("data-ready=\"1\""), std::string::npos) << "the script did not finish";
   EXPECT_NE(run.out.find("aria-label=\"Heap in use and RSS over time\""), std::string::npos);
   EXPECT_NE(run.out.find("id=\"leaks-table\""), std::string::npos);
+}
+
+TEST_F(HtmlInChromium, GpuReportRendersWithoutScriptErrors) {
+  // Two devices, three streams, a kernel named like a template, a scope named like a script.
+  const fs::path html = write_report(testing::gpu_profile(), "gpu.html");
+  expect_rendered(html, dir_.path() / "gpu.png");
+  const BrowserRun run = dump_dom(dir_.path(), file_url(html));
+  ASSERT_EQ(run.exit_code, 0) << tail(run.err);
+  EXPECT_EQ(script_messages(run.err), std::vector<std::string>{});
+  EXPECT_NE(run.out.find("data-ready=\"1\""), std::string::npos) << "the script did not finish";
+  EXPECT_NE(run.out.find("gemm_kernel&lt;float&gt;"), std::string::npos);
+  EXPECT_EQ(count(run.out, "<script"), 1u);  // the scope named like a script stays text
 }
 
 TEST_F(HtmlInChromium, ScriptSortsAndFiltersAsTheLinkAsks) {
