@@ -254,11 +254,10 @@ struct GpuProfile {
   std::vector<GpuCounter> counters;
   std::vector<GpuScopeStats> scopes;       ///< per scope name with GPU work, most GPU time first
 
-  /// The device a stream index belongs to.
-  [[nodiscard]] const GpuDevice* device_of(std::uint32_t stream) const noexcept {
-    if (stream >= streams.size()) return nullptr;
+  /// The device with CUDA ordinal `id`, or nullptr when it was not described.
+  [[nodiscard]] const GpuDevice* device(std::uint32_t id) const noexcept {
     for (const GpuDevice& d : devices)
-      if (d.id == streams[stream].device) return &d;
+      if (d.id == id) return &d;
     return nullptr;
   }
   bool operator==(const GpuProfile&) const = default;

@@ -29,16 +29,10 @@ double session_share(const Profile& profile, std::uint64_t ns) {
   return std::min(1.0, ratio_of(ns, profile.meta.duration_ns));
 }
 
-const GpuDevice* find_device(const GpuProfile& gpu, std::uint32_t id) {
-  for (const GpuDevice& d : gpu.devices)
-    if (d.id == id) return &d;
-  return nullptr;
-}
-
 // "GPU 0 (NVIDIA H100 80GB HBM3)", or "GPU 0" when the device is not described.
 Sentence& append_device(Sentence& s, const GpuProfile& gpu, std::uint32_t id) {
   s.words("GPU ").words(std::to_string(id));
-  if (const GpuDevice* d = find_device(gpu, id); d != nullptr && !d->name.empty()) s.words(" (").words(d->name).words(")");
+  if (const GpuDevice* d = gpu.device(id); d != nullptr && !d->name.empty()) s.words(" (").words(d->name).words(")");
   return s;
 }
 
@@ -349,7 +343,7 @@ void add_low_occupancy(const Profile& profile, const BottleneckThresholds& t, st
     b.description.words(" (threshold ").share(t.low_occupancy).words(") on ");
     append_device(b.description, gpu, device).words("; its ").count(g.launches, "launch", "launches").words(" took ")
         .duration(g.ns).words(", ").share(share).words(" of the device's kernel time.");
-    b.suggestion = occupancy_suggestion(occupancy_limiter(k, find_device(gpu, device)));
+    b.suggestion = occupancy_suggestion(occupancy_limiter(k, gpu.device(device)));
     found.push_back(std::move(b));
   }
   // The largest share of kernel time first: where raising occupancy pays most.
@@ -406,7 +400,7 @@ void add_below_roofline(const Profile& profile, const BottleneckThresholds& t, s
     std::uint64_t most = 0;
     for (const auto& [key, ns] : scope_device_ns) {
       if (key.first != gs.name || ns <= most) continue;
-      if (const GpuDevice* d = find_device(gpu, key.second)) {
+      if (const GpuDevice* d = gpu.device(key.second)) {
         device = d;
         most = ns;
       }

@@ -170,8 +170,7 @@ StreamReport stream_report(const Profile& profile, std::uint64_t gap_threshold_n
   for (std::uint32_t id : gpu_device_ids(gpu)) {
     DeviceStats d;
     d.device = id;
-    for (const GpuDevice& dev : gpu.devices)
-      if (dev.id == id) d.name = dev.name;
+    if (const GpuDevice* dev = gpu.device(id)) d.name = dev->name;
     const std::vector<std::uint32_t> ops = device_ops(gpu, id);
     for (std::uint32_t i : ops) {
       const GpuOp& op = gpu.ops[i];

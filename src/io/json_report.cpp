@@ -478,9 +478,7 @@ Json gpu_summary(const GpuSummary& s) {
 
 // A device as the driver describes it, with its utilisation from stream_report.
 Json gpu_device(const Profile& profile, const DeviceStats& d) {
-  const GpuDevice* info = nullptr;
-  for (const GpuDevice& candidate : profile.gpu.devices)
-    if (candidate.id == d.device) info = &candidate;
+  const GpuDevice* info = profile.gpu.device(d.device);
   Json j = Json::object();
   j["id"] = d.device;
   j["name"] = d.name;

@@ -129,31 +129,21 @@ class GpuBuilder {
   }
 
   // The launch of the work with this correlation id: the launch record when nnprof saw the
-  // call, else the traced API call's thread (a thread nnprof knows) with its scope found by time.
-  GpuLaunch launch_of(std::uint32_t correlation, bool& matched) {
+  // call, else the traced API call's thread (a thread nnprof knows) with its scope found by
+  // time (spans_of_launches). Work with neither is counted as unmatched.
+  GpuLaunch attach(std::uint32_t correlation) {
     GpuLaunch l;
-    auto api = api_by_correlation_.find(correlation);
+    const auto api = api_by_correlation_.find(correlation);
     if (api != api_by_correlation_.end()) l.api = api->second;
     if (auto it = launch_by_correlation_.find(correlation); it != launch_by_correlation_.end()) {
       l.thread = it->second.thread;
       l.time_ns = it->second.time_ns;
       l.node = it->second.node;
-      matched = true;
     } else if (api != api_by_correlation_.end()) {
-      const GpuApiCall& a = g_.api_calls[api->second];
-      l.thread = a.thread;
-      l.time_ns = a.start_ns;  // its scope: the innermost span then (spans_of_launches)
-      matched = a.thread != kNone;
-    } else {
-      matched = false;
+      l.thread = g_.api_calls[api->second].thread;
+      l.time_ns = g_.api_calls[api->second].start_ns;
     }
-    return l;
-  }
-
-  GpuLaunch attach(std::uint32_t correlation) {
-    bool matched = false;
-    GpuLaunch l = launch_of(correlation, matched);
-    if (!matched) ++g_.summary.unmatched_correlations;
+    if (l.thread == kNone) ++g_.summary.unmatched_correlations;
     return l;
   }
 

@@ -65,12 +65,6 @@ struct RawExternalCorrelation {
   std::uint64_t id = 0;
 };
 
-/// Occupancy the collector computed at launch time for one correlation id.
-struct RawOccupancy {
-  std::uint32_t correlation_id = 0;
-  double occupancy = 0.0;
-};
-
 struct RawGpu {
   bool traced = false;
   std::string status;
@@ -91,7 +85,6 @@ struct RawGpu {
   std::vector<RawGpuSync> syncs;
   std::vector<RawGpuMemory> memory;
   std::vector<RawExternalCorrelation> external;
-  std::vector<RawOccupancy> occupancy;
   std::vector<GpuCounter> counters;  ///< points in CLOCK_MONOTONIC ns
   std::vector<std::string> warnings; ///< become GpuTracing diagnostics
 };

@@ -348,7 +348,7 @@ void CuptiTracer::record_occupancy(std::uint32_t correlation, const void* params
     }
     std::lock_guard lock(mu_);
     if (!cached) occupancy_cache_.emplace(key, occ);
-    if (occ >= 0.0) occupancy_.push_back(RawOccupancy{correlation, occ});
+    if (occ >= 0.0) occupancy_.insert_or_assign(correlation, occ);
   } catch (...) {
     tl_in_callback = false;  // out of memory: this launch goes without occupancy
   }
@@ -431,23 +431,19 @@ void CuptiTracer::snapshot_gpu(RawGpu& out) {
   std::lock_guard lock(mu_);
   out = raw_;
   out.counters = std::move(counters);
-  out.occupancy = occupancy_;
   // Occupancy: the driver's calculator at launch where it ran, else estimated from the limits.
-  std::unordered_map<std::uint32_t, double> by_correlation;
-  for (const RawOccupancy& o : occupancy_) by_correlation.emplace(o.correlation_id, o.occupancy);
   for (const RawGpuOp& op : out.ops) {
     if (op.kind != GpuOpKind::Kernel || op.detail >= out.kernels.size()) continue;
     GpuKernel& k = out.kernels[op.detail];
-    if (auto it = by_correlation.find(op.correlation_id); it != by_correlation.end()) {
+    if (auto it = occupancy_.find(op.correlation_id); it != occupancy_.end()) {
       k.occupancy = it->second;
       k.occupancy_estimated = false;
-      continue;
+    } else if (auto d = std::find_if(out.devices.begin(), out.devices.end(),
+                                     [&](const GpuDevice& x) { return x.id == op.device; });
+               d != out.devices.end()) {
+      k.occupancy = estimate_occupancy(k, *d);
+      k.occupancy_estimated = k.occupancy >= 0.0;
     }
-    for (const GpuDevice& d : out.devices)
-      if (d.id == op.device) {
-        k.occupancy = estimate_occupancy(k, d);
-        k.occupancy_estimated = k.occupancy >= 0.0;
-      }
   }
 }
 

@@ -88,7 +88,7 @@ class CuptiTracer final : public GpuSource {
   ParseContext parse_;
   std::uint64_t records_ = 0, buffers_completed_ = 0;
   std::unordered_map<std::uint64_t, std::string> api_names_;  // (driver << 32 | cbid) -> name
-  std::vector<RawOccupancy> occupancy_;
+  std::unordered_map<std::uint32_t, double> occupancy_;  // by (runtime) correlation id of the launch
   struct OccupancyKey {
     CUfunction f;
     std::uint32_t threads, shared;
