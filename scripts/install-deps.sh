@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  g++ clang libclang-rt-14-dev cmake ninja-build pkg-config
+  g++ clang libclang-rt-14-dev cmake ninja-build pkg-config ccache
   libfmt-dev libcli11-dev libsqlite3-dev sqlite3 nlohmann-json3-dev
   libdw-dev libunwind-dev libcairo2-dev
   libprotobuf-dev protobuf-compiler zlib1g-dev libtinyxml2-dev
