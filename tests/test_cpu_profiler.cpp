@@ -266,7 +266,7 @@ void check_dwarf_names_callers_without_frame_pointers(double hz) {
   ASSERT_GT(leaf, 30u);
   EXPECT_GT(with_caller, leaf * 9 / 10);
   EXPECT_GT(with_test, leaf * 9 / 10);
-  EXPECT_EQ(p.cpu.truncated, 0u) << "every stack reached its outermost frame";
+  EXPECT_EQ(p.cpu.truncated_stacks, 0u) << "every stack reached its outermost frame";
 }
 
 TEST(CpuProfiler, DwarfNamesCallersBuiltWithoutFramePointers) { check_dwarf_names_callers_without_frame_pointers(199); }
