@@ -158,17 +158,17 @@ NOINLINE void unwind_level1(CopyChain& c, std::size_t copy_limit, bool garbage) 
   copy.fp = static_cast<std::uintptr_t>(uc.uc_mcontext.gregs[REG_RBP]);
   std::uintptr_t begin = 0, end = 0;
   ASSERT_TRUE(nnprof::collect::find_mapping(copy.sp, begin, end));
-  std::vector<unsigned char> bytes(std::min<std::size_t>(copy_limit, end - copy.sp) & ~std::size_t{7});
-  std::memcpy(bytes.data(), reinterpret_cast<const void*>(copy.sp), bytes.size());
+  std::vector<std::uint64_t> words(std::min<std::size_t>(copy_limit, end - copy.sp) / 8);
+  nnprof::collect::copy_stack_words(copy.sp, words.data(), words.size());
   std::array<std::uint64_t, 3 * kMax> records{};
   copy.chain_frames = static_cast<std::size_t>(
-      nnprof::collect::frame_records_from(copy.fp, copy.sp, copy.sp + bytes.size(), end, records.data(), kMax));
+      nnprof::collect::frame_records_from(copy.fp, copy.sp, copy.sp + words.size() * 8, end, records.data(), kMax));
   if (garbage) {
-    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(i * 37 + 11);
+    for (std::size_t i = 0; i < words.size(); ++i) words[i] = i * 0x2545f4914f6cdd1dull + 11;
     for (std::size_t i = 0; i < records.size(); ++i) records[i] = i * 0x9e3779b97f4a7c15ull;
   }
-  copy.bytes = bytes.data();
-  copy.size = bytes.size();
+  copy.bytes = reinterpret_cast<const unsigned char*>(words.data());
+  copy.size = words.size() * 8;
   copy.chain = records.data();
   nnprof::collect::FrameRules rules;
   c.count = rules.unwind_copy(copy, c.frames.data(), c.max, c.end);

@@ -941,7 +941,7 @@ void CpuSampler::on_signal(siginfo_t* info, void* ucontext) noexcept {
     rec[5] = sp;
     rec[6] = fp;
     rec[7] = (std::uint64_t{static_cast<std::uint32_t>(frames)} << 32) | copy;
-    __builtin_memcpy(rec + kDwarfHeaderWords + 3 * frames, reinterpret_cast<const void*>(sp), copy);
+    collect::copy_stack_words(sp, rec + kDwarfHeaderWords + 3 * frames, copy / 8);
     t->ring.commit(words);
     return;
   }

@@ -100,9 +100,10 @@ namespace {
 // The one frame-pointer walk: follows the chain from `fp`, reading only inside
 // [sp, stack_end) and only frames above the previous one, so a chain broken by code without
 // frame pointers ends the walk instead of faulting. Calls f(frame address, saved rbp, return
-// address) per frame record until f returns false.
+// address) per frame record until f returns false. Its reads are of raw stack memory, which
+// a broken chain may point anywhere into (a sanitizer's redzones included): not instrumented.
 template <class F>
-void follow_frame_pointers(std::uintptr_t fp, std::uintptr_t sp, std::uintptr_t stack_end, F&& f) noexcept {
+__attribute__((no_sanitize("address", "thread"))) void follow_frame_pointers(std::uintptr_t fp, std::uintptr_t sp, std::uintptr_t stack_end, F&& f) noexcept {
   while (fp >= sp && fp + 16 <= stack_end && (fp & 7) == 0) {
     const auto* frame = reinterpret_cast<const std::uintptr_t*>(fp);
     const std::uintptr_t next = frame[0], ret = frame[1];
@@ -146,6 +147,13 @@ int frame_records_from(std::uintptr_t fp, std::uintptr_t sp, std::uintptr_t from
     return ++n < max;
   });
   return n;
+}
+
+void copy_stack_words(std::uintptr_t from, std::uint64_t* out, std::size_t words) noexcept {
+  // x86-64 only, as the register layout of the rest of the sampler: the sanitizers do not
+  // instrument inline assembly, and the compiler cannot turn it into a memcpy call.
+  auto src = reinterpret_cast<const void*>(from);
+  asm volatile("rep movsq" : "+D"(out), "+S"(src), "+c"(words) : : "memory");
 }
 
 bool find_mapping(std::uintptr_t address, std::uintptr_t& begin, std::uintptr_t& end) noexcept {

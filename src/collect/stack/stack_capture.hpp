@@ -1,6 +1,7 @@
 // Call stacks of the calling thread, cheap enough for malloc hooks.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace nnprof::collect {
@@ -41,6 +42,12 @@ int capture_interrupted_stack(const void* ucontext, std::uintptr_t* out, int max
 /// An offline unwind (FrameRules::unwind_copy) goes on with them where its copy ends.
 int frame_records_from(std::uintptr_t fp, std::uintptr_t sp, std::uintptr_t from, std::uintptr_t stack_end,
                        std::uint64_t* out, int max) noexcept;
+
+/// Copies `words` 8-byte words of the calling thread's stack from `from` into `out`
+/// (async-signal-safe). Not a memcpy call: under AddressSanitizer the stack holds poisoned
+/// redzones between variables, which an intercepted memcpy would report; this copy is
+/// invisible to the sanitizers, as a copy of raw stack memory must be.
+void copy_stack_words(std::uintptr_t from, std::uint64_t* out, std::size_t words) noexcept;
 
 /// The mapping that holds `address` (for a thread's stack: pass its stack pointer), read
 /// from /proc/self/maps with async-signal-safe system calls only. False when none does.
