@@ -263,7 +263,8 @@ std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& op
     throw Error("every real-time signal already has a handler in this process: nnprof's CPU sampler needs one that the "
                 "program does not use");
 
-  collect::stack_capture_init();
+  // No collect::stack_capture_init (libunwind) here: the sampler never uses an unwinder
+  // library, and loading one mid-run would bump glibc's TLS generation for every thread.
   const bool wall = options.clock == SamplingClock::Wall;
   std::vector<std::string> warnings;
   use_perf_ = false;

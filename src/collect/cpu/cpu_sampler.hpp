@@ -11,8 +11,8 @@
 //   By default (Unwinder::Auto or Kernel) the kernel walks the user stack's frame pointers when
 //   it takes the sample and writes it into the event's ring, which the manager thread reads:
 //   no signal per sample, so the cost is that of `perf record -g`; the sample's scope is found
-//   from the spans by time when the profile is built. With Unwinder::Libunwind or
-//   FramePointer, the overflow signals the thread instead (F_SETOWN_EX + F_SETSIG) and the
+//   from the spans by time when the profile is built. With Unwinder::Dwarf (alias Libunwind)
+//   or FramePointer, the overflow signals the thread instead (F_SETOWN_EX + F_SETSIG) and the
 //   handler records the stack. When perf_event_open is not allowed (perf_event_paranoid,
 //   seccomp), timers are used and the profile says that the rate was capped;
 // - wall-clock mode: a POSIX timer per thread on CLOCK_MONOTONIC, delivered to that thread,
