@@ -155,7 +155,7 @@ TEST(CpuProfiler, FindsWorkOfAThreadCreatedAfterStart) {
 }
 
 // Samples of work inside "outer > inner" and inside "outer" name that scope: read in the
-// signal handler (libunwind, frame pointers), or found from the spans by time (kernel stacks).
+// signal handler (DWARF, frame pointers), or found from the spans by time (kernel stacks).
 void check_samples_carry_the_open_scope(nnprof::Unwinder unwinder) {
   Profiler profiler;
   CpuProfilerOptions o;
@@ -192,7 +192,10 @@ void check_samples_carry_the_open_scope(nnprof::Unwinder unwinder) {
   EXPECT_EQ(fifty_in_outer, fifty) << p.cpu.unwinder;
 }
 
-TEST(CpuProfiler, SamplesCarryTheOpenScope) { check_samples_carry_the_open_scope(nnprof::Unwinder::Libunwind); }
+TEST(CpuProfiler, SamplesCarryTheOpenScope) { check_samples_carry_the_open_scope(nnprof::Unwinder::Dwarf); }
+TEST(CpuProfiler, FramePointerSamplesCarryTheOpenScope) {
+  check_samples_carry_the_open_scope(nnprof::Unwinder::FramePointer);
+}
 
 TEST(CpuProfiler, KernelStackSamplesFindTheirScopeFromTheSpans) {
   check_samples_carry_the_open_scope(nnprof::Unwinder::Kernel);
@@ -230,6 +233,45 @@ TEST(CpuProfiler, KernelStacksNameTheDirectCallerOfAFramelessLeaf) {
   ASSERT_GT(leaf, 100u);
   EXPECT_GT(with_caller, leaf * 9 / 10);
   EXPECT_GT(with_test, leaf * 9 / 10);
+}
+
+// Built without a frame pointer: a frame-pointer walk from work_fifty goes from the leaf
+// straight past this function. DWARF unwinding of the stack copy keeps it.
+__attribute__((noinline, optimize("omit-frame-pointer"))) void calls_work_fifty_without_frame_pointer(std::uint64_t n) {
+  work_fifty(n);
+  asm volatile("");
+}
+
+void check_dwarf_names_callers_without_frame_pointers(double hz) {
+  SKIP_UNDER_TSAN();
+  Profiler profiler;
+  CpuProfilerOptions o;
+  o.hz = hz;
+  o.unwinder = nnprof::Unwinder::Dwarf;
+  CpuProfiler sampler(profiler, o);
+  EXPECT_STREQ(sampler.stats().unwinder, "dwarf");
+  const auto start = thread_cpu_now();
+  while (thread_cpu_now() - start < std::chrono::milliseconds(400)) calls_work_fifty_without_frame_pointer(50'000);
+  sampler.stop();
+  const Profile p = profiler.snapshot();
+  std::uint64_t leaf = 0, with_caller = 0, with_test = 0;
+  for (const auto& s : p.cpu_samples) {
+    if (short_name(leaf_function(p, s)) != "work_fifty") continue;
+    ++leaf;
+    const auto& frames = p.stacks[s.stack].frames;
+    const auto caller = frames.size() > 1 ? p.frames[frames[1]].function : nnprof::kNone;
+    with_caller += caller != nnprof::kNone && short_name(p.str(caller)) == "calls_work_fifty_without_frame_pointer";
+    with_test += stack_has(p, s, "check_dwarf_names_callers_without_frame_pointers");
+  }
+  ASSERT_GT(leaf, 30u);
+  EXPECT_GT(with_caller, leaf * 9 / 10);
+  EXPECT_GT(with_test, leaf * 9 / 10);
+  EXPECT_EQ(p.cpu.truncated_stacks, 0u) << "every stack reached its outermost frame";
+}
+
+TEST(CpuProfiler, DwarfNamesCallersBuiltWithoutFramePointers) { check_dwarf_names_callers_without_frame_pointers(199); }
+TEST(CpuProfiler, DwarfThroughPerfEventsNamesCallersBuiltWithoutFramePointers) {
+  check_dwarf_names_callers_without_frame_pointers(1000);
 }
 
 TEST(CpuProfiler, KernelStacksWithoutSpansSayTheScopeIsUnknown) {
@@ -320,20 +362,118 @@ TEST(CpuProfiler, OneAtATime) {
   EXPECT_TRUE(again.active());
 }
 
-void foreign_handler(int) {}
+std::atomic<std::uint64_t> g_program_signals{0};
+void count_program_signal(int) { g_program_signals.fetch_add(1, std::memory_order_relaxed); }
 
-TEST(CpuProfiler, RefusesWhenSigprofIsTaken) {
+bool has_warning(const Profile& p, const std::string& text) {
+  for (const auto& d : p.diagnostics)
+    if (d.kind == nnprof::DiagnosticKind::CpuSampling && d.message.find(text) != std::string::npos) return true;
+  return false;
+}
+
+std::string cpu_warnings(const Profile& p) {
+  std::string all;
+  for (const auto& d : p.diagnostics)
+    if (d.kind == nnprof::DiagnosticKind::CpuSampling) all += d.message + "\n";
+  return all;
+}
+
+// A program's own SIGPROF handler (GNU sort re-raises SIGPROF from one) must never see the
+// sampler's signals: the sampler uses a real-time signal nobody handles.
+TEST(CpuProfiler, AProgramsOwnSigprofHandlerGetsNoSignals) {
   struct sigaction sa{}, old{};
-  sa.sa_handler = &foreign_handler;
+  sa.sa_handler = &count_program_signal;
+  sigemptyset(&sa.sa_mask);
   sigaction(SIGPROF, &sa, &old);
+  g_program_signals = 0;
   Profiler profiler;
-  try {
-    CpuProfiler sampler(profiler);
-    ADD_FAILURE() << "started although SIGPROF had another handler";
-  } catch (const nnprof::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("SIGPROF"), std::string::npos);
+  CpuProfilerOptions o;
+  o.hz = 199;
+  {
+    CpuProfiler sampler(profiler, o);
+    late_thread_work();
   }
   sigaction(SIGPROF, &old, nullptr);
+  EXPECT_EQ(g_program_signals.load(), 0u);
+  EXPECT_GT(profiler.snapshot().cpu_samples.size(), 20u);
+}
+
+// The real-time signal with the sampler's handler on it.
+int samplers_signal() {
+  for (int sig = SIGRTMAX; sig >= SIGRTMIN; --sig) {
+    struct sigaction sa{};
+    if (sigaction(sig, nullptr, &sa) == 0 && (sa.sa_flags & SA_SIGINFO) != 0) return sig;
+  }
+  return 0;
+}
+
+// A program that installs a handler on the signal the sampler chose gets it: sampling stops,
+// the samples so far stay, and the profile says when and why.
+TEST(CpuProfiler, AProgramTakingTheSignalStopsSamplingWithAWarning) {
+  Profiler profiler;
+  CpuProfilerOptions o;
+  o.hz = 199;
+  CpuProfiler sampler(profiler, o);
+  late_thread_work();
+  const int sig = samplers_signal();
+  ASSERT_NE(sig, 0);
+  ASSERT_NE(sig, SIGPROF);
+  struct sigaction sa{}, old{};
+  sa.sa_handler = &count_program_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, &old);
+  // The sampler sees it at its next scan (every 20 ms).
+  for (int i = 0; i < 200 && sampler.active(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_FALSE(sampler.active());
+  sampler.stop();
+  const Profile p = profiler.snapshot();
+  EXPECT_GT(p.cpu_samples.size(), 20u) << "the samples taken before are kept";
+  EXPECT_TRUE(has_warning(p, "stopped")) << cpu_warnings(p);
+  EXPECT_TRUE(has_warning(p, "installed its own handler")) << cpu_warnings(p);
+  // A new sampler picks another signal and works.
+  {
+    Profiler second;
+    CpuProfiler again(second, o);
+    EXPECT_TRUE(again.active());
+    late_thread_work();
+    again.stop();
+    EXPECT_GT(second.snapshot().cpu_samples.size(), 20u);
+  }
+  sigaction(sig, &old, nullptr);
+}
+
+TEST(CpuProfiler, AProfileWithoutSamplesSaysWhy) {
+  Profiler profiler;
+  CpuProfilerOptions o;
+  o.hz = 1;  // a second of CPU time per sample: this test uses far less
+  o.threads = {gettid_now()};
+  CpuProfiler sampler(profiler, o);
+  sampler.stop();
+  const Profile p = profiler.snapshot();
+  ASSERT_TRUE(p.cpu_samples.empty());
+  EXPECT_TRUE(has_warning(p, "no CPU samples were taken")) << cpu_warnings(p);
+}
+
+// nnprof record's agent samples with yield_to_program; a program that starts its own
+// CpuProfiler then gets it, and the agent's profile keeps its samples with a warning.
+TEST(CpuProfiler, AYieldingSamplerGivesWayToTheNextOne) {
+  Profiler agent_profiler, program_profiler;
+  CpuProfilerOptions yielding;
+  yielding.yield_to_program = true;
+  CpuProfiler agent(agent_profiler, yielding);
+  late_thread_work();
+  CpuProfiler program(program_profiler);  // does not throw
+  EXPECT_FALSE(agent.active());
+  EXPECT_TRUE(program.active());
+  late_thread_work();
+  EXPECT_THROW(CpuProfiler third(agent_profiler), nnprof::Error) << "the program's own sampler does not yield";
+  program.stop();
+  agent.stop();  // already stopped: nothing happens
+  const Profile a = agent_profiler.snapshot(), b = program_profiler.snapshot();
+  EXPECT_GT(a.cpu_samples.size(), 20u);
+  EXPECT_GT(b.cpu_samples.size(), 20u);
+  EXPECT_TRUE(has_warning(a, "give way")) << cpu_warnings(a);
+  EXPECT_FALSE(has_warning(b, "give way")) << cpu_warnings(b);
 }
 
 TEST(CpuProfiler, SamplesSurviveSaveAndLoad) {

@@ -1,6 +1,8 @@
 // capture_stack: frames in order, skip, truncation, many threads, and no allocation after init.
+// FrameRules::unwind_copy: the CPU sampler's offline DWARF unwind of a stack copy.
 #include <gtest/gtest.h>
 #include <dlfcn.h>
+#include <ucontext.h>
 
 #include <array>
 #include <atomic>
@@ -9,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "collect/stack/frame_rules.hpp"
 #include "collect/stack/stack_capture.hpp"
 
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
@@ -131,6 +134,94 @@ TEST_F(StackCapture, ManyThreadsAtOnce) {
   go.store(true);
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+// An offline unwind, as the CPU sampler does it: registers from getcontext (the state as if
+// it had returned), a copy of at most `copy_limit` bytes of the stack from sp up, and the
+// frame records beyond the copy, through three functions, the middle one without a frame
+// pointer (as a frame-pointer walk would skip its caller).
+struct CopyChain {
+  std::array<std::uintptr_t, kMax> frames{};
+  std::size_t count = 0;
+  nnprof::collect::UnwindEnd end = nnprof::collect::UnwindEnd::Incomplete;
+  std::array<std::uintptr_t, 3> resume{};
+  std::size_t max = kMax;
+};
+
+NOINLINE void unwind_level1(CopyChain& c, std::size_t copy_limit, bool garbage) {
+  c.resume[0] = return_address(__builtin_return_address(0));
+  ucontext_t uc;
+  getcontext(&uc);
+  nnprof::collect::StackCopy copy;
+  copy.pc = static_cast<std::uintptr_t>(uc.uc_mcontext.gregs[REG_RIP]);
+  copy.sp = static_cast<std::uintptr_t>(uc.uc_mcontext.gregs[REG_RSP]);
+  copy.fp = static_cast<std::uintptr_t>(uc.uc_mcontext.gregs[REG_RBP]);
+  std::uintptr_t begin = 0, end = 0;
+  ASSERT_TRUE(nnprof::collect::find_mapping(copy.sp, begin, end));
+  std::vector<std::uint64_t> words(std::min<std::size_t>(copy_limit, end - copy.sp) / 8);
+  nnprof::collect::copy_stack_words(copy.sp, words.data(), words.size());
+  std::array<std::uint64_t, 3 * kMax> records{};
+  copy.chain_frames = static_cast<std::size_t>(
+      nnprof::collect::frame_records_from(copy.fp, copy.sp, copy.sp + words.size() * 8, end, records.data(), kMax));
+  if (garbage) {
+    for (std::size_t i = 0; i < words.size(); ++i) words[i] = i * 0x2545f4914f6cdd1dull + 11;
+    for (std::size_t i = 0; i < records.size(); ++i) records[i] = i * 0x9e3779b97f4a7c15ull;
+  }
+  copy.bytes = reinterpret_cast<const unsigned char*>(words.data());
+  copy.size = words.size() * 8;
+  copy.chain = records.data();
+  nnprof::collect::FrameRules rules;
+  c.count = rules.unwind_copy(copy, c.frames.data(), c.max, c.end);
+  AFTER_CALL();
+}
+NOINLINE __attribute__((optimize("omit-frame-pointer"))) void unwind_level2(CopyChain& c, std::size_t limit, bool garbage) {
+  c.resume[1] = return_address(__builtin_return_address(0));
+  unwind_level1(c, limit, garbage);
+  AFTER_CALL();
+}
+NOINLINE void unwind_level3(CopyChain& c, std::size_t limit, bool garbage) {
+  c.resume[2] = return_address(__builtin_return_address(0));
+  unwind_level2(c, limit, garbage);
+  AFTER_CALL();
+}
+
+TEST(UnwindCopy, WholeStackCopyGivesEveryCallerToTheOutermostFrame) {
+  CopyChain c;
+  unwind_level3(c, std::size_t{1} << 30, false);
+  ASSERT_GE(c.count, 5u);
+  const auto level1_entry = reinterpret_cast<std::uintptr_t>(&unwind_level1);
+  EXPECT_GT(c.frames[0], level1_entry);
+  EXPECT_LT(c.frames[0], level1_entry + 4096);
+  // Callers are call sites: return address minus one.
+  EXPECT_EQ(c.frames[1], c.resume[0] - 1);
+  EXPECT_EQ(c.frames[2], c.resume[1] - 1) << "the caller of the function without a frame pointer";
+  EXPECT_EQ(c.frames[3], c.resume[2] - 1);
+  EXPECT_EQ(c.end, nnprof::collect::UnwindEnd::Complete) << c.count << " frames";
+}
+
+TEST(UnwindCopy, FrameRecordsBeyondTheCopyAreUsed) {
+  CopyChain c;
+  unwind_level3(c, 0, false);  // nothing copied: only the frame records of the chain
+  ASSERT_GE(c.count, 2u);
+  EXPECT_EQ(c.frames[1], c.resume[0] - 1);
+}
+
+TEST(UnwindCopy, DepthLimitSaysSo) {
+  CopyChain c;
+  c.max = 3;
+  unwind_level3(c, std::size_t{1} << 30, false);
+  ASSERT_EQ(c.count, 3u);
+  EXPECT_EQ(c.frames[2], c.resume[1] - 1);
+  EXPECT_EQ(c.end, nnprof::collect::UnwindEnd::Depth);
+}
+
+TEST(UnwindCopy, GarbageStackEndsWithoutCrashing) {
+  for (std::size_t limit : {std::size_t{0}, std::size_t{64}, std::size_t{4096}, std::size_t{1} << 20}) {
+    CopyChain c;
+    unwind_level3(c, limit, true);
+    EXPECT_GE(c.count, 1u);
+    EXPECT_LE(c.count, static_cast<std::size_t>(kMax));
+  }
 }
 
 #ifdef NNPROF_TEST_COUNTS_ALLOCATIONS

@@ -18,12 +18,23 @@ enum class SamplingClock : std::uint8_t {
   Wall,  ///< elapsed time: every thread is sampled, also while blocked (I/O, locks, sleep)
 };
 
-/// How the call stack of an interrupted thread is walked.
+/// How the call stack of an interrupted thread is walked. No unwinder library runs in the
+/// signal handler: they may allocate or take the loader's locks, which deadlocks a thread
+/// interrupted inside malloc (docs/ARCHITECTURE.md, "What may run in a signal handler").
 enum class Unwinder : std::uint8_t {
   /// Above 250 Hz of CPU time: Kernel, so that a sample costs no signal (docs/PERFORMANCE.md,
-  /// "Issue 5"). Otherwise libunwind when it can be loaded, else frame pointers.
+  /// "Issue 5"). Otherwise Dwarf.
   Auto,
-  Libunwind,     ///< DWARF unwind tables (.eh_frame) in a signal handler: right for code built without frame pointers
+  /// The DWARF unwind tables (.eh_frame), as `perf record --call-graph dwarf`: the signal
+  /// handler copies the registers and the top of the stack (16 KiB up to 250 Hz, less above),
+  /// and the sampler's own thread unwinds the copy afterwards. Right for code built without
+  /// frame pointers; where the tables cannot step (code without them, a stack deeper than the
+  /// copy) the frame-pointer chain goes on, else the stack ends there and is counted as
+  /// truncated.
+  Dwarf,
+  /// The name this option had when libunwind walked the stack inside the signal handler,
+  /// which could deadlock: now the same as Dwarf, kept so that existing code compiles.
+  Libunwind = Dwarf,
   FramePointer,  ///< the frame-pointer chain, walked in a signal handler
   /// The kernel walks the frame-pointer chain when it takes the sample, as `perf record -g`
   /// does, and no signal interrupts the thread: the cheapest per sample, with the limits of
@@ -53,6 +64,11 @@ struct CpuProfilerOptions {
   /// Samples kept at most (about 40 bytes each plus their distinct stacks); later ones are
   /// counted as dropped.
   std::uint64_t max_samples = 10'000'000;
+  /// Give way to another CpuProfiler: when one is started in this process while this one
+  /// runs, this one stops (its profile keeps its samples and a warning says when and why) and
+  /// the other starts. For a profiler that watches a program from outside (nnprof record's
+  /// agent) while the program may start its own. Without it, a second start throws.
+  bool yield_to_program = false;
 };
 
 /// Figures of a running (or stopped) sampler.
@@ -62,16 +78,19 @@ struct CpuProfilerStats {
   std::uint32_t threads_sampled = 0;  ///< threads that had a sampling timer at some point
   double effective_hz = 0.0;          ///< the rate in use (may be capped below the request)
   const char* mechanism = "";         ///< "perf_event", "thread-cpu-timer" or "wall-timer"
-  const char* unwinder = "";          ///< "libunwind", "frame-pointer", "kernel-frame-pointer" or "none"
+  const char* unwinder = "";          ///< "dwarf", "frame-pointer", "kernel-frame-pointer" or "none"
 };
 
 /// Samples the process's threads while it lives; its samples go into `profiler`'s snapshots.
-/// One at a time per process (signals and timers are process-wide).
+/// One at a time per process (signals and timers are process-wide). The timers signal a
+/// real-time signal that nothing in the process handled at the start (SIGPROF and the other
+/// signals programs use are left alone); if the program installs a handler on it later,
+/// sampling stops and the profile says so.
 class NNPROF_API CpuProfiler {
  public:
   /// Starts sampling into `profiler`, which must outlive this object. Throws nnprof::Error
-  /// for a rate out of range, when another sampler runs, or when SIGPROF is taken by the
-  /// program (another profiler).
+  /// for a rate out of range, when another sampler runs (unless that one yields:
+  /// CpuProfilerOptions::yield_to_program), or when every real-time signal is taken.
   explicit CpuProfiler(Profiler& profiler, const CpuProfilerOptions& options = {});
   ~CpuProfiler();
   CpuProfiler(const CpuProfiler&) = delete;
@@ -79,6 +98,7 @@ class NNPROF_API CpuProfiler {
 
   /// Stops sampling; later snapshots of the profiler still contain every sample taken.
   void stop() noexcept;
+  /// False once stopped, also when it stopped early (it yielded, or the program took its signal).
   [[nodiscard]] bool active() const noexcept;
   [[nodiscard]] CpuProfilerStats stats() const noexcept;
 

@@ -15,7 +15,7 @@ void CpuProfiler::stop() noexcept {
   run_ = 0;
 }
 
-bool CpuProfiler::active() const noexcept { return run_ != 0 && detail::CpuSampler::instance().active(); }
+bool CpuProfiler::active() const noexcept { return run_ != 0 && detail::CpuSampler::instance().active(run_); }
 
 CpuProfilerStats CpuProfiler::stats() const noexcept { return detail::CpuSampler::instance().stats(); }
 

@@ -28,6 +28,8 @@
 
 namespace nnprof::detail {
 
+constinit thread_local int tls_in_sample_handler [[gnu::tls_model("initial-exec")]] = 0;
+
 namespace {
 
 // Above this rate CPU-time timers cannot keep up: the kernel checks them on its tick.
@@ -36,8 +38,20 @@ constexpr double kMinHz = 1.0, kMaxHz = 10'000.0;
 constexpr std::uint32_t kMaxStackDepth = 240;  // frames per sample at most
 constexpr int kFdTableSize = 1 << 16;
 constexpr std::size_t kKernelRingPages = 64;
-constexpr std::uint32_t kStackCopyBytes = 512;  // of the user stack per kernel sample: a leaf's frame  // data pages of a kernel-stack perf ring, at most
+constexpr std::uint32_t kStackCopyBytes = 512;  // of the user stack per kernel sample: a leaf's frame
 constexpr std::chrono::milliseconds kKernelDrainEvery{4};
+// Rings of stack copies are drained at least this often, so that they can be smaller.
+constexpr std::uint32_t kCopyDrainEveryMs = 10;
+// DWARF unwinding: bytes of the top of the stack the handler copies per sample. perf's default
+// is 8 KiB; 16 KiB holds deeper stacks of frames without frame pointers. Above 250 Hz the copy
+// shrinks so that a thread copies at most about 4 MiB per second (the ring must hold it).
+constexpr std::uint32_t kMaxCopyBytes = 16 * 1024, kMinCopyBytes = 2 * 1024;
+constexpr double kCopyBytesPerSecond = 4.0 * 1024 * 1024;
+// A DWARF sample record: header, ticks, weight, scope, pc, sp, fp, sizes; then frame records
+// (3 words each) and the stack copy.
+constexpr std::uint32_t kDwarfHeaderWords = 8;
+// Header flags of a sample record.
+constexpr std::uint32_t kFlagTruncated = 1, kFlagDwarf = 2;
 
 // What the signal handler reads. Plain globals set before any timer is armed.
 struct HandlerConfig {
@@ -45,7 +59,8 @@ struct HandlerConfig {
   std::uint64_t core_id = 0;
   std::uint64_t period_ns = 0;
   bool call_graph = true;
-  bool frame_pointers = false;
+  bool dwarf = false;  ///< copy the stack for the manager to unwind; else walk frame pointers here
+  std::uint32_t copy_bytes = 0;
   int max_depth = 128;
 };
 constinit HandlerConfig g_config;
@@ -54,19 +69,54 @@ constinit CpuSampler* g_sampler = nullptr;
 constinit std::atomic<SampledThread*> g_fd_owner[kFdTableSize] = {};
 // Handlers running now, per process: stop() waits for them before it reads the rings.
 constinit std::atomic<int> g_in_handler{0};
+// The sampler's signal: a real-time signal nobody else in the process handled when it was
+// chosen (0: none yet). Kept across runs while our handler is on it.
+constinit std::atomic<int> g_signal{0};
 
 std::int64_t current_tid() noexcept { return static_cast<std::int64_t>(syscall(SYS_gettid)); }
 
-void on_sigprof(int, siginfo_t* info, void* ucontext) {
+void on_sample_signal(int, siginfo_t* info, void* ucontext) {
   const int saved_errno = errno;
+  ++tls_in_sample_handler;
   g_in_handler.fetch_add(1, std::memory_order_acquire);
   if (CpuSampler* s = g_sampler) s->on_signal(info, ucontext);
   g_in_handler.fetch_sub(1, std::memory_order_release);
+  --tls_in_sample_handler;
   errno = saved_errno;
 }
 
 bool our_handler_installed(const struct sigaction& sa) {
-  return (sa.sa_flags & SA_SIGINFO) != 0 && sa.sa_sigaction == &on_sigprof;
+  return (sa.sa_flags & SA_SIGINFO) != 0 && sa.sa_sigaction == &on_sample_signal;
+}
+
+bool our_handler_on(int sig) {
+  struct sigaction sa{};
+  return sig != 0 && sigaction(sig, nullptr, &sa) == 0 && our_handler_installed(sa);
+}
+
+// A signal the program does not use: ours from an earlier run (one of its signals may still be
+// pending), else the highest real-time signal whose disposition is the default. glibc keeps
+// the signals below SIGRTMIN for itself (thread cancellation, setxid); programs that use
+// real-time signals usually count up from SIGRTMIN, so the search counts down from SIGRTMAX.
+// 0 when every one is taken.
+int choose_signal() {
+  if (const int ours = g_signal.load(std::memory_order_acquire); our_handler_on(ours)) return ours;
+  for (int sig = SIGRTMAX; sig >= SIGRTMIN; --sig) {
+    struct sigaction sa{};
+    if (sigaction(sig, nullptr, &sa) == 0 && (sa.sa_flags & SA_SIGINFO) == 0 && sa.sa_handler == SIG_DFL) return sig;
+  }
+  return 0;
+}
+
+std::string signal_name(int sig) {
+  return sig >= SIGRTMIN ? fmt::format("SIGRTMIN+{} (signal {})", sig - SIGRTMIN, sig) : fmt::format("signal {}", sig);
+}
+
+// Bytes of stack a DWARF sample copies at `hz` samples per second of a thread.
+std::uint32_t copy_bytes_for(double hz) {
+  std::uint32_t bytes = kMaxCopyBytes;
+  while (bytes > kMinCopyBytes && bytes * hz > kCopyBytesPerSecond) bytes /= 2;
+  return bytes;
 }
 
 std::string read_comm(std::int64_t tid) {
@@ -187,18 +237,34 @@ std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& op
     throw Error(fmt::format("stack depth {} is out of range: choose 1 to {} frames", options.max_stack_depth, kMaxStackDepth));
   if (profiler.core().session == nullptr) throw Error("CPU sampling needs a running profiler");
 
-  std::lock_guard start_lock(manager_mu_);
-  if (active()) throw Error("CPU sampling is already on in this process; stop the other nnprof::CpuProfiler first");
+  std::unique_lock start_lock(manager_mu_);
+  while (active_.load(std::memory_order_acquire)) {
+    bool yields = false;
+    {
+      std::lock_guard lock(mu_);
+      yields = options_.yield_to_program;
+    }
+    const bool halted = halted_.load(std::memory_order_acquire);
+    if (!yields && !halted)
+      throw Error("CPU sampling is already on in this process; stop the other nnprof::CpuProfiler first");
+    // The running sampler gives way (nnprof record's agent does, to the program's own), or
+    // had already stopped sampling (its signal was taken): its run ends here.
+    const std::uint64_t running = epoch_.load(std::memory_order_acquire);
+    start_lock.unlock();
+    stop(running, halted ? std::string_view{}
+                         : "another nnprof::CpuProfiler was started in this process, and this one was set to give way "
+                           "to it (CpuProfilerOptions::yield_to_program)");
+    start_lock.lock();
+  }
   if (manager_.joinable()) manager_.join();
 
-  struct sigaction old{};
-  sigaction(SIGPROF, nullptr, &old);
-  if (!our_handler_installed(old) && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)
-    throw Error(
-        "SIGPROF already has a handler in this process (another profiler, such as gperftools' libprofiler, or the "
-        "program itself uses it); nnprof's CPU sampler needs that signal: turn the other one off");
+  const int sig = choose_signal();
+  if (sig == 0)
+    throw Error("every real-time signal already has a handler in this process: nnprof's CPU sampler needs one that the "
+                "program does not use");
 
-  collect::stack_capture_init();
+  // No collect::stack_capture_init (libunwind) here: the sampler never uses an unwinder
+  // library, and loading one mid-run would bump glibc's TLS generation for every thread.
   const bool wall = options.clock == SamplingClock::Wall;
   std::vector<std::string> warnings;
   use_perf_ = false;
@@ -226,14 +292,10 @@ std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& op
   const bool kernel_stacks =
       use_perf_ && (options.unwinder == Unwinder::Kernel || options.unwinder == Unwinder::Auto);
   if (options.unwinder == Unwinder::Kernel && !use_perf_)
-    warnings.push_back("kernel-walked stacks need perf_event sampling (CPU time above 250 Hz): stacks are walked in "
-                       "the signal handler instead");
-  const bool frame_pointers =
-      options.unwinder == Unwinder::FramePointer ||
-      (options.unwinder != Unwinder::Libunwind && std::string_view(collect::stack_capture_method()) != "libunwind");
-  if (options.unwinder == Unwinder::Libunwind && std::string_view(collect::stack_capture_method()) != "libunwind")
-    warnings.push_back("libunwind could not be loaded (install libunwind8): stacks are walked by frame pointers, "
-                       "which skips callers in code built without them");
+    warnings.push_back("kernel-walked stacks need perf_event sampling (CPU time above 250 Hz): the handler copies "
+                       "the top of each stack instead, which is unwound with the DWARF unwind tables");
+  const bool dwarf = options.unwinder != Unwinder::FramePointer;
+  const double handler_hz = std::min(options.hz, wall || use_perf_ ? kMaxHz : kTimerMaxHz);
 
   {
     std::lock_guard lock(mu_);
@@ -241,7 +303,8 @@ std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& op
     by_tid_.clear();
     scans_ = 0;
     threads_sampled_ = 0;
-    dropped_ = truncated_ = over_limit_ = throttled_ = 0;
+    dropped_ = truncated_ = incomplete_ = over_limit_ = throttled_ = 0;
+    stopped_early_ = false;
     samples_.clear();
     stack_ids_.clear();
     stacks_.clear();
@@ -250,36 +313,48 @@ std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& op
     options_ = options;
     options_.thread_scan_ms = std::clamp<std::uint32_t>(options.thread_scan_ms, 1, 1000);
     core_ = &profiler.core();
+    signal_ = sig;
+    started_ = std::chrono::steady_clock::now();
     period_ns_ = static_cast<std::uint64_t>(std::llround(1e9 / options.hz));
     mechanism_ = wall ? "wall-timer" : use_perf_ ? "perf_event" : "thread-cpu-timer";
     kernel_stacks_ = kernel_stacks;
     unwinder_ = !options.call_graph ? "none"
                 : kernel_stacks    ? "kernel-frame-pointer"
-                : frame_pointers   ? "frame-pointer"
-                                   : "libunwind";
-    const double words_per_second = std::min(options.hz, wall || use_perf_ ? kMaxHz : kTimerMaxHz) *
-                                    (4.0 + std::min<std::uint32_t>(options.max_stack_depth, 64));
-    // Four scan intervals of samples, so a late drain still finds room.
+                : dwarf            ? "dwarf"
+                                   : "frame-pointer";
+    copy_bytes_ = options.call_graph && dwarf ? copy_bytes_for(handler_hz) : 0;
+    const double record_words =
+        copy_bytes_ > 0 ? kDwarfHeaderWords + copy_bytes_ / 8.0 + 3.0 * std::min<std::uint32_t>(options.max_stack_depth, 16)
+                        : 4.0 + std::min<std::uint32_t>(options.max_stack_depth, 64);
+    // Four drain intervals of samples, so a late drain still finds room; and room for the
+    // largest record (a ring takes records of at most half its size).
+    const double largest = copy_bytes_ > 0 ? kDwarfHeaderWords + copy_bytes_ / 8.0 + 3.0 * options.max_stack_depth
+                                           : 4.0 + options.max_stack_depth;
+    const std::uint32_t drain_ms =
+        copy_bytes_ > 0 ? std::min(options_.thread_scan_ms, kCopyDrainEveryMs) : options_.thread_scan_ms;
     ring_words_ = next_power_of_two(static_cast<std::uint64_t>(
-        std::max(8192.0, words_per_second * 4.0 * options_.thread_scan_ms / 1000.0)));
+        std::max({8192.0, handler_hz * record_words * 4.0 * drain_ms / 1000.0, 2.0 * largest})));
   }
   g_config.core_id = core_->id;
   g_config.period_ns = period_ns_;
   g_config.call_graph = options.call_graph;
-  g_config.frame_pointers = frame_pointers;
+  g_config.dwarf = copy_bytes_ > 0;
+  g_config.copy_bytes = copy_bytes_;
   g_config.max_depth = static_cast<int>(options.max_stack_depth);
 
   struct sigaction sa{};
-  sa.sa_sigaction = &on_sigprof;
+  sa.sa_sigaction = &on_sample_signal;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  if (sigaction(SIGPROF, &sa, nullptr) != 0)
-    throw Error(fmt::format("could not install the SIGPROF handler: {}", std::strerror(errno)));
+  if (sigaction(sig, &sa, nullptr) != 0)
+    throw Error(fmt::format("could not install the sampler's handler on {}: {}", signal_name(sig), std::strerror(errno)));
+  g_signal.store(sig, std::memory_order_release);
 
   source_ = std::make_shared<Source>();
   core_->session->set_cpu_source(source_);
   const std::uint64_t run = epoch_.fetch_add(1, std::memory_order_acq_rel) + 1;
   g_config.running.store(true, std::memory_order_release);
+  halted_.store(false, std::memory_order_release);
   active_.store(true, std::memory_order_release);
   manager_stop_ = false;
   scan_threads();  // the threads that exist now are sampled from the start
@@ -287,28 +362,24 @@ std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& op
   return run;
 }
 
-void CpuSampler::stop(std::uint64_t run) noexcept {
+void CpuSampler::stop(std::uint64_t run, std::string_view why) noexcept {
   InternalAllocations internal;
   {
     std::unique_lock lock(manager_mu_);
-    if (!active() || (run != 0 && run != epoch_.load(std::memory_order_acquire))) return;
+    if (!active_.load(std::memory_order_acquire) || (run != 0 && run != epoch_.load(std::memory_order_acquire)))
+      return;
     active_.store(false, std::memory_order_release);
     manager_stop_ = true;
   }
   manager_cv_.notify_all();
   if (manager_.joinable() && manager_.get_id() != std::this_thread::get_id()) manager_.join();
-  g_config.running.store(false, std::memory_order_release);
   try {
     std::lock_guard lock(mu_);
-    for (auto& [tid, t] : by_tid_) disarm(*t);
-    by_tid_.clear();
-    // A handler that passed its checks before the timers were deleted finishes its sample.
-    while (g_in_handler.load(std::memory_order_acquire) != 0) std::this_thread::yield();
-    drain_locked();
+    halt_locked(why);
   } catch (...) {
   }
   // The handler stays installed: a signal generated before a timer was deleted may still be
-  // pending, and SIGPROF's default action would end the process.
+  // pending, and a real-time signal's default action would end the process.
   RawCpu frozen;
   try {
     snapshot(frozen);
@@ -317,6 +388,26 @@ void CpuSampler::stop(std::uint64_t run) noexcept {
   }
   if (source_) source_->freeze(std::move(frozen));
   source_.reset();
+}
+
+void CpuSampler::halt_locked(std::string_view why) {
+  g_config.running.store(false, std::memory_order_release);
+  for (auto& [tid, t] : by_tid_) disarm(*t);
+  by_tid_.clear();
+  // A handler that passed its checks before the timers were deleted finishes its sample.
+  while (g_in_handler.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  drain_locked();
+  if (!why.empty()) {
+    const double after = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    warnings_.push_back(fmt::format("CPU sampling stopped {:.3f} s after it started: {}. The samples taken until then "
+                                    "are kept.",
+                                    after, why));
+    stopped_early_ = true;
+  }
+}
+
+bool CpuSampler::active(std::uint64_t run) const noexcept {
+  return active() && run == epoch_.load(std::memory_order_acquire);
 }
 
 CpuProfilerStats CpuSampler::stats() const noexcept {
@@ -380,8 +471,7 @@ bool CpuSampler::arm_kernel_ring(SampledThread& t, std::string& why) noexcept {
 bool CpuSampler::arm(SampledThread& t, std::string& why) noexcept {
   t.dropped.store(0, std::memory_order_relaxed);
   t.truncated.store(0, std::memory_order_relaxed);
-  t.stack_end = 0;
-  t.stack_looked_up = false;
+  t.stack_begin = t.stack_end = 0;
   t.kernel_ring = false;
   const auto tid = static_cast<pid_t>(t.tid);
   if (use_perf_) {
@@ -416,7 +506,7 @@ bool CpuSampler::arm(SampledThread& t, std::string& why) noexcept {
     void* ring = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     f_owner_ex owner{F_OWNER_TID, tid};
     if (ring == MAP_FAILED || fcntl(fd, F_SETFL, O_RDWR | O_NONBLOCK | O_ASYNC) != 0 ||
-        fcntl(fd, F_SETSIG, SIGPROF) != 0 || fcntl(fd, F_SETOWN_EX, &owner) != 0) {
+        fcntl(fd, F_SETSIG, signal_) != 0 || fcntl(fd, F_SETOWN_EX, &owner) != 0) {
       why = fmt::format("perf event setup: {}", std::strerror(errno));
       if (ring != MAP_FAILED) munmap(ring, 2 * page);
       close(fd);
@@ -440,7 +530,7 @@ bool CpuSampler::arm(SampledThread& t, std::string& why) noexcept {
   const clockid_t clock = wall ? CLOCK_MONOTONIC : static_cast<clockid_t>((~static_cast<clockid_t>(tid) << 3) | 6);
   sigevent ev{};
   ev.sigev_notify = SIGEV_THREAD_ID;
-  ev.sigev_signo = SIGPROF;
+  ev.sigev_signo = signal_;
   ev._sigev_un._tid = tid;  // glibc 2.36 has no sigev_notify_thread_id macro
   ev.sigev_value.sival_ptr = &t;
   if (timer_create(clock, &ev, &t.timer) != 0) {
@@ -541,15 +631,32 @@ void CpuSampler::manager_main() {
   }
   pthread_setname_np(pthread_self(), "nnprof-sampler");
   // Kernel rings are drained every few milliseconds, so that small rings (locked-memory
-  // limits) keep up with 10 kHz; threads are looked for every thread_scan_ms.
+  // limits) keep up with 10 kHz, rings of stack copies every 10 ms; threads are looked for
+  // every thread_scan_ms.
   const auto scan_every = std::chrono::milliseconds(options_.thread_scan_ms);
-  const auto wait = kernel_stacks_ ? std::min(scan_every, kKernelDrainEvery) : scan_every;
   auto next_scan = std::chrono::steady_clock::now() + scan_every;
+  const auto drain_every = kernel_stacks_    ? std::min(scan_every, kKernelDrainEvery)
+                           : copy_bytes_ > 0 ? std::min(scan_every, std::chrono::milliseconds(kCopyDrainEveryMs))
+                                             : scan_every;
   std::unique_lock lock(manager_mu_);
   while (!manager_stop_) {
-    manager_cv_.wait_for(lock, wait);
+    manager_cv_.wait_for(lock, drain_every);
     if (manager_stop_) break;
     lock.unlock();
+    if (!our_handler_on(signal_)) {
+      // The program installed its own handler on our signal: it is the program's now. Stop
+      // before more of our timers' signals reach its handler, and say so in the profile; the
+      // run stays open until its owner stops it.
+      try {
+        std::lock_guard data(mu_);
+        halt_locked(fmt::format("the program installed its own handler for {}, the signal the sampler used",
+                                signal_name(signal_)));
+      } catch (...) {
+      }
+      halted_.store(true, std::memory_order_release);
+      lock.lock();
+      break;
+    }
     try {
       if (std::chrono::steady_clock::now() >= next_scan) {
         scan_threads();
@@ -661,6 +768,26 @@ void CpuSampler::read_kernel_ring(SampledThread& t) {
   __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
+std::uint32_t CpuSampler::unwind_record_locked(const std::uint64_t* rec, std::uint32_t words) {
+  if (words < kDwarfHeaderWords) return 0;
+  collect::StackCopy copy;
+  copy.pc = static_cast<std::uintptr_t>(rec[4]);
+  copy.sp = static_cast<std::uintptr_t>(rec[5]);
+  copy.fp = static_cast<std::uintptr_t>(rec[6]);
+  copy.chain_frames = static_cast<std::size_t>(rec[7] >> 32);
+  copy.size = static_cast<std::size_t>(rec[7] & 0xFFFFFFFF);
+  if (kDwarfHeaderWords + 3 * copy.chain_frames + copy.size / 8 > words) return 0;  // never from our handler
+  copy.chain = rec + kDwarfHeaderWords;
+  copy.bytes = reinterpret_cast<const unsigned char*>(rec + kDwarfHeaderWords + 3 * copy.chain_frames);
+  if (!frame_rules_) frame_rules_ = std::make_unique<collect::FrameRules>();
+  std::uintptr_t pcs[kMaxStackDepth];
+  collect::UnwindEnd end = collect::UnwindEnd::Complete;
+  const std::size_t depth = frame_rules_->unwind_copy(copy, pcs, options_.max_stack_depth, end);
+  if (end == collect::UnwindEnd::Depth) ++truncated_;
+  if (end == collect::UnwindEnd::Incomplete) ++incomplete_;
+  return intern_stack_locked(pcs, depth);
+}
+
 void CpuSampler::drain_locked() {
   for (auto& slot : threads_) {
     SampledThread& t = *slot;
@@ -678,8 +805,13 @@ void CpuSampler::drain_locked() {
       s.tid = tid;
       s.node_thread = static_cast<std::uint32_t>(rec[3] >> 32);
       s.node = static_cast<std::uint32_t>(rec[3]);
-      s.stack = intern_stack_locked(reinterpret_cast<const std::uintptr_t*>(rec + 4), words - 4);
-      if (((rec[0] >> 8) & 1) != 0) ++truncated_;
+      const auto flags = static_cast<std::uint32_t>(rec[0] >> 8) & 0xFFFFFF;
+      if ((flags & kFlagDwarf) != 0) {
+        s.stack = unwind_record_locked(rec, words);
+      } else {
+        s.stack = intern_stack_locked(reinterpret_cast<const std::uintptr_t*>(rec + 4), words - 4);
+        if ((flags & kFlagTruncated) != 0) ++truncated_;
+      }
       samples_.push_back(s);
     });
     dropped_ += t.dropped.exchange(0, std::memory_order_relaxed);
@@ -699,7 +831,7 @@ void CpuSampler::snapshot(RawCpu& out) {
   out.requested_hz = options_.hz;
   out.period_ns = period_ns_;
   out.dropped = dropped_ + over_limit_;
-  out.truncated = truncated_;
+  out.truncated = truncated_ + incomplete_;
   out.threads_sampled = threads_sampled_;
   out.samples = samples_;
   out.stacks = stacks_;
@@ -711,6 +843,26 @@ void CpuSampler::snapshot(RawCpu& out) {
   if (dropped_ > 0)
     out.warnings.push_back(fmt::format(
         "{} samples were lost because a thread's sample buffer was full before it was drained", dropped_));
+  if (incomplete_ > 0)
+    out.warnings.push_back(fmt::format(
+        "the stacks of {} samples end early: the unwind tables could not step further (code without tables, or a "
+        "stack deeper than the {} bytes copied per sample) and no frame-pointer chain went on from there",
+        incomplete_, copy_bytes_));
+  if (samples_.empty()) {
+    const double period_ms = static_cast<double>(period_ns_) / 1e6;
+    std::string why;
+    if (stopped_early_)
+      why = "sampling stopped early (see the warning above)";
+    else if (threads_sampled_ == 0)
+      why = "no thread could be sampled (see the warnings above)";
+    else if (options_.clock == SamplingClock::Wall)
+      why = fmt::format("sampling was on for less than one period ({:.3g} ms)", period_ms);
+    else
+      why = fmt::format("the {} sampled threads used less than one period ({:.3g} ms) of CPU time each while sampling "
+                        "was on",
+                        threads_sampled_, period_ms);
+    out.warnings.push_back("no CPU samples were taken: " + why);
+  }
   if (throttled_ > 0)
     out.warnings.push_back(fmt::format(
         "the kernel throttled sampling {} times (kernel.perf_cpu_time_max_percent): fewer samples than the rate asks",
@@ -727,7 +879,9 @@ void CpuSampler::on_signal(siginfo_t* info, void* ucontext) noexcept {
     t = static_cast<SampledThread*>(info->si_value.sival_ptr);
     // Expirations that came while this one was pending: the sample stands for them too.
     if (info->si_overrun > 0) weight *= 1 + static_cast<std::uint64_t>(info->si_overrun);
-  } else if (info->si_fd >= 0 && info->si_fd < kFdTableSize) {
+  } else if (info->si_code > 0 && info->si_fd >= 0 && info->si_fd < kFdTableSize) {
+    // Only the kernel's POLL_* codes carry si_fd: a signal queued by hand (si_code < 0)
+    // must not name another thread's ring.
     t = g_fd_owner[info->si_fd].load(std::memory_order_acquire);
     if (t != nullptr && t->perf_page != nullptr) {
       // Empty the event's own ring (it holds only the sample's ip): the kernel signals again
@@ -748,32 +902,63 @@ void CpuSampler::on_signal(siginfo_t* info, void* ucontext) noexcept {
       scope = (std::uint64_t{n->thread} << 32) | n->index;
   }
 
-  std::uintptr_t pcs[kMaxStackDepth];
-  int depth = 0;
-  bool truncated = false;
-  if (g_config.call_graph) {
-    if (!t->stack_looked_up) {
-      // Once per thread: the end of its stack bounds frame-pointer walks.
-      t->stack_looked_up = true;
-      const auto sp =
-          static_cast<std::uintptr_t>(static_cast<const ucontext_t*>(ucontext)->uc_mcontext.gregs[REG_RSP]);
-      std::uintptr_t begin = 0, end = 0;
-      if (collect::find_mapping(sp, begin, end)) t->stack_end = end;
+  const auto* context = static_cast<const ucontext_t*>(ucontext);
+  const auto pc = static_cast<std::uintptr_t>(context->uc_mcontext.gregs[REG_RIP]);
+  const auto sp = static_cast<std::uintptr_t>(context->uc_mcontext.gregs[REG_RSP]);
+  const auto fp = static_cast<std::uintptr_t>(context->uc_mcontext.gregs[REG_RBP]);
+  if (g_config.call_graph && (sp < t->stack_begin || sp >= t->stack_end)) {
+    // Once per thread, and again when it runs on another stack (sigaltstack, a coroutine):
+    // the mapping of its stack bounds every read below.
+    std::uintptr_t begin = 0, end = 0;
+    if (collect::find_mapping(sp, begin, end)) {
+      t->stack_begin = begin;
+      t->stack_end = end;
+    } else {
+      t->stack_begin = t->stack_end = 0;
     }
-    depth = collect::capture_interrupted_stack(ucontext, pcs, g_config.max_depth, g_config.frame_pointers,
-                                               t->stack_end, truncated);
-  } else {
-    pcs[0] = static_cast<std::uintptr_t>(static_cast<const ucontext_t*>(ucontext)->uc_mcontext.gregs[REG_RIP]);
-    depth = 1;
+  }
+  const std::uintptr_t stack_end = sp >= t->stack_begin && sp < t->stack_end ? t->stack_end : 0;
+
+  if (g_config.dwarf) {
+    // The registers, the top of the stack and the frame records beyond it; the manager thread
+    // unwinds them with the DWARF tables (FrameRules::unwind_copy).
+    const std::uint32_t copy =
+        stack_end == 0 ? 0 : static_cast<std::uint32_t>(std::min<std::uintptr_t>(g_config.copy_bytes, stack_end - sp) & ~7u);
+    const auto most = static_cast<std::uint32_t>(kDwarfHeaderWords + 3 * g_config.max_depth + copy / 8);
+    std::uint64_t* rec = t->ring.begin_write(most);
+    if (rec == nullptr) {
+      t->dropped.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    const int frames =
+        stack_end == 0 ? 0
+                       : collect::frame_records_from(fp, sp, sp + copy, stack_end, rec + kDwarfHeaderWords, g_config.max_depth);
+    const auto words = static_cast<std::uint32_t>(kDwarfHeaderWords + 3 * frames + copy / 8);
+    rec[0] = collect::SampleRing::header(words, collect::SampleRing::kSample, kFlagDwarf);
+    rec[1] = ticks;
+    rec[2] = weight;
+    rec[3] = scope;
+    rec[4] = pc;
+    rec[5] = sp;
+    rec[6] = fp;
+    rec[7] = (std::uint64_t{static_cast<std::uint32_t>(frames)} << 32) | copy;
+    collect::copy_stack_words(sp, rec + kDwarfHeaderWords + 3 * frames, copy / 8);
+    t->ring.commit(words);
+    return;
   }
 
+  std::uintptr_t pcs[kMaxStackDepth];
+  int depth = 1;
+  bool truncated = false;
+  pcs[0] = pc;
+  if (g_config.call_graph) depth = collect::capture_interrupted_stack(ucontext, pcs, g_config.max_depth, stack_end, truncated);
   const auto words = static_cast<std::uint32_t>(4 + depth);
   std::uint64_t* rec = t->ring.begin_write(words);
   if (rec == nullptr) {
     t->dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  rec[0] = collect::SampleRing::header(words, collect::SampleRing::kSample, truncated ? 1 : 0);
+  rec[0] = collect::SampleRing::header(words, collect::SampleRing::kSample, truncated ? kFlagTruncated : 0);
   rec[1] = ticks;
   rec[2] = weight;
   rec[3] = scope;

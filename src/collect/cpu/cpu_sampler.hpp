@@ -1,4 +1,5 @@
-// The CPU sampler: the process-wide owner of the profiling signal (SIGPROF), the per-thread
+// The CPU sampler: the process-wide owner of the profiling signal (a real-time signal the
+// program does not use, chosen at start: never SIGPROF, which programs use), the per-thread
 // sampling timers and the sample buffers. It hands a RawCpu to snapshots of the profiler it
 // samples into.
 //
@@ -10,25 +11,32 @@
 //   By default (Unwinder::Auto or Kernel) the kernel walks the user stack's frame pointers when
 //   it takes the sample and writes it into the event's ring, which the manager thread reads:
 //   no signal per sample, so the cost is that of `perf record -g`; the sample's scope is found
-//   from the spans by time when the profile is built. With Unwinder::Libunwind or
-//   FramePointer, the overflow signals the thread instead (F_SETOWN_EX + F_SETSIG) and the
-//   handler walks the stack. When perf_event_open is not allowed (perf_event_paranoid,
+//   from the spans by time when the profile is built. With Unwinder::Dwarf (alias Libunwind)
+//   or FramePointer, the overflow signals the thread instead (F_SETOWN_EX + F_SETSIG) and the
+//   handler records the stack. When perf_event_open is not allowed (perf_event_paranoid,
 //   seccomp), timers are used and the profile says that the rate was capped;
 // - wall-clock mode: a POSIX timer per thread on CLOCK_MONOTONIC, delivered to that thread,
 //   so threads are sampled whether they run or wait.
-// The signal handler walks the interrupted stack (libunwind, or frame pointers), reads the
-// thread's innermost open nnprof scope, and writes both into that thread's SampleRing. A
-// manager thread finds new threads (/proc/self/task) and drains the rings.
+// The signal handler reads the thread's innermost open nnprof scope and records the stack into
+// that thread's SampleRing: with Unwinder::Dwarf (and Auto, Kernel where the kernel cannot walk)
+// the registers, a copy of the top of the stack and the frame records beyond it, which the
+// manager thread unwinds with the DWARF tables (FrameRules::unwind_copy, as `perf record
+// --call-graph dwarf`); with FramePointer the frame-pointer chain. It never calls an unwinder
+// library (docs/ARCHITECTURE.md, "What may run in a signal handler, and why"). The manager
+// thread finds new threads (/proc/self/task), drains and unwinds the rings, and stops sampling,
+// with a warning in the profile, when the program takes the sampler's signal.
 #pragma once
 
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -55,12 +63,17 @@ struct SampledThread {
   bool kernel_ring = false;   ///< its samples and stacks come from the kernel, in perf_page; no signal
   std::size_t perf_bytes = 0;
   collect::SampleRing ring;
-  std::uintptr_t stack_end = 0;  ///< end of the thread's stack, for frame-pointer walks (handler only)
-  bool stack_looked_up = false;  ///< (handler only)
+  /// The mapping of the thread's stack, found by the handler when the stack pointer leaves it
+  /// (handler only): every read of the stack stays inside it.
+  std::uintptr_t stack_begin = 0, stack_end = 0;
   std::atomic<std::uint64_t> dropped{0};
   std::atomic<std::uint64_t> truncated{0};
   std::uint64_t seen_in_scan = 0;
 };
+
+/// Nonzero while this thread runs the sampler's signal handler: tests count the allocations
+/// made then (there must be none).
+extern constinit thread_local int tls_in_sample_handler [[gnu::tls_model("initial-exec")]];
 
 class CpuSampler {
  public:
@@ -69,9 +82,15 @@ class CpuSampler {
 
   /// Starts sampling into `profiler`; returns the run id. Throws nnprof::Error.
   std::uint64_t start(Profiler& profiler, const CpuProfilerOptions& options);
-  /// Stops run `run` (0: whichever runs). Samples stay available to snapshots.
-  void stop(std::uint64_t run = 0) noexcept;
-  [[nodiscard]] bool active() const noexcept { return active_.load(std::memory_order_acquire); }
+  /// Stops run `run` (0: whichever runs). Samples stay available to snapshots. A non-empty
+  /// `why` says in the profile why sampling stopped before its owner stopped it.
+  void stop(std::uint64_t run = 0, std::string_view why = {}) noexcept;
+  /// Whether some run samples now (not halted because the program took the signal).
+  [[nodiscard]] bool active() const noexcept {
+    return active_.load(std::memory_order_acquire) && !halted_.load(std::memory_order_acquire);
+  }
+  /// Whether run `run` samples now.
+  [[nodiscard]] bool active(std::uint64_t run) const noexcept;
   [[nodiscard]] CpuProfilerStats stats() const noexcept;
 
   /// Fills `out` with every sample taken so far.
@@ -89,17 +108,26 @@ class CpuSampler {
   /// Moves the samples of a kernel-stack perf ring into samples_ (mu_ held).
   void read_kernel_ring(SampledThread& t);
   std::uint32_t intern_stack_locked(const std::uintptr_t* pcs, std::size_t depth);
+  /// Unwinds a DWARF sample record (stack copy) and interns its stack (mu_ held).
+  std::uint32_t unwind_record_locked(const std::uint64_t* rec, std::uint32_t words);
+  /// Disarms every thread and takes in their last samples; a non-empty `why` goes into the
+  /// profile as the reason sampling stopped early (mu_ held).
+  void halt_locked(std::string_view why);
   void disarm(SampledThread& t) noexcept;
   void drain_locked();
   SampledThread* take_free_slot();
 
-  std::atomic<bool> active_{false};
+  std::atomic<bool> active_{false};  ///< a run is open (until its owner or a yield stops it)
+  std::atomic<bool> halted_{false};  ///< its sampling stopped early: the program took the signal
   std::atomic<std::uint64_t> epoch_{0};
   CpuProfilerOptions options_;
   SessionCore* core_ = nullptr;
   bool use_perf_ = false;
   bool kernel_stacks_ = false;  ///< perf events whose stacks the kernel walks (Unwinder::Kernel)
   std::string mechanism_, unwinder_;
+  int signal_ = 0;                  ///< the signal of this run's timers and perf events
+  std::uint32_t copy_bytes_ = 0;    ///< stack bytes copied per sample (DWARF unwinding), else 0
+  std::chrono::steady_clock::time_point started_{};
   std::uint64_t period_ns_ = 0;
   std::size_t ring_words_ = 0;
   std::int64_t manager_tid_ = 0;
@@ -109,9 +137,10 @@ class CpuSampler {
   std::unordered_map<std::int64_t, SampledThread*> by_tid_;  // armed threads of this run
   std::uint64_t scans_ = 0;
   std::uint32_t threads_sampled_ = 0;
-  std::uint64_t dropped_ = 0, truncated_ = 0, over_limit_ = 0, throttled_ = 0;
+  std::uint64_t dropped_ = 0, truncated_ = 0, incomplete_ = 0, over_limit_ = 0, throttled_ = 0;
+  bool stopped_early_ = false;
   std::vector<unsigned char> record_bytes_;  // one perf record, copied out of its ring
-  std::unique_ptr<collect::FrameRules> frame_rules_;  // for kernel stacks: callers of frameless functions
+  std::unique_ptr<collect::FrameRules> frame_rules_;  // DWARF unwinding; kernel stacks: callers of frameless functions
   std::uint64_t callers_recovered_ = 0;
   std::vector<RawCpuSample> samples_;
   collect::StackIds stack_ids_;

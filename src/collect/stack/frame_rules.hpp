@@ -1,14 +1,19 @@
-// Where a function's frame is at a given instruction: the canonical frame address (CFA) rule
-// from the module's unwind tables (.eh_frame, read with libdw), cached per address.
+// Where a function's frame is at a given instruction, from the module's unwind tables
+// (.eh_frame, read with libdw), cached per address: the canonical frame address (CFA) rule
+// and where the caller's return address and frame pointer were saved.
 //
-// Why: a frame-pointer walk (the kernel's, for Unwinder::Kernel, as in `perf record -g`)
-// starts from the frame-pointer register, which belongs to the caller while the interrupted
-// function has not set up its own frame: in a leaf compiled with -momit-leaf-frame-pointer
-// (GCC's default on x86-64, even with -fno-omit-frame-pointer) or in a prologue. The walk then
-// skips the direct caller. When the rule says the CFA is the stack pointer plus N, the return
-// address is the word at SP + N - 8, which a small copy of the user stack holds.
+// Two users, both on the CPU sampler's manager thread, never in a signal handler:
+// - kernel-walked stacks (Unwinder::Kernel, as `perf record -g`): the kernel's frame-pointer
+//   walk starts from rbp, which belongs to the caller while the interrupted function has not
+//   set up its own frame (a leaf built with -momit-leaf-frame-pointer, GCC's default on x86-64
+//   even with -fno-omit-frame-pointer, or a prologue), so it skips the direct caller;
+//   caller_of_frameless puts it back from a small copy of the top of the stack.
+// - DWARF unwinding (Unwinder::Dwarf, as `perf record --call-graph dwarf`): the signal handler
+//   only copies the registers and the top of the interrupted stack; unwind_copy steps frame by
+//   frame over that copy afterwards, so code built without frame pointers keeps its callers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -25,6 +30,43 @@ struct CfaRule {
   std::int64_t offset = 0;
 };
 
+/// Where the caller's value of a register is, in the frame at some address.
+struct SavedRegister {
+  enum class Kind : std::uint8_t {
+    Undefined,    ///< cannot be recovered; for the return address: the outermost frame
+    SameValue,    ///< this frame did not change it
+    AtCfa,        ///< saved in memory at CFA + offset
+    Unsupported,  ///< any other rule (an expression, another register): the step cannot be done
+  };
+  Kind kind = Kind::Unsupported;
+  std::int64_t offset = 0;
+};
+
+struct FrameRule {
+  CfaRule cfa;
+  SavedRegister return_address;
+  SavedRegister frame_pointer;  ///< rbp
+  bool signal_frame = false;    ///< the caller was interrupted, not called: its pc is exact
+};
+
+/// The registers and copied stack that an offline unwind starts from.
+struct StackCopy {
+  std::uintptr_t pc = 0, sp = 0, fp = 0;
+  const unsigned char* bytes = nullptr;  ///< the stack from sp up
+  std::size_t size = 0;
+  /// Frame records of the frame-pointer chain beyond the copy, walked in the signal handler:
+  /// triples (frame address, saved rbp, return address), innermost first.
+  const std::uint64_t* chain = nullptr;
+  std::size_t chain_frames = 0;
+};
+
+/// How an offline unwind ended.
+enum class UnwindEnd : std::uint8_t {
+  Complete,   ///< reached the outermost frame
+  Depth,      ///< `max` frames written: the stack is deeper
+  Incomplete, ///< no rule and no consistent frame-pointer chain to go on with
+};
+
 /// Not thread-safe: one owner (the CPU sampler's manager thread) asks.
 class FrameRules {
  public:
@@ -34,12 +76,18 @@ class FrameRules {
   FrameRules& operator=(const FrameRules&) = delete;
 
   /// The rule at code address `pc` of this process.
-  CfaRule at(std::uintptr_t pc);
+  FrameRule at(std::uintptr_t pc);
 
   /// The return address of the function interrupted at `pc`, when its rule is
   /// stack-pointer based and `stack` (a copy of `stack_bytes` bytes of the user stack from the
   /// stack pointer up) holds it; 0 otherwise.
   std::uintptr_t caller_of_frameless(std::uintptr_t pc, const unsigned char* stack, std::uint64_t stack_bytes);
+
+  /// Unwinds `copy` into `out`: out[0] is the interrupted pc, out[1..] call sites (return
+  /// addresses minus one, as capture_interrupted_stack writes them). Where the tables cannot
+  /// step (no table, an expression rule, the copy ends) it goes on along the frame-pointer
+  /// chain when that chain is consistent (above the stack pointer reached, growing), else stops.
+  std::size_t unwind_copy(const StackCopy& copy, std::uintptr_t* out, std::size_t max, UnwindEnd& end);
 
  private:
   struct Impl;

@@ -18,9 +18,6 @@ using UnwBacktraceFn = int (*)(void**, int);
 enum class Method : int { none, libunwind, backtrace };
 
 std::atomic<Method> g_method{Method::none};
-// Set while this thread is inside the unwinder: a profiling signal that arrives then must not
-// enter libunwind again (its caches are not reentrant), so it walks frame pointers instead.
-constinit thread_local int tls_unwinding [[gnu::tls_model("initial-exec")]] = 0;
 std::atomic<UnwBacktraceFn> g_unw_backtrace{nullptr};
 
 // The raw trace lives on the stack (no allocation in hooks): 2 KiB, so at most
@@ -78,10 +75,8 @@ __attribute__((noinline)) int capture_stack(std::uintptr_t* out, int max, int sk
 
   void* raw[kRawFrames];
   const int want = std::min(kRawFrames, kInternalFrames + skip + max);
-  ++tls_unwinding;
   const int n =
       method == Method::libunwind ? g_unw_backtrace.load(std::memory_order_relaxed)(raw, want) : ::backtrace(raw, want);
-  --tls_unwinding;
 
   // How many entries belong to the unwinder differs between unwinders (and versions): find
   // the address at which our caller resumes instead of assuming a count.
@@ -102,61 +97,63 @@ __attribute__((noinline)) int capture_stack(std::uintptr_t* out, int max, int sk
 
 namespace {
 
-// Walks the frame-pointer chain from the interrupted registers. Every read stays inside
-// [sp, stack_end) and every frame must lie above the previous one, so a chain broken by
-// code without frame pointers ends the walk instead of faulting.
-int walk_frame_pointers(std::uintptr_t pc, std::uintptr_t fp, std::uintptr_t sp, std::uintptr_t stack_end,
-                        std::uintptr_t* out, int max, bool& truncated) noexcept {
-  int n = 0;
-  out[n++] = pc;
+// The one frame-pointer walk: follows the chain from `fp`, reading only inside
+// [sp, stack_end) and only frames above the previous one, so a chain broken by code without
+// frame pointers ends the walk instead of faulting. Calls f(frame address, saved rbp, return
+// address) per frame record until f returns false. Its reads are of raw stack memory, which
+// a broken chain may point anywhere into (a sanitizer's redzones included): not instrumented.
+template <class F>
+__attribute__((no_sanitize("address", "thread"))) void follow_frame_pointers(std::uintptr_t fp, std::uintptr_t sp, std::uintptr_t stack_end, F&& f) noexcept {
   while (fp >= sp && fp + 16 <= stack_end && (fp & 7) == 0) {
     const auto* frame = reinterpret_cast<const std::uintptr_t*>(fp);
-    const std::uintptr_t ret = frame[1], next = frame[0];
-    if (ret < 4096) break;
-    if (n == max) {
-      truncated = true;
-      break;
-    }
-    out[n++] = ret - 1;
-    if (next <= fp) break;
+    const std::uintptr_t next = frame[0], ret = frame[1];
+    if (ret < 4096 || !f(fp, next, ret) || next <= fp) break;
     fp = next;
   }
-  return n;
 }
 
 }  // namespace
 
-int capture_interrupted_stack(const void* ucontext, std::uintptr_t* out, int max, bool frame_pointers,
-                              std::uintptr_t stack_end, bool& truncated) noexcept {
+int capture_interrupted_stack(const void* ucontext, std::uintptr_t* out, int max, std::uintptr_t stack_end,
+                              bool& truncated) noexcept {
   truncated = false;
   if (ucontext == nullptr || out == nullptr || max <= 0) return 0;
   const auto& regs = static_cast<const ucontext_t*>(ucontext)->uc_mcontext.gregs;
-  const auto pc = static_cast<std::uintptr_t>(regs[REG_RIP]);
-  const auto fp = static_cast<std::uintptr_t>(regs[REG_RBP]);
   const auto sp = static_cast<std::uintptr_t>(regs[REG_RSP]);
-  const Method method = g_method.load(std::memory_order_acquire);
-  if (!frame_pointers && tls_unwinding == 0 && method == Method::libunwind) {
-    // libunwind steps through the signal trampoline into the interrupted frame (it knows
-    // sigreturn frames); the entries before the interrupted pc are this handler's own.
-    void* raw[kRawFrames];
-    ++tls_unwinding;
-    const int n = g_unw_backtrace.load(std::memory_order_relaxed)(raw, std::min(kRawFrames, max + 16));
-    --tls_unwinding;
-    for (int first = 0; first < std::min(n, 16); ++first) {
-      if (reinterpret_cast<std::uintptr_t>(raw[first]) != pc) continue;
-      const int count = std::min(max, n - first);
-      out[0] = pc;
-      for (int i = 1; i < count; ++i) out[i] = reinterpret_cast<std::uintptr_t>(raw[first + i]) - 1;
-      truncated = n - first > max;
-      return count;
-    }
-    // The interrupted pc was not found (no unwind info around it): frame pointers below.
-  }
-  if (stack_end == 0) {
-    out[0] = pc;
-    return 1;
-  }
-  return walk_frame_pointers(pc, fp, sp, stack_end, out, max, truncated);
+  int n = 0;
+  out[n++] = static_cast<std::uintptr_t>(regs[REG_RIP]);
+  if (stack_end == 0) return n;
+  follow_frame_pointers(static_cast<std::uintptr_t>(regs[REG_RBP]), sp, stack_end,
+                        [&](std::uintptr_t, std::uintptr_t, std::uintptr_t ret) {
+                          if (n == max) {
+                            truncated = true;
+                            return false;
+                          }
+                          out[n++] = ret - 1;
+                          return true;
+                        });
+  return n;
+}
+
+int frame_records_from(std::uintptr_t fp, std::uintptr_t sp, std::uintptr_t from, std::uintptr_t stack_end,
+                       std::uint64_t* out, int max) noexcept {
+  int n = 0;
+  if (max <= 0) return 0;
+  follow_frame_pointers(fp, sp, stack_end, [&](std::uintptr_t frame, std::uintptr_t next, std::uintptr_t ret) {
+    if (frame + 16 <= from) return true;  // the stack copy holds this one
+    out[3 * n] = frame;
+    out[3 * n + 1] = next;
+    out[3 * n + 2] = ret;
+    return ++n < max;
+  });
+  return n;
+}
+
+void copy_stack_words(std::uintptr_t from, std::uint64_t* out, std::size_t words) noexcept {
+  // x86-64 only, as the register layout of the rest of the sampler: the sanitizers do not
+  // instrument inline assembly, and the compiler cannot turn it into a memcpy call.
+  auto src = reinterpret_cast<const void*>(from);
+  asm volatile("rep movsq" : "+D"(out), "+S"(src), "+c"(words) : : "memory");
 }
 
 bool find_mapping(std::uintptr_t address, std::uintptr_t& begin, std::uintptr_t& end) noexcept {

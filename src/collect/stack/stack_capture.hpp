@@ -1,6 +1,7 @@
 // Call stacks of the calling thread, cheap enough for malloc hooks.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace nnprof::collect {
@@ -22,16 +23,31 @@ bool stack_capture_init() noexcept;
 /// malloc hook must mark itself as inside the hook before calling this, or it recurses.
 int capture_stack(std::uintptr_t* out, int max, int skip) noexcept;
 
-/// The stack of the code a signal interrupted, from inside the handler (async-signal-safe):
+// What follows runs inside the CPU sampler's signal handler: only reads of the interrupted
+// thread's own stack within bounds and async-signal-safe system calls; never libunwind,
+// backtrace(), dl_iterate_phdr or a dlopen'ed library's thread-local storage, which may take
+// the loader's locks or allocate (docs/ARCHITECTURE.md, "What may run in a signal handler").
+
+/// The frame-pointer chain of the code a signal interrupted, from inside the handler:
 /// out[0] is the interrupted instruction, out[1..] the call sites of its callers (return
 /// addresses minus one), so every entry is symbolized as it is (return_address = false).
-/// With libunwind the handler's own frames and the signal trampoline are dropped; without
-/// it (or when the signal interrupted an unwind in progress on this thread, or
-/// `frame_pointers` is set) the frame-pointer chain is walked within [sp, stack_end), where
-/// `stack_end` is the end of the interrupted thread's stack (0: unknown, then only out[0]).
-/// `truncated` is set when the stack was deeper than `max`.
-int capture_interrupted_stack(const void* ucontext, std::uintptr_t* out, int max, bool frame_pointers,
-                              std::uintptr_t stack_end, bool& truncated) noexcept;
+/// Reads stay within [sp, stack_end), where `stack_end` is the end of the interrupted thread's
+/// stack (0: unknown, then only out[0]). `truncated` is set when the stack was deeper than `max`.
+int capture_interrupted_stack(const void* ucontext, std::uintptr_t* out, int max, std::uintptr_t stack_end,
+                              bool& truncated) noexcept;
+
+/// The frame records of the frame-pointer chain from `fp` that do not lie wholly below
+/// `from` (the end of a stack copy), as triples (frame address, saved rbp, return address)
+/// into `out`, at most `max` of them; returns how many. Reads stay within [sp, stack_end).
+/// An offline unwind (FrameRules::unwind_copy) goes on with them where its copy ends.
+int frame_records_from(std::uintptr_t fp, std::uintptr_t sp, std::uintptr_t from, std::uintptr_t stack_end,
+                       std::uint64_t* out, int max) noexcept;
+
+/// Copies `words` 8-byte words of the calling thread's stack from `from` into `out`
+/// (async-signal-safe). Not a memcpy call: under AddressSanitizer the stack holds poisoned
+/// redzones between variables, which an intercepted memcpy would report; this copy is
+/// invisible to the sanitizers, as a copy of raw stack memory must be.
+void copy_stack_words(std::uintptr_t from, std::uint64_t* out, std::size_t words) noexcept;
 
 /// The mapping that holds `address` (for a thread's stack: pass its stack pointer), read
 /// from /proc/self/maps with async-signal-safe system calls only. False when none does.
