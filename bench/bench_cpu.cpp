@@ -39,7 +39,7 @@ __attribute__((noinline)) std::uint64_t work_at_depth(int depth, std::uint64_t x
 enum Mode : int {
   kOff,
   kTimer199,
-  kPerf1k,  // signal per sample, libunwind in the handler
+  kPerf1k,  // signal per sample; the handler copies the stack, unwound offline with DWARF
   kPerf1kFramePointers,
   kPerf1kKernel,  // the kernel walks the stack, no signal (the default above 250 Hz)
   kPerf10k,

@@ -205,7 +205,7 @@ Action add_demo_command(CLI::App& app) {
     set_thread_name("main");
     // Heap tracking shows where the workload's memory goes; a build whose allocator is replaced
     // (a sanitizer) runs the demo without it. Sampling gives the flamegraph and line-level
-    // attribution; a process where it cannot run (SIGPROF taken, no timers) goes on without.
+    // attribution; a process where it cannot run (every real-time signal taken, no timers) goes on without.
     std::optional<MemoryTracking> tracking;
     try {
       tracking.emplace(profiler);
