@@ -8,6 +8,10 @@
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
+#include <charconv>
+#include <iterator>
+#include <string>
+#include <string_view>
 
 namespace nnprof::collect {
 
@@ -74,6 +78,7 @@ std::uintptr_t page_size() {
 class RangeScanner {
  public:
   explicit RangeScanner(MemoryReader& reader) : reader_(reader), buffer_(kChunkBytes / kWord) {}
+  [[nodiscard]] const void* data() const { return buffer_.data(); }
 
   // Calls visit(word) for every readable aligned word of the segments (each [begin, end),
   // both multiples of 8), skipping unreadable pages.
@@ -129,6 +134,8 @@ class RangeScanner {
 class PageCache {
  public:
   explicit PageCache(MemoryReader& reader) : reader_(reader), data_(kSlots * page_size() / kWord), slots_(kSlots) {}
+  [[nodiscard]] const void* data() const { return data_.data(); }
+  [[nodiscard]] const void* slots() const { return slots_.data(); }
 
   void prefetch(std::span<const MemoryRange> ranges) {
     ++epoch_;
@@ -272,7 +279,59 @@ std::optional<MemoryRange> thread_stack(pthread_t thread) {
   return aligned(begin, begin + size);
 }
 
-std::vector<bool> find_reachable(std::span<const LiveBlock> blocks, std::span<const MemoryRange> roots) {
+std::vector<MemoryRange> anonymous_mappings(std::span<const MemoryRange> except) {
+  std::vector<MemoryRange> out;
+  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  std::string text;
+  char buffer[16384];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(fd);
+  // start-end perms offset major:minor inode [path]
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t eol = text.find('\n', at);
+    if (eol == std::string::npos) eol = text.size();
+    const std::string_view line(text.data() + at, eol - at);
+    at = eol + 1;
+    std::uintptr_t begin = 0, end = 0;
+    const char* p = line.data();
+    const char* stop = line.data() + line.size();
+    auto r = std::from_chars(p, stop, begin, 16);
+    if (r.ec != std::errc() || r.ptr == stop || *r.ptr != '-') continue;
+    r = std::from_chars(r.ptr + 1, stop, end, 16);
+    if (r.ec != std::errc() || stop - r.ptr < 6) continue;
+    const std::string_view perms(r.ptr + 1, 4);
+    if (perms[0] != 'r' || perms[1] != 'w' || perms[3] != 'p') continue;
+    // Fields 3-5 (offset, device, inode), then the path, which must be absent or [heap]/[anon:...].
+    std::size_t field = 0;
+    const char* q = r.ptr + 5;
+    std::string_view inode, path;
+    while (q < stop && field < 3) {
+      while (q < stop && *q == ' ') ++q;
+      const char* w = q;
+      while (q < stop && *q != ' ') ++q;
+      ++field;
+      if (field == 3) inode = std::string_view(w, static_cast<std::size_t>(q - w));
+    }
+    while (q < stop && *q == ' ') ++q;
+    path = std::string_view(q, static_cast<std::size_t>(stop - q));
+    if (inode != "0") continue;
+    if (!path.empty() && path != "[heap]" && path.substr(0, 6) != "[anon:") continue;
+    const bool overlaps = std::any_of(except.begin(), except.end(),
+                                      [&](const MemoryRange& x) { return x.begin < end && begin < x.end; });
+    if (!overlaps && end > begin) out.push_back(MemoryRange{begin, end});
+  }
+  return out;
+}
+
+std::vector<bool> find_reachable(std::span<const LiveBlock> blocks, std::span<const MemoryRange> roots,
+                                 MappedRoots* mapped) {
   std::vector<bool> reachable(blocks.size(), false);
   if (blocks.empty()) return reachable;
   assert(std::is_sorted(blocks.begin(), blocks.end(),
@@ -301,15 +360,41 @@ std::vector<bool> find_reachable(std::span<const LiveBlock> blocks, std::span<co
 
   MemoryReader reader;
   RangeScanner scanner(reader);
-  std::vector<MemoryRange> segments;
+  PageCache pages(reader);
+  std::vector<MemoryRange> segments, small;
+  const std::size_t n_mapped = mapped != nullptr ? mapped->ranges.size() : 0;
+  segments.reserve(std::max<std::size_t>(roots.size() + n_mapped, 64));
+  small.reserve(64);
   for (const MemoryRange& r : roots)
     if (r.end > r.begin) segments.push_back(aligned(r.begin, r.end));
+  if (mapped != nullptr) {
+    // Every buffer of this scan that can hold a block's address (or a copy of a block's words)
+    // is allocated by now, so a range holding one of them is known before it is scanned.
+    const void* own[] = {blocks.data(), roots.data(), segments.data(), small.data(), scanner.data(), pages.data(), pages.slots()};
+    for (const MemoryRange& r : mapped->ranges) {
+      if (r.end <= r.begin) continue;
+      const auto first = std::lower_bound(blocks.begin(), blocks.end(), r.begin,
+                                          [](const LiveBlock& b, std::uintptr_t a) { return b.address < a; });
+      if (first != blocks.end() && first->address < r.end) continue;  // an allocator's heap
+      if (first != blocks.begin() && std::prev(first)->address + std::prev(first)->size > r.begin) continue;
+      if (std::any_of(std::begin(own), std::end(own), [&](const void* p) {
+            const auto a = reinterpret_cast<std::uintptr_t>(p);
+            return a >= r.begin && a < r.end;
+          }))
+        continue;
+      const std::uint64_t bytes = r.end - r.begin;
+      if (mapped->scanned_bytes + bytes > mapped->budget_bytes) {
+        mapped->skipped_bytes += bytes;
+        continue;
+      }
+      mapped->scanned_bytes += bytes;
+      segments.push_back(aligned(r.begin, r.end));
+    }
+  }
   scanner.scan(segments, visit);
 
   // Marked blocks in batches: blocks up to a page through the page cache, larger ones in
   // 64 KiB reads. (A batch's blocks are taken off the worklist before visit() adds more.)
-  PageCache pages(reader);
-  std::vector<MemoryRange> small;
   while (!worklist.empty() && !reader.failed()) {
     segments.clear();
     small.clear();
