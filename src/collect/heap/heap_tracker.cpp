@@ -869,10 +869,9 @@ void HeapTracker::collect_leaks(RawHeap& out, bool calling_thread_is_root) {
         if (t->stack_end != 0) not_mapped_roots.push_back(collect::MemoryRange{t->stack_begin, t->stack_end});
     }
     if (const auto whole = collect::thread_stack(pthread_self())) not_mapped_roots.push_back(*whole);
-    for (const void* own : {static_cast<const void*>(blocks.data()), static_cast<const void*>(keys.data())}) {
-      const auto a = reinterpret_cast<std::uintptr_t>(own);
-      not_mapped_roots.push_back(collect::MemoryRange{a, a + 1});
-    }
+    // This function's list of every block (`live`, find_reachable cuts out itself).
+    const auto listed = reinterpret_cast<std::uintptr_t>(blocks.data());
+    not_mapped_roots.push_back(collect::MemoryRange{listed, listed + blocks.capacity() * sizeof(Block)});
     std::vector<collect::MemoryRange> mapped_ranges;
     if (tables_known) mapped_ranges = collect::anonymous_mappings(not_mapped_roots);
     collect::MappedRoots mapped{mapped_ranges};

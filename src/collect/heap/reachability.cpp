@@ -78,7 +78,10 @@ std::uintptr_t page_size() {
 class RangeScanner {
  public:
   explicit RangeScanner(MemoryReader& reader) : reader_(reader), buffer_(kChunkBytes / kWord) {}
-  [[nodiscard]] const void* data() const { return buffer_.data(); }
+  template <class Cut>
+  void own(Cut&& cut) const {
+    cut(buffer_.data(), buffer_.size() * sizeof(std::uintptr_t));
+  }
 
   // Calls visit(word) for every readable aligned word of the segments (each [begin, end),
   // both multiples of 8), skipping unreadable pages.
@@ -134,8 +137,11 @@ class RangeScanner {
 class PageCache {
  public:
   explicit PageCache(MemoryReader& reader) : reader_(reader), data_(kSlots * page_size() / kWord), slots_(kSlots) {}
-  [[nodiscard]] const void* data() const { return data_.data(); }
-  [[nodiscard]] const void* slots() const { return slots_.data(); }
+  template <class Cut>
+  void own(Cut&& cut) const {
+    cut(data_.data(), data_.size() * sizeof(std::uintptr_t));
+    cut(slots_.data(), slots_.size() * sizeof(Slot));
+  }
 
   void prefetch(std::span<const MemoryRange> ranges) {
     ++epoch_;
@@ -204,6 +210,26 @@ class PageCache {
   std::vector<Slot> slots_;
   std::uint64_t epoch_ = 0;
 };
+
+// `ranges` less every byte of `cuts`: the pieces left, in address order.
+std::vector<MemoryRange> subtract(std::span<const MemoryRange> ranges, std::vector<MemoryRange> cuts) {
+  std::sort(cuts.begin(), cuts.end(), [](const MemoryRange& a, const MemoryRange& b) { return a.begin < b.begin; });
+  std::vector<MemoryRange> sorted(ranges.begin(), ranges.end());
+  std::sort(sorted.begin(), sorted.end(), [](const MemoryRange& a, const MemoryRange& b) { return a.begin < b.begin; });
+  std::vector<MemoryRange> out;
+  std::size_t c = 0;
+  for (const MemoryRange& r : sorted) {
+    while (c < cuts.size() && cuts[c].end <= r.begin) ++c;
+    std::uintptr_t pos = r.begin;
+    for (std::size_t k = c; k < cuts.size() && cuts[k].begin < r.end; ++k) {
+      if (cuts[k].end <= pos) continue;
+      if (cuts[k].begin > pos) out.push_back({pos, cuts[k].begin});
+      pos = std::max(pos, cuts[k].end);
+    }
+    if (pos < r.end) out.push_back({pos, r.end});
+  }
+  return out;
+}
 
 MemoryRange aligned(std::uintptr_t begin, std::uintptr_t end) {
   begin = align_up(begin, kWord);
@@ -323,10 +349,11 @@ std::vector<MemoryRange> anonymous_mappings(std::span<const MemoryRange> except)
     path = std::string_view(q, static_cast<std::size_t>(stop - q));
     if (inode != "0") continue;
     if (!path.empty() && path != "[heap]" && path.substr(0, 6) != "[anon:") continue;
-    const bool overlaps = std::any_of(except.begin(), except.end(),
-                                      [&](const MemoryRange& x) { return x.begin < end && begin < x.end; });
-    if (!overlaps && end > begin) out.push_back(MemoryRange{begin, end});
+    if (end > begin) out.push_back(MemoryRange{begin, end});
   }
+  // Cut out rather than dropped: the kernel merges neighbouring anonymous mappings, so one
+  // line of maps may hold a thread stack or nnprof's table beside the program's own memory.
+  out = subtract(out, std::vector<MemoryRange>(except.begin(), except.end()));
   return out;
 }
 
@@ -370,18 +397,39 @@ std::vector<bool> find_reachable(std::span<const LiveBlock> blocks, std::span<co
   if (mapped != nullptr) {
     // Every buffer of this scan that can hold a block's address (or a copy of a block's words)
     // is allocated by now, so a range holding one of them is known before it is scanned.
-    const void* own[] = {blocks.data(), roots.data(), segments.data(), small.data(), scanner.data(), pages.data(), pages.slots()};
-    for (const MemoryRange& r : mapped->ranges) {
+    // Cut out: this scan's buffers, and the pages of large blocks (each its own mapping in
+    // glibc, which the kernel may merge with a neighbouring arena of the program's).
+    std::vector<MemoryRange> cuts;
+    const auto cut = [&](const void* p, std::size_t bytes) {
+      const auto a = reinterpret_cast<std::uintptr_t>(p);
+      cuts.push_back({a, a + bytes});
+    };
+    cut(blocks.data(), blocks.size_bytes());
+    cut(roots.data(), roots.size_bytes());
+    cut(segments.data(), segments.capacity() * sizeof(MemoryRange));
+    cut(small.data(), small.capacity() * sizeof(MemoryRange));
+    scanner.own(cut);
+    pages.own(cut);
+    constexpr std::uint64_t kLargeBlock = 64 * 1024;
+    for (const LiveBlock& b : blocks)
+      if (b.size >= kLargeBlock)
+        cuts.push_back({align_down(b.address, page_size()), align_up(b.address + b.size, page_size())});
+    // A mapping that holds a block below that size is an allocator's heap: not a root.
+    const auto holds_small_block = [&](const MemoryRange& r) {
+      auto it = std::lower_bound(blocks.begin(), blocks.end(), r.begin,
+                                 [](const LiveBlock& b, std::uintptr_t a) { return b.address < a; });
+      if (it != blocks.begin() && std::prev(it)->address + std::prev(it)->size > r.begin &&
+          std::prev(it)->size < kLargeBlock)
+        return true;
+      for (; it != blocks.end() && it->address < r.end; ++it)
+        if (it->size < kLargeBlock) return true;
+      return false;
+    };
+    std::vector<MemoryRange> pieces;
+    for (const MemoryRange& m : mapped->ranges)
+      if (m.end > m.begin && !holds_small_block(m)) pieces.push_back(m);
+    for (const MemoryRange& r : subtract(pieces, std::move(cuts))) {
       if (r.end <= r.begin) continue;
-      const auto first = std::lower_bound(blocks.begin(), blocks.end(), r.begin,
-                                          [](const LiveBlock& b, std::uintptr_t a) { return b.address < a; });
-      if (first != blocks.end() && first->address < r.end) continue;  // an allocator's heap
-      if (first != blocks.begin() && std::prev(first)->address + std::prev(first)->size > r.begin) continue;
-      if (std::any_of(std::begin(own), std::end(own), [&](const void* p) {
-            const auto a = reinterpret_cast<std::uintptr_t>(p);
-            return a >= r.begin && a < r.end;
-          }))
-        continue;
       const std::uint64_t bytes = r.end - r.begin;
       if (mapped->scanned_bytes + bytes > mapped->budget_bytes) {
         mapped->skipped_bytes += bytes;

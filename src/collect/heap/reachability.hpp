@@ -37,14 +37,16 @@ MemoryRange current_thread_stack();
 std::optional<MemoryRange> thread_stack(pthread_t thread);
 
 /// The private, writable, anonymous mappings of this process, from /proc/self/maps (the brk
-/// heap and named anonymous mappings included; [stack] and the kernel's pages not), less
-/// those that overlap any of `except`. Empty when /proc/self/maps cannot be read.
+/// heap and named anonymous mappings included; [stack] and the kernel's pages not), with the
+/// bytes of `except` cut out. Empty when /proc/self/maps cannot be read.
 std::vector<MemoryRange> anonymous_mappings(std::span<const MemoryRange> except = {});
 
 /// Memory the program mapped itself (an interpreter's arenas: pymalloc's hold the only
-/// pointers to many malloc'd blocks), offered as further roots. A range is scanned only when
-/// it holds no block and none of the scan's own buffers: an allocator's heap holds blocks,
-/// and scanning it would make every block a leaked one points to reachable.
+/// pointers to many malloc'd blocks), offered as further roots. The scan's own buffers and
+/// the pages of large blocks (64 KiB and up: mapped on their own, but merged by the kernel
+/// with neighbouring mappings) are cut out, and what is left of a range is scanned only when
+/// it holds no block: an allocator's heap holds blocks, and scanning it would make every
+/// block a leaked one points to reachable.
 struct MappedRoots {
   std::span<const MemoryRange> ranges;
   std::uint64_t budget_bytes = std::uint64_t{4} << 30;  ///< scanned at most, in order
