@@ -1,4 +1,4 @@
-// `nnprof record --memory` on Debian's /usr/bin/python3: a non-PIE executable whose canonical
+// `nnprof record --memory` on Debian's /usr/bin/python3 (and on small non-PIE programs): a non-PIE executable whose canonical PLT
 // PLT entries make dlsym("malloc"/"free") point into it although its calls reach the hooks,
 // and an interpreter that keeps its objects in arenas it maps itself (pymalloc).
 #include <gtest/gtest.h>
@@ -53,6 +53,24 @@ TEST(RecordPython, MemoryOnSystemPythonWarnsOfNoOtherAllocatorAndFindsNoFalseLea
   EXPECT_GT(p.heap.current_bytes, 3'000'000u) << "the kept list and its bytes objects are live at the end";
   EXPECT_LT(p.heap.leaked_bytes, 1u << 20) << "leaked " << p.heap.leaked_bytes << " bytes";
   EXPECT_GT(p.heap.reachable_bytes, 3'000'000u);
+}
+
+// The same canonical PLT entries without Python: no warning, and the allocations are seen.
+TEST(RecordMemoryHooks, CanonicalPltEntriesOfANonPieExecutableAreNotAnotherAllocator) {
+  const std::string out = (out_dir() / "nonpie.nnprof").string();
+  const CliRun r = run_cli("record --memory -o " + out + " -- " NONPIE_FREE_PATH);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("nonpie done"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("another allocator"), std::string::npos) << r.output;
+  EXPECT_GE(nnprof::Profile::load(out).heap.alloc_count, 1u);
+}
+
+// An executable that defines malloc and free itself does bypass the hooks: that is warned of.
+TEST(RecordMemoryHooks, AnAllocatorInTheExecutableIsStillWarnedOf) {
+  const std::string out = (out_dir() / "own_malloc.nnprof").string();
+  const CliRun r = run_cli("record --memory -o " + out + " -- " OWN_MALLOC_PATH);
+  EXPECT_NE(r.output.find("own malloc done"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("another allocator"), std::string::npos) << r.output;
 }
 
 }  // namespace
