@@ -1,6 +1,6 @@
-// `nnprof record --memory` on Debian's /usr/bin/python3 (and on small non-PIE programs): a non-PIE executable whose canonical PLT
-// PLT entries make dlsym("malloc"/"free") point into it although its calls reach the hooks,
-// and an interpreter that keeps its objects in arenas it maps itself (pymalloc).
+// `nnprof record --memory` on Debian's /usr/bin/python3 and on small non-PIE programs: a non-PIE
+// executable whose canonical PLT entries make dlsym("malloc"/"free") point into it although its
+// calls reach the hooks, and an interpreter that keeps its objects in arenas it maps itself.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
