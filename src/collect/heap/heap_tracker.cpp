@@ -91,7 +91,8 @@ const void* canonical_plt_target(const char* name, const void* address) {
         for (int t = 0; t < 2; ++t) {
           const auto* rela = reinterpret_cast<const ElfW(Rela)*>(tables[t]);
           for (std::size_t i = 0; rela != nullptr && i < sizes[t] / sizeof(ElfW(Rela)); ++i) {
-            const ElfW(Sym)& sym = symtab[rela[i].r_info >> (sizeof(rela[i].r_info) == 8 ? 32 : 8)];  // R_SYM
+            const auto index = sizeof(void*) == 8 ? ELF64_R_SYM(rela[i].r_info) : ELF32_R_SYM(rela[i].r_info);
+            const ElfW(Sym)& sym = symtab[index];
             if (sym.st_shndx != SHN_UNDEF || sym.st_name == 0 || std::strcmp(strtab + sym.st_name, q->name) != 0)
               continue;
             q->slot = info->dlpi_addr + rela[i].r_offset;
