@@ -16,7 +16,9 @@
 
 namespace {
 
+using nnprof::collect::anonymous_mappings;
 using nnprof::collect::find_reachable;
+using nnprof::collect::MappedRoots;
 using nnprof::collect::LiveBlock;
 using nnprof::collect::MemoryRange;
 
@@ -272,6 +274,73 @@ TEST(Reachability, NothingToFind) {
   const auto result = find_reachable(heap.sorted(), {});
   ASSERT_EQ(result.size(), 1u);
   EXPECT_FALSE(result[0]);
+}
+
+// Memory the program mapped itself (as pymalloc maps its arenas) is a root where it holds no
+// block; a mapping that holds a block is an allocator's heap and is not.
+TEST(Reachability, MemoryTheProgramMappedHoldsPointersWhenItHoldsNoBlock) {
+  constexpr std::size_t kBytes = 1 << 16;
+  // Two mappings with an inaccessible gap, so that the kernel cannot merge them into one.
+  char* both = static_cast<char*>(mmap(nullptr, 3 * kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(both, MAP_FAILED);
+  ASSERT_EQ(mprotect(both + kBytes, kBytes, PROT_NONE), 0);
+  void* arena = both;
+  void* allocator_heap = both + 2 * kBytes;
+  Heap heap;
+  void** kept = heap.make();
+  void** lost = heap.make();
+  void** behind_heap = heap.make();
+  static_cast<void**>(arena)[100] = kept;
+  static_cast<void**>(allocator_heap)[100] = behind_heap;
+  std::vector<LiveBlock> blocks = heap.sorted();
+  const LiveBlock in_heap{reinterpret_cast<std::uintptr_t>(allocator_heap) + 4096, 64};
+  blocks.insert(std::upper_bound(blocks.begin(), blocks.end(), in_heap,
+                                 [](const LiveBlock& a, const LiveBlock& b) { return a.address < b.address; }),
+                in_heap);
+
+  const std::vector<MemoryRange> mappings = anonymous_mappings();
+  const auto listed = [&](const void* p) {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    return std::any_of(mappings.begin(), mappings.end(), [&](const MemoryRange& r) { return a >= r.begin && a < r.end; });
+  };
+  EXPECT_TRUE(listed(arena));
+  EXPECT_TRUE(listed(allocator_heap));
+  MappedRoots mapped{mappings};
+  const std::vector<bool> result = find_reachable(blocks, {}, &mapped);
+  std::vector<bool> mine;  // the result for heap.sorted(), without the block in allocator_heap
+  for (std::size_t i = 0; i < blocks.size(); ++i)
+    if (blocks[i].address != in_heap.address) mine.push_back(result[i]);
+  EXPECT_TRUE(heap.reachable(mine, kept)) << "only the mapped arena points to it";
+  EXPECT_FALSE(heap.reachable(mine, lost)) << "nothing points to it";
+  EXPECT_FALSE(heap.reachable(mine, behind_heap)) << "an allocator's heap is not a root";
+  EXPECT_GE(mapped.scanned_bytes, kBytes);
+  EXPECT_EQ(mapped.skipped_bytes, 0u);
+
+  // Without the mapped roots the arena's pointer is not seen; over the budget it is skipped.
+  EXPECT_FALSE(heap.reachable(find_reachable(heap.sorted(), {}), kept));
+  MappedRoots none{mappings, 0};
+  EXPECT_FALSE(heap.reachable(find_reachable(heap.sorted(), {}, &none), kept));
+  EXPECT_GE(none.skipped_bytes, kBytes);
+  munmap(both, 3 * kBytes);
+}
+
+TEST(Reachability, AnonymousMappingsLeaveOutWhatIsExcepted) {
+  constexpr std::size_t kBytes = 1 << 16;
+  void* region = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(region, MAP_FAILED);
+  const auto a = reinterpret_cast<std::uintptr_t>(region);
+  const MemoryRange except{a + 4096, a + 8192};
+  bool before = false, after = false;
+  for (const MemoryRange& r : anonymous_mappings({&except, 1})) {
+    EXPECT_FALSE(r.begin < except.end && except.begin < r.end) << "the excepted bytes are cut out";
+    before = before || (a >= r.begin && a < r.end);
+    after = after || (except.end >= r.begin && except.end < r.end);
+  }
+  EXPECT_TRUE(before && after) << "the rest of the mapping stays";
+  const auto stack = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  for (const MemoryRange& r : anonymous_mappings())
+    if (stack >= r.begin && stack < r.end) ADD_FAILURE() << "the main thread's [stack] is listed";
+  munmap(region, kBytes);
 }
 
 }  // namespace

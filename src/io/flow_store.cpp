@@ -21,27 +21,13 @@ CREATE TABLE flow(id INTEGER PRIMARY KEY, flow_id INTEGER NOT NULL, kind TEXT NO
 
 const char* kind_name(FlowKind k) { return k == FlowKind::Handoff ? "handoff" : "completion"; }
 
-bool has_table(sqlite::Database& db, const char* name) {
-  Statement st(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
-  st.bind(1, std::string_view(name));
-  return st.step() && st.i64(0) > 0;
-}
+using sqlite::has_table;
 
 void bind_optional(Statement& st, int i, std::uint32_t v) {
   if (v == kNone)
     st.bind_null(i);
   else
     st.bind(i, std::int64_t{v});
-}
-
-std::uint32_t read_optional(const Statement& st, int i) {
-  return st.is_null(i) ? kNone : static_cast<std::uint32_t>(st.i64(i));
-}
-
-[[noreturn]] void invalid(const std::string& path, std::size_t row, std::string_view what) {
-  throw Error(fmt::format("'{}' is not a valid nnprof profile: flow {} {}; the file is damaged or was not "
-                          "written by nnprof, record the profile again",
-                          path, row, what));
 }
 
 }  // namespace
@@ -68,28 +54,27 @@ void read_flow_table(sqlite::Database& db, Profile& p) {
   if (!has_table(db, "flow")) return;
   Statement st(db,
                "SELECT flow_id, kind, slice_out, slice_in, utid_out, ts_out, node_out, utid_in, ts_in, node_in, "
-               "wait_ts FROM flow ORDER BY id");
+               "wait_ts FROM flow ORDER BY id",
+               "flow");
   while (st.step()) {
-    const std::size_t row = p.flows.size();
+    const sqlite::Row r(st, "flow", p.flows.size());
     Flow f;
-    f.id = st.u64(0);
-    const std::string kind = st.text(1);
+    f.id = r.u64(0);
+    const std::string kind = r.text(1);
     if (kind == "handoff")
       f.kind = FlowKind::Handoff;
     else if (kind == "completion")
       f.kind = FlowKind::Completion;
     else
-      invalid(db.path(), row, fmt::format("has the unknown kind '{}'", kind));
-    f.out = FlowEndpoint{static_cast<std::uint32_t>(st.i64(4)), st.u64(5), static_cast<std::uint32_t>(st.i64(6)),
-                         read_optional(st, 2)};
-    f.in = FlowEndpoint{static_cast<std::uint32_t>(st.i64(7)), st.u64(8), static_cast<std::uint32_t>(st.i64(9)),
-                        read_optional(st, 3)};
-    f.wait_begin_ns = st.is_null(10) ? Flow::kNoWaitMarked : st.u64(10);
+      r.fail(fmt::format("has the unknown kind '{}'", kind));
+    f.out = FlowEndpoint{r.u32(4), r.u64(5), r.u32(6), r.optional_u32(2)};
+    f.in = FlowEndpoint{r.u32(7), r.u64(8), r.u32(9), r.optional_u32(3)};
+    f.wait_begin_ns = r.is_null(10) ? Flow::kNoWaitMarked : r.u64(10);
     for (const FlowEndpoint* e : {&f.out, &f.in}) {
-      if (e->thread >= p.threads.size()) invalid(db.path(), row, "refers to a missing thread");
-      if (e->node >= p.call_tree.size()) invalid(db.path(), row, "refers to a missing call-tree node");
+      if (e->thread >= p.threads.size()) r.fail("refers to a missing thread");
+      if (e->node >= p.call_tree.size()) r.fail("refers to a missing call-tree node");
       if (e->span != kNone && (e->span >= p.spans.size() || p.spans[e->span].thread != e->thread))
-        invalid(db.path(), row, "refers to a missing slice, or to one on another thread");
+        r.fail("refers to a missing slice, or to one on another thread");
     }
     p.flows.push_back(f);
   }

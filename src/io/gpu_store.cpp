@@ -306,11 +306,7 @@ void write_counters_and_scopes(sqlite::Database& db, const GpuProfile& g) {
 
 // ---- reading ---------------------------------------------------------------------------
 
-bool has_table(sqlite::Database& db, const char* name) {
-  Statement st(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
-  st.bind(1, std::string_view(name));
-  return st.step() && st.i64(0) > 0;
-}
+using sqlite::has_table;
 
 [[noreturn]] void invalid(const std::string& path, std::string_view where, std::string_view what) {
   throw Error(fmt::format("'{}' is not a valid nnprof profile: {} {}; the file is damaged or was not "
@@ -318,55 +314,19 @@ bool has_table(sqlite::Database& db, const char* name) {
                           path, where, what));
 }
 
-// One row of a gpu_* table being read: every column converted with its range checked, and
-// every failure reported as "<table> row <id> ...". Nothing from the file is trusted.
-class Row {
+// One row of a gpu_* table being read (sqlite::Row checks each column), whose id must be its
+// position: the index other rows refer to.
+class Row : public sqlite::Row {
  public:
-  Row(const Statement& st, const std::string& path, const char* table, std::size_t index)
-      : st_(st), path_(path), table_(table), index_(index) {
-    // Dense ids: the row's position is the index other rows refer to.
-    if (st_.i64(0) != static_cast<std::int64_t>(index_))
-      invalid(path_, fmt::format("{} row {}", table_, index_),
-              fmt::format("has id {}: ids are not dense from 0", st_.i64(0)));
-  }
-
-  [[noreturn]] void fail(std::string_view what) const {
-    invalid(path_, fmt::format("{} row {}", table_, index_), what);
-  }
-
-  [[nodiscard]] std::uint64_t u64(int i) const { return st_.u64(i); }
-  [[nodiscard]] std::int64_t i64(int i) const { return st_.i64(i); }
-  [[nodiscard]] double f64(int i) const { return st_.f64(i); }
-  [[nodiscard]] bool flag(int i) const { return st_.i64(i) != 0; }
-  [[nodiscard]] std::string text(int i) const { return st_.text(i); }
-  [[nodiscard]] bool is_null(int i) const { return st_.is_null(i); }
-
-  template <class T>
-  [[nodiscard]] T ranged(int i) const {
-    const std::int64_t v = st_.i64(i);
-    if (v < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
-        v > static_cast<std::int64_t>(std::numeric_limits<T>::max()))
-      fail(fmt::format("has {} = {}, out of range", st_.column_name(i), v));
-    return static_cast<T>(v);
-  }
-  [[nodiscard]] std::uint32_t u32(int i) const { return ranged<std::uint32_t>(i); }
-  [[nodiscard]] std::int32_t i32(int i) const { return ranged<std::int32_t>(i); }
-  [[nodiscard]] std::uint8_t u8(int i) const { return ranged<std::uint8_t>(i); }
-  /// NULL: kNone.
-  [[nodiscard]] std::uint32_t optional_u32(int i) const { return st_.is_null(i) ? kNone : u32(i); }
-
-  /// The end of an interval stored as ts and dur, which must not wrap.
-  [[nodiscard]] std::uint64_t end(int ts, int dur) const {
-    const std::uint64_t start = st_.u64(ts);
-    const std::uint64_t stop = start + st_.u64(dur);
-    if (stop < start) fail("ends before it begins (dur out of range)");
-    return stop;
+  Row(const Statement& st, const char* table, std::size_t index) : sqlite::Row(st, table, index) {
+    if (i64(0) != static_cast<std::int64_t>(index)) fail(fmt::format("has id {}: ids are not dense from 0", i64(0)));
   }
 
   template <class E, std::size_t N>
   [[nodiscard]] E parsed(const char* const (&names)[N], int i) const {
     E out{};
-    if (!parse_in(names, st_.text(i), out)) fail(fmt::format("has the unknown {} '{}'", st_.column_name(i), st_.text(i)));
+    const std::string name = text(i);
+    if (!parse_in(names, name, out)) fail(fmt::format("has the unknown {} '{}'", column(i), name));
     return out;
   }
 
@@ -374,12 +334,6 @@ class Row {
     return GpuLaunch{optional_u32(first), u64(first + 1), u32(first + 2), optional_u32(first + 3),
                      optional_u32(first + 4)};
   }
-
- private:
-  const Statement& st_;
-  const std::string& path_;
-  const char* table_;
-  std::size_t index_;
 };
 
 class GpuReader {
@@ -403,23 +357,24 @@ class GpuReader {
 
  private:
   void read_summary() {
-    Statement st(db_, "SELECT key, value FROM meta WHERE key GLOB 'gpu_*'");
+    Statement st(db_, "SELECT key, value FROM meta WHERE key GLOB 'gpu_*'", "meta");
     while (st.step()) {
       const std::string key = st.text(0);
+      const sqlite::Row row(st, "meta", 0, key);
       for_each_summary_field(g_.summary, [&](const char* name, auto& field) {
-        if (key == name) read_meta_value(st, key, field);
+        if (key == name) read_meta_value(row, key, field);
       });
     }
   }
 
-  void read_meta_value(const Statement& st, const std::string&, bool& v) { v = st.i64(1) != 0; }
-  void read_meta_value(const Statement& st, const std::string&, std::string& v) { v = st.text(1); }
-  void read_meta_value(const Statement& st, const std::string&, std::int64_t& v) { v = st.i64(1); }
-  void read_meta_value(const Statement& st, const std::string&, std::uint64_t& v) { v = st.u64(1); }
-  void read_meta_value(const Statement& st, const std::string&, double& v) { v = st.f64(1); }
+  void read_meta_value(const sqlite::Row& r, const std::string&, bool& v) { v = r.flag(1); }
+  void read_meta_value(const sqlite::Row& r, const std::string&, std::string& v) { v = r.text(1); }
+  void read_meta_value(const sqlite::Row& r, const std::string&, std::int64_t& v) { v = r.i64(1); }
+  void read_meta_value(const sqlite::Row& r, const std::string&, std::uint64_t& v) { v = r.u64(1); }
+  void read_meta_value(const sqlite::Row& r, const std::string&, double& v) { v = r.f64(1); }
   template <class T>
-  void read_meta_value(const Statement& st, const std::string& key, T& v) {
-    const std::int64_t x = st.i64(1);
+  void read_meta_value(const sqlite::Row& r, const std::string& key, T& v) {
+    const std::int64_t x = r.i64(1);
     if (x < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
         x > static_cast<std::int64_t>(std::numeric_limits<T>::max()))
       invalid(db_.path(), fmt::format("meta key {}", key), fmt::format("has the value {}, out of range", x));
@@ -441,9 +396,9 @@ class GpuReader {
     {
       Statement st(db_, "SELECT id, device_id, name, pci_bus_id, cc_major, cc_minor, sms, max_warps_per_sm, "
                         "max_threads_per_block, max_registers_per_sm, max_shared_bytes_per_sm, max_blocks_per_sm, "
-                        "core_clock_khz, memory_bytes, bandwidth_bytes_per_s FROM gpu_device ORDER BY id");
+                        "core_clock_khz, memory_bytes, bandwidth_bytes_per_s FROM gpu_device ORDER BY id", "gpu_device");
       while (st.step()) {
-        const Row r(st, db_.path(), "gpu_device", g_.devices.size());
+        const Row r(st, "gpu_device", g_.devices.size());
         GpuDevice d;
         d.id = r.u32(1);
         d.name = r.text(2);
@@ -462,18 +417,18 @@ class GpuReader {
         g_.devices.push_back(std::move(d));
       }
     }
-    Statement st(db_, "SELECT id, device_id, context_id, stream_id, priority, is_default FROM gpu_track ORDER BY id");
+    Statement st(db_, "SELECT id, device_id, context_id, stream_id, priority, is_default FROM gpu_track ORDER BY id", "gpu_track");
     while (st.step()) {
-      const Row r(st, db_.path(), "gpu_track", g_.streams.size());
+      const Row r(st, "gpu_track", g_.streams.size());
       g_.streams.push_back(GpuStream{r.u32(1), r.u32(2), r.u32(3), r.u32(4), r.flag(5)});
     }
   }
 
   void api_calls() {
     Statement st(db_, "SELECT id, ts, dur, utid, tid, name_id, driver, cbid, correlation_id, return_value, node_id, "
-                      "external_id, external_kind FROM gpu_api_call ORDER BY id");
+                      "external_id, external_kind FROM gpu_api_call ORDER BY id", "gpu_api_call");
     while (st.step()) {
-      const Row r(st, db_.path(), "gpu_api_call", g_.api_calls.size());
+      const Row r(st, "gpu_api_call", g_.api_calls.size());
       GpuApiCall a;
       a.start_ns = r.u64(1);
       a.end_ns = r.end(1, 2);
@@ -498,9 +453,9 @@ class GpuReader {
 
   void slices() {
     Statement st(db_, "SELECT id, ts, dur, track_id, kind, name_id, correlation_id, launch_utid, launch_ts, "
-                      "launch_node_id, launch_slice_id, api_id, detail_id FROM gpu_slice ORDER BY id");
+                      "launch_node_id, launch_slice_id, api_id, detail_id FROM gpu_slice ORDER BY id", "gpu_slice");
     while (st.step()) {
-      const Row r(st, db_.path(), "gpu_slice", g_.ops.size());
+      const Row r(st, "gpu_slice", g_.ops.size());
       GpuOp op;
       op.start_ns = r.u64(1);
       op.end_ns = r.end(1, 2);
@@ -531,9 +486,9 @@ class GpuReader {
     {
       Statement st(db_, "SELECT id, slice_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, "
                         "static_shared_bytes, dynamic_shared_bytes, local_bytes_per_thread, graph_id, occupancy, "
-                        "occupancy_estimated FROM gpu_kernel ORDER BY id");
+                        "occupancy_estimated FROM gpu_kernel ORDER BY id", "gpu_kernel");
       while (st.step()) {
-        const Row r(st, db_.path(), "gpu_kernel", g_.kernels.size());
+        const Row r(st, "gpu_kernel", g_.kernels.size());
         check_slice(r, r.optional_u32(1), GpuOpKind::Kernel, g_.kernels.size());
         GpuKernel k;
         for (int d = 0; d < 3; ++d) {
@@ -552,9 +507,9 @@ class GpuReader {
     }
     {
       Statement st(db_, "SELECT id, slice_id, kind, src_memory, dst_memory, async, bytes, src_device_id, dst_device_id "
-                        "FROM gpu_memcpy ORDER BY id");
+                        "FROM gpu_memcpy ORDER BY id", "gpu_memcpy");
       while (st.step()) {
-        const Row r(st, db_.path(), "gpu_memcpy", g_.memcpys.size());
+        const Row r(st, "gpu_memcpy", g_.memcpys.size());
         check_slice(r, r.optional_u32(1), GpuOpKind::Memcpy, g_.memcpys.size());
         GpuMemcpy m;
         m.kind = r.parsed<MemcpyKind>(kMemcpyKinds, 2);
@@ -568,9 +523,9 @@ class GpuReader {
       }
     }
     {
-      Statement st(db_, "SELECT id, slice_id, bytes, value, memory_kind FROM gpu_memset ORDER BY id");
+      Statement st(db_, "SELECT id, slice_id, bytes, value, memory_kind FROM gpu_memset ORDER BY id", "gpu_memset");
       while (st.step()) {
-        const Row r(st, db_.path(), "gpu_memset", g_.memsets.size());
+        const Row r(st, "gpu_memset", g_.memsets.size());
         check_slice(r, r.optional_u32(1), GpuOpKind::Memset, g_.memsets.size());
         g_.memsets.push_back(GpuMemset{r.u64(2), r.u32(3), r.parsed<GpuMemoryKind>(kMemoryKinds, 4)});
       }
@@ -588,9 +543,9 @@ class GpuReader {
 
   void syncs() {
     Statement st(db_, "SELECT id, ts, dur, type, track_id, correlation_id, launch_utid, launch_ts, launch_node_id, "
-                      "launch_slice_id, api_id FROM gpu_sync ORDER BY id");
+                      "launch_slice_id, api_id FROM gpu_sync ORDER BY id", "gpu_sync");
     while (st.step()) {
-      const Row r(st, db_.path(), "gpu_sync", g_.syncs.size());
+      const Row r(st, "gpu_sync", g_.syncs.size());
       GpuSync s;
       s.start_ns = r.u64(1);
       s.end_ns = r.end(1, 2);
@@ -608,9 +563,9 @@ class GpuReader {
   void memory_events() {
     Statement st(db_, "SELECT id, ts, device_id, operation, memory_kind, async, address, bytes, correlation_id, "
                       "launch_utid, launch_ts, launch_node_id, launch_slice_id, api_id, source_id "
-                      "FROM gpu_memory_event ORDER BY id");
+                      "FROM gpu_memory_event ORDER BY id", "gpu_memory_event");
     while (st.step()) {
-      const Row r(st, db_.path(), "gpu_memory_event", g_.memory_events.size());
+      const Row r(st, "gpu_memory_event", g_.memory_events.size());
       GpuMemoryEvent e;
       e.time_ns = r.u64(1);
       e.device = r.u32(2);
@@ -634,9 +589,9 @@ class GpuReader {
 
   void counters() {
     {
-      Statement st(db_, "SELECT id, device_id, name, unit FROM gpu_counter_track ORDER BY id");
+      Statement st(db_, "SELECT id, device_id, name, unit FROM gpu_counter_track ORDER BY id", "gpu_counter_track");
       while (st.step()) {
-        const Row r(st, db_.path(), "gpu_counter_track", g_.counters.size());
+        const Row r(st, "gpu_counter_track", g_.counters.size());
         GpuCounter c;
         c.device = r.u32(1);
         c.name = r.text(2);
@@ -644,10 +599,10 @@ class GpuReader {
         g_.counters.push_back(std::move(c));
       }
     }
-    Statement st(db_, "SELECT id, ts, track_id, value FROM gpu_counter ORDER BY id");
+    Statement st(db_, "SELECT id, ts, track_id, value FROM gpu_counter ORDER BY id", "gpu_counter");
     std::size_t index = 0;
     while (st.step()) {
-      const Row r(st, db_.path(), "gpu_counter", index++);
+      const Row r(st, "gpu_counter", index++);
       const std::uint32_t track = r.u32(2);
       if (track >= g_.counters.size()) r.fail("refers to a missing gpu_counter_track (track_id)");
       g_.counters[track].points.emplace_back(r.u64(1), r.f64(3));
@@ -656,9 +611,9 @@ class GpuReader {
 
   void scopes() {
     Statement st(db_, "SELECT rank, name_id, kernels, kernel_ns, memcpys, memcpy_ns, memcpy_bytes, memsets, memset_ns, "
-                      "alloc_bytes, alloc_count, free_bytes FROM gpu_scope ORDER BY rank");
+                      "alloc_bytes, alloc_count, free_bytes FROM gpu_scope ORDER BY rank", "gpu_scope");
     while (st.step()) {
-      const Row r(st, db_.path(), "gpu_scope", g_.scopes.size());
+      const Row r(st, "gpu_scope", g_.scopes.size());
       GpuScopeStats s;
       s.name = r.optional_u32(1);
       if (!name_ok(s.name)) r.fail("names a missing string (name_id)");

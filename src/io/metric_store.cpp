@@ -21,15 +21,7 @@ CREATE TABLE metric_point(id INTEGER PRIMARY KEY, metric_id INTEGER NOT NULL, ts
 CREATE INDEX metric_point_by_metric ON metric_point(metric_id, ts);
 )sql";
 
-[[noreturn]] void damaged(const sqlite::Database& db, const std::string& what) {
-  throw Error(fmt::format("'{}' is damaged: {}; record the profile again", db.path(), what));
-}
-
-bool has_table(sqlite::Database& db, const char* name) {
-  Statement st(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
-  st.bind(1, std::string_view(name));
-  return st.step() && st.i64(0) > 0;
-}
+using sqlite::has_table;
 
 }  // namespace
 
@@ -67,15 +59,17 @@ void write_metric_tables(sqlite::Database& db, const Profile& p) {
 void read_metric_tables(sqlite::Database& db, Profile& p) {
   if (!has_table(db, "metric")) return;  // written before metrics existed
   {
-    Statement st(db, "SELECT * FROM metric ORDER BY id");
+    Statement st(db, "SELECT * FROM metric ORDER BY id", "metric");
     while (st.step()) {
-      if (st.i64(0) != static_cast<std::int64_t>(p.metrics.size())) damaged(db, "metric ids are not dense");
+      const sqlite::Row r(st, "metric", p.metrics.size());
+      if (r.i64(0) != static_cast<std::int64_t>(p.metrics.size())) r.fail("has another id: metric ids are not dense");
       MetricSeries m;
-      const std::int64_t name = st.i64(1);
-      if (name < 0 || static_cast<std::uint64_t>(name) >= p.strings.size())
-        damaged(db, fmt::format("metric {} names a missing string", st.i64(0)));
-      m.name = static_cast<std::uint32_t>(name);
-      const std::string kind = st.text(2);
+      m.name = r.u32(1);
+      if (m.name >= p.strings.size())
+        throw Error(fmt::format("'{}' is damaged: metric {} names a missing string (name_id {}); record the profile "
+                                "again",
+                                db.path(), r.index(), m.name));
+      const std::string kind = r.text(2);
       if (kind == "counter")
         m.kind = MetricKind::Counter;
       else if (kind == "gauge")
@@ -83,35 +77,37 @@ void read_metric_tables(sqlite::Database& db, Profile& p) {
       else if (kind == "histogram")
         m.kind = MetricKind::Histogram;
       else
-        damaged(db, fmt::format("metric {} has an unknown kind '{}'", st.i64(0), kind));
-      m.unit = st.text(3);
+        r.fail(fmt::format("has an unknown kind '{}'", kind));
+      m.unit = r.text(3);
       MetricSummary& s = m.summary;
-      s.count = st.u64(4);
-      s.sum = st.f64(5);
-      s.min = st.f64(6);
-      s.max = st.f64(7);
-      s.mean = st.f64(8);
-      s.stddev = st.f64(9);
-      s.p50 = st.f64(10);
-      s.p90 = st.f64(11);
-      s.p95 = st.f64(12);
-      s.p99 = st.f64(13);
-      s.percentile_points = st.u64(14);
-      s.last = st.f64(15);
-      s.points_dropped = st.u64(16);
+      s.count = r.u64(4);
+      s.sum = r.f64(5);
+      s.min = r.f64(6);
+      s.max = r.f64(7);
+      s.mean = r.f64(8);
+      s.stddev = r.f64(9);
+      s.p50 = r.f64(10);
+      s.p90 = r.f64(11);
+      s.p95 = r.f64(12);
+      s.p99 = r.f64(13);
+      s.percentile_points = r.u64(14);
+      s.last = r.f64(15);
+      s.points_dropped = r.u64(16);
       p.metrics.push_back(std::move(m));
     }
   }
-  if (!has_table(db, "metric_point")) damaged(db, "it has a metric table but no metric_point table");
-  Statement st(db, "SELECT metric_id, ts, value, utid FROM metric_point ORDER BY id");
+  if (!has_table(db, "metric_point"))
+    throw Error(fmt::format("'{}' is damaged: it has a metric table but no metric_point table; record the profile again",
+                            db.path()));
+  Statement st(db, "SELECT metric_id, ts, value, utid FROM metric_point ORDER BY id", "metric_point");
+  std::size_t index = 0;
   while (st.step()) {
-    const std::int64_t metric = st.i64(0), utid = st.i64(3);
-    if (metric < 0 || static_cast<std::uint64_t>(metric) >= p.metrics.size() || utid < 0 ||
-        static_cast<std::uint64_t>(utid) >= p.threads.size())
-      damaged(db, "a metric point refers to a missing metric or thread");
-    auto& points = p.metrics[static_cast<std::size_t>(metric)].points;
-    const MetricPoint pt{st.u64(1), st.f64(2), static_cast<std::uint32_t>(utid)};
-    if (!points.empty() && pt.time_ns < points.back().time_ns) damaged(db, "metric points are not in time order");
+    const sqlite::Row r(st, "metric_point", index++);
+    const std::uint32_t metric = r.u32(0), utid = r.u32(3);
+    if (metric >= p.metrics.size() || utid >= p.threads.size()) r.fail("refers to a missing metric or thread");
+    auto& points = p.metrics[metric].points;
+    const MetricPoint pt{r.u64(1), r.f64(2), utid};
+    if (!points.empty() && pt.time_ns < points.back().time_ns) r.fail("is out of time order");
     points.push_back(pt);
   }
 }

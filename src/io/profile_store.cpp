@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <string_view>
 #include <ostream>
 #include <variant>
 
@@ -31,6 +32,7 @@ namespace nnprof {
 namespace {
 
 using io::sqlite::Database;
+using io::sqlite::Row;
 using io::sqlite::Statement;
 
 constexpr int kSchemaVersion = 6;
@@ -207,7 +209,7 @@ void bind_stats(Statement& st, int first, const DurationStats& t) {
       .bind_u64(first + 8, t.p99_ns);
 }
 
-DurationStats read_stats(const Statement& st, int first) {
+DurationStats read_stats(const Row& st, int first) {
   DurationStats t;
   t.count = st.u64(first);
   t.sum_ns = st.u64(first + 1);
@@ -226,7 +228,7 @@ void bind_memory(Statement& st, int first, const MemoryAttribution& m) {
   st.bind_u64(first + 3, m.free_count);
 }
 
-MemoryAttribution read_memory(const Statement& st, int first) {
+MemoryAttribution read_memory(const Row& st, int first) {
   return MemoryAttribution{st.u64(first), st.u64(first + 1), st.u64(first + 2), st.u64(first + 3)};
 }
 
@@ -236,13 +238,9 @@ void bind_heap(Statement& st, int first, const HeapAttribution& h) {
   st.bind_u64(first + 6, h.peak_live_bytes);
 }
 
-HeapAttribution read_heap(const Statement& st, int first) {
+HeapAttribution read_heap(const Row& st, int first) {
   return HeapAttribution{st.u64(first),     st.u64(first + 1), st.u64(first + 2), st.u64(first + 3),
                          st.u64(first + 4), st.u64(first + 5), st.u64(first + 6)};
-}
-
-std::uint32_t u32_or_none(const Statement& st, int i) {
-  return st.is_null(i) ? kNone : static_cast<std::uint32_t>(st.i64(i));
 }
 
 void bind_id(Statement& st, int i, std::uint32_t id) {
@@ -262,15 +260,35 @@ void bind_meta(Statement& st, const T* v) {
   st.bind(2, static_cast<std::int64_t>(*v));
 }
 
-void read_meta_value(const Statement& st, std::string* v) { *v = st.text(1); }
-void read_meta_value(const Statement& st, double* v) { *v = st.f64(1); }
-void read_meta_value(const Statement& st, std::uint64_t* v) { *v = st.u64(1); }
-void read_meta_value(const Statement& st, bool* v) { *v = st.i64(1) != 0; }
-void read_meta_value(const Statement& st, OptionalId<std::uint32_t*> v) { *v.id = u32_or_none(st, 1); }
+void read_meta_value(const Row& r, std::string* v) { *v = r.text(1); }
+void read_meta_value(const Row& r, double* v) { *v = r.f64(1); }
+void read_meta_value(const Row& r, std::uint64_t* v) { *v = r.u64(1); }
+void read_meta_value(const Row& r, bool* v) { *v = r.flag(1); }
+void read_meta_value(const Row& r, OptionalId<std::uint32_t*> v) { *v.id = r.optional_u32(1); }
 template <class T>
-void read_meta_value(const Statement& st, T* v) {
-  *v = static_cast<T>(st.i64(1));
+void read_meta_value(const Row& r, T* v) {
+  *v = r.ranged<T>(1);
 }
+
+// The format version that added a meta key (the groups of meta_fields, in order).
+std::int64_t meta_key_since(std::string_view key) {
+  if (key.starts_with("heap_") || key.starts_with("rss_")) return 2;
+  if (key.starts_with("cpu_") && key != "cpu_model") return 3;
+  if (key.starts_with("machine_")) return 4;
+  return 1;
+}
+
+// The tables each format version has (docs/FORMAT.md); the loader reads them all.
+struct RequiredTable {
+  const char* name;
+  std::int64_t since;
+};
+constexpr RequiredTable kRequiredTables[] = {
+    {"meta", 1},      {"strings", 1},      {"thread", 1},  {"scope_tree", 1},        {"scope_stats", 1},
+    {"slice_data", 1}, {"memory_counter", 1}, {"counter_track", 1}, {"counter", 1}, {"diagnostic", 1},
+    {"frame", 2},     {"callsite", 2},     {"stack", 2},   {"leak_site", 2},         {"cpu_profile_stack_sample", 3},
+    {"annotation", 5},
+};
 
 // ---- writing -------------------------------------------------------------------------
 
@@ -499,31 +517,58 @@ void write_tables(Database& db, const Profile& p) {
   throw Error(fmt::format("'{}' is damaged: {}; record the profile again", path, what));
 }
 
-void read_meta(Database& db, Profile& p) {
-  Statement st(db, "SELECT key, value FROM meta");
+// Every table of the file's format version, before any is read: a missing one is named
+// rather than reported as SQLite's "no such table".
+void check_tables(Database& db, std::int64_t version) {
+  for (const RequiredTable& t : kRequiredTables)
+    if (version >= t.since && !io::sqlite::has_table(db, t.name))
+      throw Error(fmt::format("'{}' is damaged or not an nnprof profile: it has no {} table, which every profile of "
+                              "its format version ({}) has; the file was edited, damaged or written by another "
+                              "program: record the profile again",
+                              db.path(), t.name, version));
+}
+
+// Every key of the file's version must be there, with a value of its type: a missing key
+// would otherwise read as 0 or "" and pass for a real value.
+void read_meta(Database& db, Profile& p, std::int64_t version) {
+  Statement st(db, "SELECT key, value FROM meta", "meta");
   auto fields = meta_fields(p);
+  std::vector<bool> seen(fields.size(), false);
+  std::size_t index = 0;
   while (st.step()) {
-    const std::string key = st.text(0);
-    for (auto& [name, field] : fields) {
-      if (key != name) continue;
-      std::visit([&](auto ptr) { read_meta_value(st, ptr); }, field);
+    const Row key_row(st, "meta", index++);
+    const std::string key = key_row.text(0);
+    const Row r(st, "meta", key_row.index(), key);
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (key != fields[i].first) continue;
+      std::visit([&](auto ptr) { read_meta_value(r, ptr); }, fields[i].second);
+      seen[i] = true;
     }
   }
+  if (index == 0) invalid(db.path(), "its meta table is empty (it names the run, its clock and what was recorded)");
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    if (!seen[i] && meta_key_since(fields[i].first) <= version)
+      invalid(db.path(), fmt::format("its meta table has no '{}' key, which every profile of its format version ({}) "
+                                     "has",
+                                     fields[i].first, version));
 }
 
 // The heap timeline back from its three counter tracks: the i-th row of each is sample i.
 void read_heap_timeline(Database& db, Profile& p) {
   Statement st(db,
                "SELECT c.ts, c.delta, t.kind FROM counter c JOIN counter_track t ON t.id = c.track_id "
-               "WHERE t.kind IN ('heap', 'rss', 'rss_peak') ORDER BY c.id");
+               "WHERE t.kind IN ('heap', 'rss', 'rss_peak') ORDER BY c.id",
+               "counter");
   std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> rows(std::size(kHeapSeries));
   std::vector<std::uint64_t> running(std::size(kHeapSeries), 0);
+  std::size_t index = 0;
   while (st.step()) {
-    const std::string kind = st.text(2);
+    const Row r(st, "counter", index++);
+    const std::string kind = r.text(2);
     for (std::size_t s = 0; s < std::size(kHeapSeries); ++s) {
       if (kind != kHeapSeries[s].kind) continue;
-      running[s] += st.u64(1);  // wraps like the subtraction that wrote it: exact
-      rows[s].emplace_back(st.u64(0), running[s]);
+      running[s] += r.u64(1);  // wraps like the subtraction that wrote it: exact
+      rows[s].emplace_back(r.u64(0), running[s]);
     }
   }
   for (std::size_t i = 0; i < rows[0].size(); ++i) {
@@ -538,35 +583,39 @@ void read_heap_timeline(Database& db, Profile& p) {
 
 void read_stacks(Database& db, Profile& p, std::int64_t version) {
   {
-    Statement st(db, version >= 3
-                         ? "SELECT id, address, function_id, file_id, line, module_id, module_offset, inlined FROM frame "
-                           "ORDER BY id"
-                         : "SELECT id, address, function_id, file_id, line, module_id, 0, 0 FROM frame ORDER BY id");
+    Statement st(db,
+                 version >= 3 ? "SELECT id, address, function_id, file_id, line, module_id, module_offset, inlined "
+                                "FROM frame ORDER BY id"
+                              : "SELECT id, address, function_id, file_id, line, module_id, 0, 0 FROM frame ORDER BY id",
+                 "frame");
     while (st.step()) {
-      if (st.i64(0) != static_cast<std::int64_t>(p.frames.size())) invalid(db.path(), "frame ids are not dense");
-      p.frames.push_back(StackFrame{st.u64(1), u32_or_none(st, 2), u32_or_none(st, 3),
-                                    static_cast<std::uint32_t>(st.i64(4)), u32_or_none(st, 5), st.u64(6),
-                                    st.i64(7) != 0});
+      const Row r(st, "frame", p.frames.size());
+      if (r.i64(0) != static_cast<std::int64_t>(p.frames.size())) invalid(db.path(), "frame ids are not dense");
+      p.frames.push_back(StackFrame{r.u64(1), r.optional_u32(2), r.optional_u32(3), r.u32(4), r.optional_u32(5),
+                                    r.u64(6), r.flag(7)});
     }
   }
   // Callsites refer to smaller ids only, so walking up from any of them ends at a root.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> callsites;  // (parent, frame)
   {
-    Statement st(db, "SELECT id, parent_id, frame_id FROM callsite ORDER BY id");
+    Statement st(db, "SELECT id, parent_id, frame_id FROM callsite ORDER BY id", "callsite");
     while (st.step()) {
-      const std::uint32_t parent = u32_or_none(st, 1);
-      const auto frame = static_cast<std::uint32_t>(st.i64(2));
-      if (st.i64(0) != static_cast<std::int64_t>(callsites.size()) ||
-          (parent != kNone && parent >= callsites.size()) || frame >= p.frames.size())
-        invalid(db.path(), fmt::format("callsite {} refers to a missing callsite or frame", st.i64(0)));
+      const Row r(st, "callsite", callsites.size());
+      const std::int64_t id = r.i64(0);
+      const std::uint32_t parent = r.optional_u32(1);
+      const std::uint32_t frame = r.u32(2);
+      if (id != static_cast<std::int64_t>(callsites.size()) || (parent != kNone && parent >= callsites.size()) ||
+          frame >= p.frames.size())
+        invalid(db.path(), fmt::format("callsite {} refers to a missing callsite or frame", id));
       callsites.emplace_back(parent, frame);
     }
   }
-  Statement st(db, "SELECT id, callsite_id FROM stack ORDER BY id");
+  Statement st(db, "SELECT id, callsite_id FROM stack ORDER BY id", "stack");
   while (st.step()) {
-    if (st.i64(0) != static_cast<std::int64_t>(p.stacks.size())) invalid(db.path(), "stack ids are not dense");
+    const Row r(st, "stack", p.stacks.size());
+    if (r.i64(0) != static_cast<std::int64_t>(p.stacks.size())) invalid(db.path(), "stack ids are not dense");
     CallStack stack;
-    for (std::uint32_t c = u32_or_none(st, 1); c != kNone; c = callsites[c].first) {
+    for (std::uint32_t c = r.optional_u32(1); c != kNone; c = callsites[c].first) {
       if (c >= callsites.size()) invalid(db.path(), "a stack refers to a missing callsite");
       stack.frames.push_back(callsites[c].second);
     }
@@ -575,10 +624,12 @@ void read_stacks(Database& db, Profile& p, std::int64_t version) {
 }
 
 void read_leaks(Database& db, Profile& p) {
-  Statement st(db, "SELECT node_id, caller_frame_id, stack_id, reachable, blocks, bytes FROM leak_site ORDER BY id");
-  while (st.step())
-    p.leaks.push_back(LeakSite{static_cast<std::uint32_t>(st.i64(0)), u32_or_none(st, 1), u32_or_none(st, 2),
-                               st.i64(3) != 0, st.u64(4), st.u64(5)});
+  Statement st(db, "SELECT node_id, caller_frame_id, stack_id, reachable, blocks, bytes FROM leak_site ORDER BY id",
+               "leak_site");
+  while (st.step()) {
+    const Row r(st, "leak_site", p.leaks.size());
+    p.leaks.push_back(LeakSite{r.u32(0), r.optional_u32(1), r.optional_u32(2), r.flag(3), r.u64(4), r.u64(5)});
+  }
 }
 
 // Rows checked one by one: a file is not trusted to have kept the table's constraints.
@@ -588,7 +639,7 @@ void read_annotations(Database& db, Profile& p) {
     if (!columns.step() || columns.i64(0) != 2)
       invalid(db.path(), "it has no annotation table with key and value columns");
   }
-  Statement st(db, "SELECT key, value, typeof(key), typeof(value) FROM annotation ORDER BY key");
+  Statement st(db, "SELECT key, value, typeof(key), typeof(value) FROM annotation ORDER BY key", "annotation");
   while (st.step()) {
     if (st.text(2) != "text" || st.text(3) != "text") invalid(db.path(), "an annotation's key or value is not text");
     std::string key = st.text(0);
@@ -599,42 +650,53 @@ void read_annotations(Database& db, Profile& p) {
   }
 }
 
+/// The number of rows of `table`, for reserving: never more than SQLite says.
+std::size_t row_count(Database& db, const char* table) {
+  Statement count(db, fmt::format("SELECT count(*) FROM {}", table), table);
+  return count.step() ? static_cast<std::size_t>(std::max<std::int64_t>(0, count.i64(0))) : 0;
+}
+
 void read_tables(Database& db, Profile& p, std::int64_t version) {
   const bool has_heap = version >= 2;
   const bool has_work = version >= 4;
-  read_meta(db, p);
+  check_tables(db, version);
+  read_meta(db, p, version);
   {
-    Statement st(db, "SELECT id, str FROM strings ORDER BY id");
+    Statement st(db, "SELECT id, str FROM strings ORDER BY id", "strings");
     while (st.step()) {
-      if (st.i64(0) != static_cast<std::int64_t>(p.strings.size())) invalid(db.path(), "string ids are not dense");
-      p.strings.push_back(st.text(1));
+      const Row r(st, "strings", p.strings.size());
+      if (r.i64(0) != static_cast<std::int64_t>(p.strings.size())) invalid(db.path(), "string ids are not dense");
+      p.strings.push_back(r.text(1));
     }
   }
   {
-    Statement st(db, "SELECT utid, tid, name, exited, scopes_recorded, top_level_ns FROM thread ORDER BY utid");
-    while (st.step())
-      p.threads.push_back(ThreadInfo{static_cast<std::uint32_t>(st.i64(0)), st.i64(1), st.text(2), st.i64(3) != 0,
-                                     st.u64(4), st.u64(5)});
+    Statement st(db, "SELECT utid, tid, name, exited, scopes_recorded, top_level_ns FROM thread ORDER BY utid",
+                 "thread");
+    while (st.step()) {
+      const Row r(st, "thread", p.threads.size());
+      p.threads.push_back(ThreadInfo{r.u32(0), r.i64(1), r.text(2), r.flag(3), r.u64(4), r.u64(5)});
+    }
   }
   {
-    Statement st(db, "SELECT * FROM scope_tree ORDER BY id");
+    Statement st(db, "SELECT * FROM scope_tree ORDER BY id", "scope_tree");
     std::vector<std::pair<std::uint32_t, std::uint32_t>> ranks;  // (child rank, id) per node
     while (st.step()) {
+      const Row r(st, "scope_tree", p.call_tree.size());
       CallTreeNode n;
-      n.id = static_cast<std::uint32_t>(st.i64(0));
-      if (n.id != p.call_tree.size()) invalid(db.path(), "call-tree node ids are not dense");
-      n.parent = u32_or_none(st, 1);
-      n.name = u32_or_none(st, 2);
-      n.depth = static_cast<std::uint32_t>(st.i64(3));
-      ranks.emplace_back(static_cast<std::uint32_t>(st.i64(4)), n.id);
-      n.thread_count = static_cast<std::uint32_t>(st.i64(5));
-      n.time = read_stats(st, 6);
-      n.self_ns = st.u64(15);
-      n.memory = read_memory(st, 16);
-      if (has_heap) n.heap = read_heap(st, 20);
+      if (r.i64(0) != static_cast<std::int64_t>(p.call_tree.size())) invalid(db.path(), "call-tree node ids are not dense");
+      n.id = static_cast<std::uint32_t>(p.call_tree.size());
+      n.parent = r.optional_u32(1);
+      n.name = r.optional_u32(2);
+      n.depth = r.u32(3);
+      ranks.emplace_back(r.u32(4), n.id);
+      n.thread_count = r.u32(5);
+      n.time = read_stats(r, 6);
+      n.self_ns = r.u64(15);
+      n.memory = read_memory(r, 16);
+      if (has_heap) n.heap = read_heap(r, 20);
       if (has_work) {
-        n.flops = st.f64(27);
-        n.bytes = st.u64(28);
+        n.flops = r.f64(27);
+        n.bytes = r.u64(28);
       }
       p.call_tree.push_back(std::move(n));
     }
@@ -648,52 +710,58 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
     }
   }
   {
-    Statement st(db, "SELECT * FROM scope_stats ORDER BY rank");
+    Statement st(db, "SELECT * FROM scope_stats ORDER BY rank", "scope_stats");
     while (st.step()) {
+      const Row r(st, "scope_stats", p.scopes.size());
       ScopeStats s;
-      s.name = static_cast<StringId>(st.i64(1));
-      s.total_ns = st.u64(2);
-      s.self_ns = st.u64(3);
-      s.time = read_stats(st, 4);
-      s.thread_count = static_cast<std::uint32_t>(st.i64(13));
-      s.items = st.u64(14);
-      s.memory = read_memory(st, 15);
-      if (has_heap) s.heap = read_heap(st, 19);
+      s.name = r.u32(1);
+      s.total_ns = r.u64(2);
+      s.self_ns = r.u64(3);
+      s.time = read_stats(r, 4);
+      s.thread_count = r.u32(13);
+      s.items = r.u64(14);
+      s.memory = read_memory(r, 15);
+      if (has_heap) s.heap = read_heap(r, 19);
       if (has_work) {
-        s.flops = st.f64(26);
-        s.bytes = st.u64(27);
+        s.flops = r.f64(26);
+        s.bytes = r.u64(27);
       }
       p.scopes.push_back(s);
     }
   }
   {
-    Statement count(db, "SELECT count(*) FROM slice_data");
-    if (count.step()) p.spans.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, count.i64(0))));
-    Statement st(db, "SELECT ts, dur, utid, node_id FROM slice_data ORDER BY id");
+    p.spans.reserve(row_count(db, "slice_data"));
+    Statement st(db, "SELECT ts, dur, utid, node_id FROM slice_data ORDER BY id", "slice_data");
     while (st.step()) {
+      const Row r(st, "slice_data", p.spans.size());
       Span s;
-      s.start_ns = st.u64(0);
-      s.end_ns = s.start_ns + st.u64(1);
-      s.thread = static_cast<std::uint32_t>(st.i64(2));
-      s.node = static_cast<std::uint32_t>(st.i64(3));
-      if (s.node >= p.call_tree.size()) invalid(db.path(), "a slice refers to a missing call-tree node");
+      s.start_ns = r.u64(0);
+      s.end_ns = r.end(0, 1);
+      s.thread = r.u32(2);
+      s.node = r.u32(3);
+      if (s.node >= p.call_tree.size()) r.fail(fmt::format("refers to the missing call-tree node {}", s.node));
       s.name = p.call_tree[s.node].name;
       s.depth = p.call_tree[s.node].depth;
       p.spans.push_back(s);
     }
   }
   {
-    Statement st(db, "SELECT * FROM memory_counter ORDER BY id");
-    while (st.step())
-      p.memory_counters.push_back(MemoryCounter{static_cast<StringId>(st.i64(1)), st.i64(2), st.u64(3), st.u64(4),
-                                                st.u64(5), st.u64(6), st.u64(7)});
+    Statement st(db, "SELECT * FROM memory_counter ORDER BY id", "memory_counter");
+    while (st.step()) {
+      const Row r(st, "memory_counter", p.memory_counters.size());
+      p.memory_counters.push_back(
+          MemoryCounter{r.u32(1), r.i64(2), r.u64(3), r.u64(4), r.u64(5), r.u64(6), r.u64(7)});
+    }
     // A row whose track is missing stays a memory event, so that validation rejects it.
-    Statement ev(db, has_heap ? "SELECT c.ts, c.track_id, c.delta, c.utid FROM counter c LEFT JOIN counter_track t "
-                                "ON t.id = c.track_id WHERE t.kind IS NULL OR t.kind = 'memory_counter' ORDER BY c.id"
-                              : "SELECT ts, track_id, delta, utid FROM counter ORDER BY id");
-    while (ev.step())
-      p.memory_events.push_back(
-          MemoryEvent{ev.u64(0), u32_or_none(ev, 3), static_cast<std::uint32_t>(ev.i64(1)), ev.i64(2)});
+    Statement ev(db,
+                 has_heap ? "SELECT c.ts, c.track_id, c.delta, c.utid FROM counter c LEFT JOIN counter_track t "
+                            "ON t.id = c.track_id WHERE t.kind IS NULL OR t.kind = 'memory_counter' ORDER BY c.id"
+                          : "SELECT ts, track_id, delta, utid FROM counter ORDER BY id",
+                 "counter");
+    while (ev.step()) {
+      const Row r(ev, "counter", p.memory_events.size());
+      p.memory_events.push_back(MemoryEvent{r.u64(0), r.optional_u32(3), r.u32(1), r.i64(2)});
+    }
   }
   if (has_heap) {
     read_heap_timeline(db, p);
@@ -701,21 +769,23 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
     read_leaks(db, p);
   }
   if (version >= 3) {
-    Statement count(db, "SELECT count(*) FROM cpu_profile_stack_sample");
-    if (count.step()) p.cpu_samples.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, count.i64(0))));
-    Statement st(db, "SELECT ts, utid, stack_id, node_id, weight_ns FROM cpu_profile_stack_sample ORDER BY id");
-    while (st.step())
-      p.cpu_samples.push_back(CpuSample{st.u64(0), static_cast<std::uint32_t>(st.i64(1)), u32_or_none(st, 2),
-                                        static_cast<std::uint32_t>(st.i64(3)), st.u64(4)});
+    p.cpu_samples.reserve(row_count(db, "cpu_profile_stack_sample"));
+    Statement st(db, "SELECT ts, utid, stack_id, node_id, weight_ns FROM cpu_profile_stack_sample ORDER BY id",
+                 "cpu_profile_stack_sample");
+    while (st.step()) {
+      const Row r(st, "cpu_profile_stack_sample", p.cpu_samples.size());
+      p.cpu_samples.push_back(CpuSample{r.u64(0), r.u32(1), r.optional_u32(2), r.u32(3), r.u64(4)});
+    }
   }
   {
-    Statement st(db, "SELECT kind, severity, utid, name_id, count, message FROM diagnostic ORDER BY id");
+    Statement st(db, "SELECT kind, severity, utid, name_id, count, message FROM diagnostic ORDER BY id", "diagnostic");
     while (st.step()) {
-      const auto kind = parse_diagnostic_kind(st.text(0));
-      const auto severity = parse_severity(st.text(1));
-      if (!kind || !severity) invalid(db.path(), "a diagnostic has an unknown kind or severity");
-      p.diagnostics.push_back(Diagnostic{*kind, *severity, u32_or_none(st, 2), u32_or_none(st, 3), st.u64(4),
-                                         st.text(5)});
+      const Row r(st, "diagnostic", p.diagnostics.size());
+      const auto kind = parse_diagnostic_kind(r.text(0));
+      const auto severity = parse_severity(r.text(1));
+      if (!kind || !severity) r.fail("has an unknown kind or severity");
+      p.diagnostics.push_back(
+          Diagnostic{*kind, *severity, r.optional_u32(2), r.optional_u32(3), r.u64(4), r.text(5)});
     }
   }
   if (version >= 5) read_annotations(db, p);
@@ -754,23 +824,35 @@ void validate(const Profile& p, const std::string& path) {
   if (p.call_tree.empty() || p.call_tree[0].parent != kNone) invalid(path, "the call tree has no root");
   for (std::size_t i = 1; i < p.call_tree.size(); ++i) {
     const CallTreeNode& n = p.call_tree[i];
-    if (n.parent >= i || !name_ok(n.name) || n.name == kNone) invalid(path, fmt::format("call-tree node {} is invalid", i));
+    if (n.parent >= i)
+      invalid(path, fmt::format("call-tree node {} has the parent {}, which does not come before it", i,
+                                n.parent == kNone ? std::string("NULL") : std::to_string(n.parent)));
+    if (!name_ok(n.name) || n.name == kNone) invalid(path, fmt::format("call-tree node {} names a missing string", i));
     if (n.depth != p.call_tree[n.parent].depth + 1 || n.depth > 1024)
       invalid(path, fmt::format("call-tree node {} has a wrong depth", i));
   }
-  for (const ScopeStats& s : p.scopes)
-    if (s.name >= p.strings.size()) invalid(path, "a scope statistic names a missing string");
-  for (const Span& s : p.spans)
-    if (s.thread >= p.threads.size() || s.node == 0 || s.end_ns < s.start_ns)
-      invalid(path, "a slice refers to a missing thread or the root");
-  for (const MemoryCounter& c : p.memory_counters)
-    if (c.name >= p.strings.size()) invalid(path, "a memory counter names a missing string");
-  for (const MemoryEvent& e : p.memory_events)
-    if (e.counter >= p.memory_counters.size() || e.thread >= p.threads.size())
-      invalid(path, "a counter event refers to a missing track or thread");
-  for (const Diagnostic& d : p.diagnostics)
+  for (std::size_t i = 0; i < p.scopes.size(); ++i)
+    if (p.scopes[i].name >= p.strings.size())
+      invalid(path, fmt::format("scope statistic {} names the missing string {}", i, p.scopes[i].name));
+  for (std::size_t i = 0; i < p.spans.size(); ++i) {
+    const Span& s = p.spans[i];
+    if (s.thread >= p.threads.size()) invalid(path, fmt::format("slice {} refers to the missing thread {}", i, s.thread));
+    if (s.node == 0) invalid(path, fmt::format("slice {} is the call tree's root, which is no scope", i));
+  }
+  for (std::size_t i = 0; i < p.memory_counters.size(); ++i)
+    if (p.memory_counters[i].name >= p.strings.size())
+      invalid(path, fmt::format("memory counter {} names a missing string", i));
+  for (std::size_t i = 0; i < p.memory_events.size(); ++i) {
+    const MemoryEvent& e = p.memory_events[i];
+    if (e.counter >= p.memory_counters.size())
+      invalid(path, fmt::format("memory counter event {} refers to the missing track {}", i, e.counter));
+    if (e.thread >= p.threads.size()) invalid(path, fmt::format("memory counter event {} refers to a missing thread", i));
+  }
+  for (std::size_t i = 0; i < p.diagnostics.size(); ++i) {
+    const Diagnostic& d = p.diagnostics[i];
     if (!name_ok(d.name) || (d.thread != kNone && d.thread >= p.threads.size()))
-      invalid(path, "a diagnostic refers to a missing thread or string");
+      invalid(path, fmt::format("diagnostic {} refers to a missing thread or string", i));
+  }
   for (std::size_t i = 0; i < p.threads.size(); ++i)
     if (p.threads[i].id != i) invalid(path, "thread ids are not dense");
   validate_heap(p, path);
@@ -788,6 +870,24 @@ void check_readable_file(const std::string& path) {
                             "saving; record the profile again",
                             path));
   if (::access(path.c_str(), R_OK) != 0) throw Error(fmt::format("cannot read '{}': permission denied", path));
+  // SQLite opens any file and fails at the first query with a vague message; its 100-byte
+  // header says at once whether this is a database at all.
+  constexpr std::string_view kMagic("SQLite format 3\0", 16);
+  constexpr std::size_t kHeaderBytes = 100;
+  if (S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) < kHeaderBytes)
+    throw Error(fmt::format("'{}' is not an nnprof profile: it is {} byte{} long, too short for a SQLite database "
+                            "(a profile has at least a few kilobytes); it was probably cut off or is another file",
+                            path, st.st_size, st.st_size == 1 ? "" : "s"));
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) throw Error(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  char header[16] = {};
+  const std::size_t got = std::fread(header, 1, sizeof header, f);
+  std::fclose(f);
+  if (got != sizeof header || std::string_view(header, sizeof header) != kMagic)
+    throw Error(fmt::format("'{}' is not an nnprof profile: it is not a SQLite database (its first bytes are not "
+                            "SQLite's header); profiles are written by `nnprof record`, `nnprof demo` or "
+                            "Profiler::save",
+                            path));
 }
 
 std::int64_t check_header(Database& db) {
@@ -796,7 +896,9 @@ std::int64_t check_header(Database& db) {
   Statement ver(db, "PRAGMA user_version");
   const std::int64_t version = ver.step() ? ver.i64(0) : 0;
   if (id != kApplicationId)
-    throw Error(fmt::format("'{}' is a SQLite database but not an nnprof profile", db.path()));
+    throw Error(fmt::format("'{}' is a SQLite database but not an nnprof profile (its application id is {:#x}, "
+                            "not nnprof's {:#x})",
+                            db.path(), id, kApplicationId));
   if (version > kSchemaVersion)
     throw Error(fmt::format("'{}' was written by a newer nnprof (file format version {}; this nnprof reads up to "
                             "version {}): upgrade nnprof to read it",

@@ -49,6 +49,19 @@ Statement::Statement(Database& db, const std::string& sql) : db_(db) {
   if (rc != SQLITE_OK) db.fail(rc, "preparing a query");
 }
 
+Statement::Statement(Database& db, const std::string& sql, std::string_view table) : db_(db) {
+  const int rc = sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()), &stmt_, nullptr);
+  if (rc == SQLITE_OK) return;
+  if ((rc & 0xff) != SQLITE_ERROR) db.fail(rc, "preparing a query");
+  const std::string detail = sqlite3_errmsg(db.handle());
+  sqlite3_finalize(stmt_);
+  stmt_ = nullptr;
+  throw Error(fmt::format("'{}' is damaged or not an nnprof profile: its {} table cannot be read ({}); a profile "
+                          "of this format version has it with every column, so the file was edited, damaged or "
+                          "written by another program; record the profile again",
+                          db.path(), table, detail));
+}
+
 Statement::~Statement() { sqlite3_finalize(stmt_); }
 
 Statement& Statement::bind(int index, std::int64_t v) {
@@ -94,9 +107,100 @@ bool Statement::is_null(int i) const noexcept { return sqlite3_column_type(stmt_
 std::int64_t Statement::i64(int i) const noexcept { return sqlite3_column_int64(stmt_, i); }
 std::uint64_t Statement::u64(int i) const noexcept { return std::bit_cast<std::uint64_t>(i64(i)); }
 double Statement::f64(int i) const noexcept { return sqlite3_column_double(stmt_, i); }
+int Statement::type(int i) const noexcept { return sqlite3_column_type(stmt_, i); }
 std::string Statement::text(int i) const {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, i));
   return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, i))) : std::string();
+}
+
+// ---- Row -------------------------------------------------------------------------------
+
+namespace {
+
+// A value from the file, shown in a message: short, and with nothing a terminal would obey.
+std::string excerpt(std::string text) {
+  constexpr std::size_t kMax = 40;
+  if (text.size() > kMax) text = text.substr(0, kMax) + "...";
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  return text;
+}
+
+}  // namespace
+
+void Row::fail(std::string_view what) const {
+  const std::string where =
+      key_.empty() ? fmt::format("{} row {}", table_, index_) : fmt::format("{} key '{}'", table_, key_);
+  throw Error(fmt::format("'{}' is not a valid nnprof profile: {} {}; the file is damaged or was not written by "
+                          "nnprof, record the profile again",
+                          path(), where, what));
+}
+
+void Row::fail_column(int i, std::string_view problem) const {
+  const std::string where =
+      key_.empty() ? fmt::format("{} row {}", table_, index_) : fmt::format("{} key '{}'", table_, key_);
+  throw Error(fmt::format("'{}' is not a valid nnprof profile: {}: column {} {}; the file is damaged or was not "
+                          "written by nnprof, record the profile again",
+                          path(), where, st_.column_name(i), problem));
+}
+
+void Row::expect(int i, int type, const char* what) const {
+  if (i >= st_.columns())
+    fail(fmt::format("has {} columns where {} are needed (a table of another format version?)", st_.columns(), i + 1));
+  const int actual = st_.type(i);
+  if (actual == type || (type == SQLITE_FLOAT && actual == SQLITE_INTEGER)) return;
+  switch (actual) {
+    case SQLITE_NULL: fail_column(i, fmt::format("is NULL where {} belongs", what));
+    case SQLITE_TEXT: fail_column(i, fmt::format("holds the text '{}' where {} belongs", excerpt(st_.text(i)), what));
+    case SQLITE_BLOB: fail_column(i, fmt::format("holds a blob where {} belongs", what));
+    case SQLITE_FLOAT: fail_column(i, fmt::format("holds the fraction {} where {} belongs", st_.f64(i), what));
+    default: fail_column(i, fmt::format("holds a value of unknown type where {} belongs", what));
+  }
+}
+
+std::int64_t Row::i64(int i) const {
+  expect(i, SQLITE_INTEGER, "an integer");
+  return st_.i64(i);
+}
+
+std::uint64_t Row::u64(int i) const {
+  expect(i, SQLITE_INTEGER, "an integer");
+  return st_.u64(i);
+}
+
+double Row::f64(int i) const {
+  expect(i, SQLITE_FLOAT, "a number");
+  return st_.f64(i);
+}
+
+std::string Row::text(int i) const {
+  expect(i, SQLITE_TEXT, "a text");
+  return st_.text(i);
+}
+
+bool Row::is_null(int i) const {
+  if (i >= st_.columns())
+    fail(fmt::format("has {} columns where {} are needed (a table of another format version?)", st_.columns(), i + 1));
+  return st_.type(i) == SQLITE_NULL;
+}
+
+std::uint32_t Row::optional_u32(int i) const {
+  return is_null(i) ? std::numeric_limits<std::uint32_t>::max() : u32(i);
+}
+
+std::uint64_t Row::end(int ts, int dur) const {
+  const std::uint64_t start = u64(ts);
+  const std::int64_t length = i64(dur);
+  if (length < 0) fail(fmt::format("ends before it begins: it has a negative duration (dur = {})", length));
+  const std::uint64_t stop = start + static_cast<std::uint64_t>(length);
+  if (stop < start) fail("ends after the end of time (ts + dur overflows)");
+  return stop;
+}
+
+bool has_table(Database& db, std::string_view name) {
+  Statement st(db, "SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?");
+  st.bind(1, name);
+  return st.step() && st.i64(0) > 0;
 }
 
 }  // namespace nnprof::io::sqlite

@@ -44,6 +44,85 @@ const void* module_base(const void* address) {
   return dladdr(address, &info) != 0 ? info.dli_fbase : nullptr;
 }
 
+// A non-PIE executable that takes the address of an imported function gets a canonical PLT
+// entry: the symbol stays undefined there but has a value, so the whole process (dlsym
+// included) uses the PLT stub's address, while calls still go through the executable's GOT
+// slot to the definition the dynamic linker chose. The slot, found through the executable's
+// relocations, says where calls really go. nullptr: `address` is no such stub.
+const void* canonical_plt_target(const char* name, const void* address) {
+  struct Query {
+    const char* name;
+    std::uintptr_t address;
+    std::uintptr_t slot = 0;
+  } q{name, reinterpret_cast<std::uintptr_t>(address)};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto* q = static_cast<Query*>(data);
+        const ElfW(Dyn)* dynamic = nullptr;
+        bool inside = false;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          const std::uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
+          if (ph.p_type == PT_LOAD && q->address >= begin && q->address < begin + ph.p_memsz) inside = true;
+          if (ph.p_type == PT_DYNAMIC) dynamic = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + ph.p_vaddr);
+        }
+        if (!inside) return 0;
+        if (dynamic == nullptr) return 1;
+        // The loader relocates these pointers in place on most targets, not on all.
+        const auto at = [&](ElfW(Addr) v) { return v < info->dlpi_addr ? v + info->dlpi_addr : v; };
+        const ElfW(Sym)* symtab = nullptr;
+        const char* strtab = nullptr;
+        std::uintptr_t tables[2] = {0, 0}, sizes[2] = {0, 0};
+        bool plt_rela = false;
+        for (const ElfW(Dyn)* d = dynamic; d->d_tag != DT_NULL; ++d) {
+          switch (d->d_tag) {
+            case DT_SYMTAB: symtab = reinterpret_cast<const ElfW(Sym)*>(at(d->d_un.d_ptr)); break;
+            case DT_STRTAB: strtab = reinterpret_cast<const char*>(at(d->d_un.d_ptr)); break;
+            case DT_JMPREL: tables[0] = at(d->d_un.d_ptr); break;
+            case DT_PLTRELSZ: sizes[0] = d->d_un.d_val; break;
+            case DT_PLTREL: plt_rela = d->d_un.d_val == DT_RELA; break;
+            case DT_RELA: tables[1] = at(d->d_un.d_ptr); break;
+            case DT_RELASZ: sizes[1] = d->d_un.d_val; break;
+            default: break;
+          }
+        }
+        if (symtab == nullptr || strtab == nullptr) return 1;
+        if (!plt_rela) tables[0] = 0;  // REL targets (i386, arm): not read here
+        for (int t = 0; t < 2; ++t) {
+          const auto* rela = reinterpret_cast<const ElfW(Rela)*>(tables[t]);
+          for (std::size_t i = 0; rela != nullptr && i < sizes[t] / sizeof(ElfW(Rela)); ++i) {
+            const auto index = sizeof(void*) == 8 ? ELF64_R_SYM(rela[i].r_info) : ELF32_R_SYM(rela[i].r_info);
+            const ElfW(Sym)& sym = symtab[index];
+            if (sym.st_shndx != SHN_UNDEF || sym.st_name == 0 || std::strcmp(strtab + sym.st_name, q->name) != 0)
+              continue;
+            q->slot = info->dlpi_addr + rela[i].r_offset;
+            return 1;
+          }
+        }
+        return 1;
+      },
+      &q);
+  return q.slot != 0 ? *reinterpret_cast<const void* const*>(q.slot) : nullptr;
+}
+
+// Whether calls of `name` (malloc or free), resolved to `address`, reach the hooks library.
+bool reaches_hooks(const char* name, void* address) {
+  const void* hooks = module_base(g_hooks.any_address);
+  if (module_base(address) == hooks) return true;
+  {
+    // A lazily bound GOT slot still points into the PLT: one call through the stub binds it.
+    // A pair, so that whichever allocator answers gets its own block back.
+    InternalAllocations internal;
+    auto* m = reinterpret_cast<void* (*)(std::size_t)>(std::strcmp(name, "malloc") == 0 ? address
+                                                                                       : dlsym(RTLD_DEFAULT, "malloc"));
+    auto* f = reinterpret_cast<void (*)(void*)>(std::strcmp(name, "free") == 0 ? address : dlsym(RTLD_DEFAULT, "free"));
+    if (m == nullptr || f == nullptr) return false;
+    f(m(1));
+  }
+  const void* target = canonical_plt_target(name, address);
+  return target != nullptr && module_base(target) == hooks;
+}
+
 std::mutex& start_mutex() {
   static std::mutex mu;
   return mu;
@@ -779,7 +858,35 @@ void HeapTracker::collect_leaks(RawHeap& out, bool calling_thread_is_root) {
     // The calling thread's live frames only: below them lie stale values of returned calls.
     const collect::MemoryRange mine = collect::current_thread_stack();
     if (calling_thread_is_root && mine.end > here) roots.push_back(collect::MemoryRange{here, mine.end});
-    reachable = collect::find_reachable(live, roots);
+    // Memory the program mapped itself holds pointers as global data does (pymalloc keeps
+    // Python's objects in its own arenas): a root, but not what holds every block's address
+    // for nnprof (its tables, this function's lists) nor thread stacks, whose dead parts
+    // hold stale pointers (the live parts are roots above).
+    std::vector<collect::MemoryRange> not_mapped_roots;
+    const bool tables_known = collect::live_table_mappings(not_mapped_roots);
+    {
+      std::lock_guard lock(mu_);
+      for (const HeapThread* t : threads_)
+        if (t->stack_end != 0) not_mapped_roots.push_back(collect::MemoryRange{t->stack_begin, t->stack_end});
+    }
+    if (const auto whole = collect::thread_stack(pthread_self())) not_mapped_roots.push_back(*whole);
+    // This function's list of every block (`live`, find_reachable cuts out itself).
+    const auto listed = reinterpret_cast<std::uintptr_t>(blocks.data());
+    not_mapped_roots.push_back(collect::MemoryRange{listed, listed + blocks.capacity() * sizeof(Block)});
+    std::vector<collect::MemoryRange> mapped_ranges;
+    if (tables_known) mapped_ranges = collect::anonymous_mappings(not_mapped_roots);
+    collect::MappedRoots mapped{mapped_ranges};
+    reachable = collect::find_reachable(live, roots, &mapped);
+    if (!tables_known)
+      out.warnings.push_back(
+          "the leak check did not scan memory the program mapped itself (nnprof could not tell its own tables "
+          "apart), so blocks referenced only from there (such as pymalloc's arenas) are counted as leaked: the "
+          "leak figures may be too high");
+    else if (mapped.skipped_bytes > 0)
+      out.warnings.push_back(fmt::format(
+          "the leak check scanned {} MiB of memory the program mapped itself and left out {} MiB over its limit: "
+          "blocks referenced only from there are counted as leaked, so the leak figures may be too high",
+          mapped.scanned_bytes >> 20, mapped.skipped_bytes >> 20));
     for (std::size_t i = 0; i < blocks.size(); ++i) {
       const std::uintptr_t caller = keys[blocks[i].group].caller;
       if (caller >= loader_code_.begin && caller < loader_code_.end) reachable[i] = true;
@@ -944,14 +1051,15 @@ bool heap_hooks_available(std::string* why) {
           "target nnprof::memory (libnnprof_memory.so), or run the program under `nnprof record --memory`";
     return false;
   }
-  void* resolved = dlsym(RTLD_DEFAULT, "malloc");
-  if (resolved == nullptr || detail::module_base(resolved) != detail::module_base(g_hooks.any_address)) {
+  for (const char* name : {"malloc", "free"}) {
+    void* resolved = dlsym(RTLD_DEFAULT, name);
+    if (resolved != nullptr && detail::reaches_hooks(name, resolved)) continue;
     if (why != nullptr)
       *why = fmt::format(
-          "malloc in this process resolves to {} rather than to nnprof's hooks in {}: another allocator (a "
+          "{} in this process resolves to {} rather than to nnprof's hooks in {}: another allocator (a "
           "sanitizer such as ASan or TSan, or an allocator linked into the executable) takes precedence, so heap "
           "tracking would miss allocations; profile a build without it",
-          detail::module_of(resolved), g_hooks.library != nullptr ? g_hooks.library : "the hooks library");
+          name, detail::module_of(resolved), g_hooks.library != nullptr ? g_hooks.library : "the hooks library");
     return false;
   }
   return true;

@@ -5,19 +5,42 @@
 
 #include "collect/heap/thread_cache.hpp"
 
+#include <algorithm>
 #include <new>
 
 namespace nnprof::collect {
 
 namespace {
 
+// Every mapping made here, noted without allocating (map_zeroed runs inside malloc hooks).
+// Never unmapped but by ~LiveTable, and a stale entry only keeps a leak check off a range.
+constexpr std::size_t kMaxOwnMappings = 4096;
+constinit std::atomic<std::uintptr_t> g_own_begin[kMaxOwnMappings] = {};
+constinit std::atomic<std::uintptr_t> g_own_end[kMaxOwnMappings] = {};
+constinit std::atomic<std::size_t> g_own_count{0};
+
 // Generations are mapped directly: the table must not allocate through the malloc it tracks.
 void* map_zeroed(std::size_t bytes) noexcept {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  return p == MAP_FAILED ? nullptr : p;
+  if (p == MAP_FAILED) return nullptr;
+  const std::size_t i = g_own_count.fetch_add(1, std::memory_order_acq_rel);
+  if (i < kMaxOwnMappings) {
+    g_own_end[i].store(reinterpret_cast<std::uintptr_t>(p) + bytes, std::memory_order_relaxed);
+    g_own_begin[i].store(reinterpret_cast<std::uintptr_t>(p), std::memory_order_release);
+  }
+  return p;
 }
 
 }  // namespace
+
+bool live_table_mappings(std::vector<MemoryRange>& out) {
+  const std::size_t n = g_own_count.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < std::min(n, kMaxOwnMappings); ++i) {
+    const std::uintptr_t begin = g_own_begin[i].load(std::memory_order_acquire);
+    if (begin != 0) out.push_back(MemoryRange{begin, g_own_end[i].load(std::memory_order_relaxed)});
+  }
+  return n <= kMaxOwnMappings;
+}
 
 LiveTable::~LiveTable() {
   for (auto& slot : generations_) {

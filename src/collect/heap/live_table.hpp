@@ -19,6 +19,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <vector>
+
+#include "collect/heap/reachability.hpp"
 
 namespace nnprof::detail {
 struct Node;
@@ -61,6 +64,11 @@ struct LiveSlot {
   }
 };
 static_assert(sizeof(LiveSlot) == 32);
+
+/// Appends the memory mapped for the live blocks (tables and thread caches): it holds every
+/// block's address, so a leak check must not take it for the program's. False when more
+/// mappings were made than could be noted (then the list is incomplete).
+bool live_table_mappings(std::vector<MemoryRange>& out);
 
 class LiveTable {
  public:

@@ -8,6 +8,10 @@
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
+#include <charconv>
+#include <iterator>
+#include <string>
+#include <string_view>
 
 namespace nnprof::collect {
 
@@ -74,6 +78,10 @@ std::uintptr_t page_size() {
 class RangeScanner {
  public:
   explicit RangeScanner(MemoryReader& reader) : reader_(reader), buffer_(kChunkBytes / kWord) {}
+  template <class Cut>
+  void own(Cut&& cut) const {
+    cut(buffer_.data(), buffer_.size() * sizeof(std::uintptr_t));
+  }
 
   // Calls visit(word) for every readable aligned word of the segments (each [begin, end),
   // both multiples of 8), skipping unreadable pages.
@@ -129,6 +137,11 @@ class RangeScanner {
 class PageCache {
  public:
   explicit PageCache(MemoryReader& reader) : reader_(reader), data_(kSlots * page_size() / kWord), slots_(kSlots) {}
+  template <class Cut>
+  void own(Cut&& cut) const {
+    cut(data_.data(), data_.size() * sizeof(std::uintptr_t));
+    cut(slots_.data(), slots_.size() * sizeof(Slot));
+  }
 
   void prefetch(std::span<const MemoryRange> ranges) {
     ++epoch_;
@@ -197,6 +210,26 @@ class PageCache {
   std::vector<Slot> slots_;
   std::uint64_t epoch_ = 0;
 };
+
+// `ranges` less every byte of `cuts`: the pieces left, in address order.
+std::vector<MemoryRange> subtract(std::span<const MemoryRange> ranges, std::vector<MemoryRange> cuts) {
+  std::sort(cuts.begin(), cuts.end(), [](const MemoryRange& a, const MemoryRange& b) { return a.begin < b.begin; });
+  std::vector<MemoryRange> sorted(ranges.begin(), ranges.end());
+  std::sort(sorted.begin(), sorted.end(), [](const MemoryRange& a, const MemoryRange& b) { return a.begin < b.begin; });
+  std::vector<MemoryRange> out;
+  std::size_t c = 0;
+  for (const MemoryRange& r : sorted) {
+    while (c < cuts.size() && cuts[c].end <= r.begin) ++c;
+    std::uintptr_t pos = r.begin;
+    for (std::size_t k = c; k < cuts.size() && cuts[k].begin < r.end; ++k) {
+      if (cuts[k].end <= pos) continue;
+      if (cuts[k].begin > pos) out.push_back({pos, cuts[k].begin});
+      pos = std::max(pos, cuts[k].end);
+    }
+    if (pos < r.end) out.push_back({pos, r.end});
+  }
+  return out;
+}
 
 MemoryRange aligned(std::uintptr_t begin, std::uintptr_t end) {
   begin = align_up(begin, kWord);
@@ -272,7 +305,60 @@ std::optional<MemoryRange> thread_stack(pthread_t thread) {
   return aligned(begin, begin + size);
 }
 
-std::vector<bool> find_reachable(std::span<const LiveBlock> blocks, std::span<const MemoryRange> roots) {
+std::vector<MemoryRange> anonymous_mappings(std::span<const MemoryRange> except) {
+  std::vector<MemoryRange> out;
+  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  std::string text;
+  char buffer[16384];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(fd);
+  // start-end perms offset major:minor inode [path]
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t eol = text.find('\n', at);
+    if (eol == std::string::npos) eol = text.size();
+    const std::string_view line(text.data() + at, eol - at);
+    at = eol + 1;
+    std::uintptr_t begin = 0, end = 0;
+    const char* p = line.data();
+    const char* stop = line.data() + line.size();
+    auto r = std::from_chars(p, stop, begin, 16);
+    if (r.ec != std::errc() || r.ptr == stop || *r.ptr != '-') continue;
+    r = std::from_chars(r.ptr + 1, stop, end, 16);
+    if (r.ec != std::errc() || stop - r.ptr < 6) continue;
+    const std::string_view perms(r.ptr + 1, 4);
+    if (perms[0] != 'r' || perms[1] != 'w' || perms[3] != 'p') continue;
+    // Fields 3-5 (offset, device, inode), then the path, which must be absent or [heap]/[anon:...].
+    std::size_t field = 0;
+    const char* q = r.ptr + 5;
+    std::string_view inode, path;
+    while (q < stop && field < 3) {
+      while (q < stop && *q == ' ') ++q;
+      const char* w = q;
+      while (q < stop && *q != ' ') ++q;
+      ++field;
+      if (field == 3) inode = std::string_view(w, static_cast<std::size_t>(q - w));
+    }
+    while (q < stop && *q == ' ') ++q;
+    path = std::string_view(q, static_cast<std::size_t>(stop - q));
+    if (inode != "0") continue;
+    if (!path.empty() && path != "[heap]" && path.substr(0, 6) != "[anon:") continue;
+    if (end > begin) out.push_back(MemoryRange{begin, end});
+  }
+  // Cut out rather than dropped: the kernel merges neighbouring anonymous mappings, so one
+  // line of maps may hold a thread stack or nnprof's table beside the program's own memory.
+  out = subtract(out, std::vector<MemoryRange>(except.begin(), except.end()));
+  return out;
+}
+
+std::vector<bool> find_reachable(std::span<const LiveBlock> blocks, std::span<const MemoryRange> roots,
+                                 MappedRoots* mapped) {
   std::vector<bool> reachable(blocks.size(), false);
   if (blocks.empty()) return reachable;
   assert(std::is_sorted(blocks.begin(), blocks.end(),
@@ -301,15 +387,62 @@ std::vector<bool> find_reachable(std::span<const LiveBlock> blocks, std::span<co
 
   MemoryReader reader;
   RangeScanner scanner(reader);
-  std::vector<MemoryRange> segments;
+  PageCache pages(reader);
+  std::vector<MemoryRange> segments, small;
+  const std::size_t n_mapped = mapped != nullptr ? mapped->ranges.size() : 0;
+  segments.reserve(std::max<std::size_t>(roots.size() + n_mapped, 64));
+  small.reserve(64);
   for (const MemoryRange& r : roots)
     if (r.end > r.begin) segments.push_back(aligned(r.begin, r.end));
+  if (mapped != nullptr) {
+    // Every buffer of this scan that can hold a block's address (or a copy of a block's words)
+    // is allocated by now, so a range holding one of them is known before it is scanned.
+    // Cut out: this scan's buffers, and the pages of large blocks (each its own mapping in
+    // glibc, which the kernel may merge with a neighbouring arena of the program's).
+    std::vector<MemoryRange> cuts;
+    const auto cut = [&](const void* p, std::size_t bytes) {
+      const auto a = reinterpret_cast<std::uintptr_t>(p);
+      cuts.push_back({a, a + bytes});
+    };
+    cut(blocks.data(), blocks.size_bytes());
+    cut(roots.data(), roots.size_bytes());
+    cut(segments.data(), segments.capacity() * sizeof(MemoryRange));
+    cut(small.data(), small.capacity() * sizeof(MemoryRange));
+    scanner.own(cut);
+    pages.own(cut);
+    constexpr std::uint64_t kLargeBlock = 64 * 1024;
+    for (const LiveBlock& b : blocks)
+      if (b.size >= kLargeBlock)
+        cuts.push_back({align_down(b.address, page_size()), align_up(b.address + b.size, page_size())});
+    // A mapping that holds a block below that size is an allocator's heap: not a root.
+    const auto holds_small_block = [&](const MemoryRange& r) {
+      auto it = std::lower_bound(blocks.begin(), blocks.end(), r.begin,
+                                 [](const LiveBlock& b, std::uintptr_t a) { return b.address < a; });
+      if (it != blocks.begin() && std::prev(it)->address + std::prev(it)->size > r.begin &&
+          std::prev(it)->size < kLargeBlock)
+        return true;
+      for (; it != blocks.end() && it->address < r.end; ++it)
+        if (it->size < kLargeBlock) return true;
+      return false;
+    };
+    std::vector<MemoryRange> pieces;
+    for (const MemoryRange& m : mapped->ranges)
+      if (m.end > m.begin && !holds_small_block(m)) pieces.push_back(m);
+    for (const MemoryRange& r : subtract(pieces, std::move(cuts))) {
+      if (r.end <= r.begin) continue;
+      const std::uint64_t bytes = r.end - r.begin;
+      if (mapped->scanned_bytes + bytes > mapped->budget_bytes) {
+        mapped->skipped_bytes += bytes;
+        continue;
+      }
+      mapped->scanned_bytes += bytes;
+      segments.push_back(aligned(r.begin, r.end));
+    }
+  }
   scanner.scan(segments, visit);
 
   // Marked blocks in batches: blocks up to a page through the page cache, larger ones in
   // 64 KiB reads. (A batch's blocks are taken off the worklist before visit() adds more.)
-  PageCache pages(reader);
-  std::vector<MemoryRange> small;
   while (!worklist.empty() && !reader.failed()) {
     segments.clear();
     small.clear();

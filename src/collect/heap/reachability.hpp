@@ -36,9 +36,29 @@ MemoryRange current_thread_stack();
 /// pointers, which can only make blocks look reachable. nullopt when the thread is unknown.
 std::optional<MemoryRange> thread_stack(pthread_t thread);
 
-/// Marks which of `blocks` (sorted by address, not overlapping) are reachable from `roots`:
-/// roots are scanned word by word (8-byte aligned), a word pointing anywhere into a block
-/// (interior pointers count) marks it, and marked blocks are scanned in turn (a worklist).
+/// The private, writable, anonymous mappings of this process, from /proc/self/maps (the brk
+/// heap and named anonymous mappings included; [stack] and the kernel's pages not), with the
+/// bytes of `except` cut out. Empty when /proc/self/maps cannot be read.
+std::vector<MemoryRange> anonymous_mappings(std::span<const MemoryRange> except = {});
+
+/// Memory the program mapped itself (an interpreter's arenas: pymalloc's hold the only
+/// pointers to many malloc'd blocks), offered as further roots. The scan's own buffers and
+/// the pages of large blocks (64 KiB and up: mapped on their own, but merged by the kernel
+/// with neighbouring mappings) are cut out, and what is left of a range is scanned only when
+/// it holds no block: an allocator's heap holds blocks, and scanning it would make every
+/// block a leaked one points to reachable.
+struct MappedRoots {
+  std::span<const MemoryRange> ranges;
+  std::uint64_t budget_bytes = std::uint64_t{4} << 30;  ///< scanned at most, in order
+  // Filled in by find_reachable:
+  std::uint64_t scanned_bytes = 0;  ///< in the ranges scanned
+  std::uint64_t skipped_bytes = 0;  ///< in ranges left out for the budget: blocks only they point to look leaked
+};
+
+/// Marks which of `blocks` (sorted by address, not overlapping) are reachable from `roots`
+/// (and from `mapped`, as it says): roots are scanned word by word (8-byte aligned), a word
+/// pointing anywhere into a block (interior pointers count) marks it, and marked blocks are
+/// scanned in turn (a worklist).
 /// result[i] belongs to blocks[i]. Memory is read with process_vm_readv, so a range that is
 /// unmapped (or freed and unmapped concurrently) is skipped rather than crashing us; reading
 /// also bypasses sanitizer poisoning; where neither process_vm_readv nor /proc/self/mem can
@@ -50,6 +70,6 @@ std::optional<MemoryRange> thread_stack(pthread_t thread);
 /// block for a list allocated in order, 1.3-2 us per block when every block is on a
 /// different page (a system call costs ~1 us per random page).
 std::vector<bool> find_reachable(std::span<const LiveBlock> blocks_sorted_by_address,
-                                 std::span<const MemoryRange> roots);
+                                 std::span<const MemoryRange> roots, MappedRoots* mapped = nullptr);
 
 }  // namespace nnprof::collect
