@@ -120,8 +120,11 @@ TEST(Diagnostics, RunawayRecursionIsCappedAndCounted) {
   EXPECT_EQ(p.find_scope("deep")->time.count, nnprof::detail::kMaxDepth);
   ASSERT_NE(p.find_scope("after"), nullptr);
   EXPECT_EQ(p.find_scope("after")->time.count, 1u);
-  for (const auto& node : p.call_tree)
-    if (p.str(node.name) == "after") EXPECT_EQ(node.depth, 1u) << "\"after\" opens at the top level";
+  for (const auto& node : p.call_tree) {
+    if (p.str(node.name) == "after") {
+      EXPECT_EQ(node.depth, 1u) << "\"after\" opens at the top level";
+    }
+  }
 }
 
 TEST(Diagnostics, BalancedStartStopByNameDeeperThanTheStackGivesOneDiagnostic) {
