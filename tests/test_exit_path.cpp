@@ -35,8 +35,10 @@ TEST(ExitPath, StaticDestructorScopesAndMetadataReachAProfileSavedAtExit) {
   const nnprof::Profile p = nnprof::Profile::load(out);
   for (const char* name : {"main", "static destructor", "static destructor by name"}) {
     const nnprof::ScopeStats* s = p.find_scope(name);
-    ASSERT_NE(s, nullptr) << name << " is missing from the profile";
-    EXPECT_EQ(s->time.count, 1u) << name;
+    EXPECT_NE(s, nullptr) << name << " is missing from the profile";
+    if (s != nullptr) {
+      EXPECT_EQ(s->time.count, 1u) << name;
+    }
   }
   EXPECT_EQ(p.meta.command_line, program + " " + out + " --marker two words");
   utsname u{};
