@@ -2,6 +2,8 @@
 // Results and their ratio to BM_ClockRead go to docs/PERFORMANCE.md.
 #include <benchmark/benchmark.h>
 
+#include <string>
+
 #include "nnprof/nnprof.hpp"
 
 namespace {
@@ -100,5 +102,51 @@ void BM_StartStopByName(benchmark::State& state) {
 }
 BENCHMARK(BM_StartStopByName);
 BENCHMARK(BM_StartStopByName)->Threads(2);
+
+}  // namespace
+
+namespace {
+
+// Profiler::call_count, total_time and stats with 10,000 distinct names recorded (issue 16):
+// answered from the call-tree nodes of one name. BM_QueryBySnapshot10kNames is how they were
+// answered before, a whole profile built per call, measured in the same run for comparison.
+nnprof::Profiler& many_names_profiler() {
+  static nnprof::Profiler& p = [] () -> nnprof::Profiler& {
+    nnprof::ProfilerOptions o;
+    o.record_spans = false;  // snapshot() then costs what the statistics-only snapshot did
+    auto* profiler = new nnprof::Profiler(o);  // never destroyed: no teardown inside the timing
+    for (int i = 0; i < 10'000; ++i) {
+      const std::string name = "name " + std::to_string(i);
+      profiler->start(name);
+      profiler->stop(name);
+    }
+    return *profiler;
+  }();
+  return p;
+}
+
+void BM_CallCount10kNames(benchmark::State& state) {
+  nnprof::Profiler& p = many_names_profiler();
+  for (auto _ : state) benchmark::DoNotOptimize(p.call_count("name 5000"));
+}
+BENCHMARK(BM_CallCount10kNames);
+
+void BM_TotalTime10kNames(benchmark::State& state) {
+  nnprof::Profiler& p = many_names_profiler();
+  for (auto _ : state) benchmark::DoNotOptimize(p.total_time("name 5000"));
+}
+BENCHMARK(BM_TotalTime10kNames);
+
+void BM_Stats10kNames(benchmark::State& state) {
+  nnprof::Profiler& p = many_names_profiler();
+  for (auto _ : state) benchmark::DoNotOptimize(p.stats("name 5000"));
+}
+BENCHMARK(BM_Stats10kNames);
+
+void BM_QueryBySnapshot10kNames(benchmark::State& state) {
+  nnprof::Profiler& p = many_names_profiler();
+  for (auto _ : state) benchmark::DoNotOptimize(p.snapshot().find_scope("name 5000")->time.count);
+}
+BENCHMARK(BM_QueryBySnapshot10kNames);
 
 }  // namespace

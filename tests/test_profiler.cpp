@@ -26,8 +26,8 @@ TEST(Profiler, ScopeThatSleeps20msMeasures20ms) {
   EXPECT_GE(t, 20ms);
   EXPECT_LT(t, 20ms + 30ms) << "sleep overshoot beyond 30 ms on a loaded 2-core machine is implausible";
   EXPECT_EQ(profiler.call_count("sleep"), 1u);
-  // Each query takes a new snapshot whose clock calibration is refined over the longer
-  // session, so two queries may differ by a few ns; one snapshot is exactly consistent.
+  // Each query calibrates ticks at its own moment, refined over the longer session, so two
+  // queries may differ by a few ns; one answer is exactly consistent in itself.
   const auto s = profiler.stats("sleep");
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->time.sum_ns, s->total_ns);

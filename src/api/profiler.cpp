@@ -45,7 +45,7 @@ void Profiler::start(std::string_view name) noexcept {
   detail::ThreadState* ts = detail::thread_state(core_);
   if (ts == nullptr) return;
   try {
-    detail::scope_enter(ts, &session_->intern_cached(ts, name)->site);
+    detail::start_site(ts, &session_->intern_cached(ts, name)->site);
   } catch (...) {
     // Out of memory interning a new name: the scope is not recorded.
   }
@@ -61,16 +61,20 @@ void Profiler::stop(std::string_view name) noexcept {
   }
 }
 
+// None of these takes a full snapshot: at thousands of names, building a whole profile per
+// question cost milliseconds. They read only the call-tree nodes of `name`.
 std::optional<ScopeStats> Profiler::stats(std::string_view name) const {
   detail::InternalAllocations internal;
-  const Profile p = model::build_profile(session_->snapshot(false));
+  const Profile p = model::build_profile(session_->scope_snapshot(name));
   if (const ScopeStats* s = p.find_scope(name)) return *s;
   return std::nullopt;
 }
 
 std::chrono::nanoseconds Profiler::total_time(std::string_view name) const {
-  const auto s = stats(name);
-  return std::chrono::nanoseconds(s ? s->total_ns : 0);
+  detail::InternalAllocations internal;
+  const detail::Session::ScopeTotals t = session_->scope_totals(name);
+  const ClockCalibration cal = model::session_calibration(t.start, t.now, t.nominal_ns_per_tick);
+  return std::chrono::nanoseconds(cal.to_ns(t.inclusive_ticks));
 }
 
 std::chrono::nanoseconds Profiler::avg_time(std::string_view name) const {
@@ -79,8 +83,8 @@ std::chrono::nanoseconds Profiler::avg_time(std::string_view name) const {
 }
 
 std::uint64_t Profiler::call_count(std::string_view name) const {
-  const auto s = stats(name);
-  return s ? s->time.count : 0;
+  detail::InternalAllocations internal;
+  return session_->scope_totals(name).calls;
 }
 
 void Profiler::add_items(std::string_view name, std::uint64_t count) noexcept {

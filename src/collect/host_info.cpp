@@ -59,22 +59,25 @@ std::string compiler_name() {
 }
 }  // namespace
 
-HostInfo read_host_info() {
-  // Cached: none of this changes while the process runs, and profiles are taken often.
-  static const HostInfo cached = [] {
-  HostInfo h;
-  utsname u{};
-  if (uname(&u) == 0) {
-    h.hostname = u.nodename;
-    h.os = fmt::format("{} {} {}", u.sysname, u.release, u.machine);
-  }
-  h.cpu_model = cpu_model_name();
-  h.logical_cpus = std::thread::hardware_concurrency();
-  h.compiler = compiler_name();
-  h.command_line = process_command_line();
-  h.pid = static_cast<std::int64_t>(getpid());
-  return h;
-  }();
+const HostInfo& read_host_info() {
+  // Read once and never destroyed: profiles are taken often, and also after main returns
+  // (static destructors, the preload agent's atexit handler). A function-local static would
+  // be destroyed before an atexit handler registered ahead of its first use runs, and that
+  // handler would then read freed strings into the profile's metadata.
+  static const HostInfo& cached = *new HostInfo([] {
+    HostInfo h;
+    utsname u{};
+    if (uname(&u) == 0) {
+      h.hostname = u.nodename;
+      h.os = fmt::format("{} {} {}", u.sysname, u.release, u.machine);
+    }
+    h.cpu_model = cpu_model_name();
+    h.logical_cpus = std::thread::hardware_concurrency();
+    h.compiler = compiler_name();
+    h.command_line = process_command_line();
+    h.pid = static_cast<std::int64_t>(getpid());
+    return h;
+  }());
   return cached;
 }
 

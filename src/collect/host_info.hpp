@@ -16,8 +16,9 @@ struct HostInfo {
   std::int64_t pid = 0;
 };
 
-/// Reads uname, /proc/cpuinfo and /proc/self/cmdline; fields it cannot read stay empty.
-HostInfo read_host_info();
+/// Reads uname, /proc/cpuinfo and /proc/self/cmdline once; fields it cannot read stay empty.
+/// Valid until the process ends, static destructors and atexit handlers included.
+const HostInfo& read_host_info();
 
 /// Logical CPUs this process may run on (its affinity mask), at least 1.
 std::uint32_t usable_cpus();

@@ -7,7 +7,7 @@
 namespace nnprof {
 
 const std::string& Profile::str(StringId id) const {
-  static const std::string kUnknown = "[unknown]";
+  static const std::string& kUnknown = *new std::string("[unknown]");  // valid after main, too
   return id < strings.size() ? strings[id] : kUnknown;
 }
 

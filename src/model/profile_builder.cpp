@@ -119,11 +119,7 @@ class Builder {
 
  private:
   void calibrate() {
-    ClockCalibration c = clock::calibrate(raw_.start, raw_.now);
-    if (raw_.now.monotonic_ns - raw_.start.monotonic_ns < kMinCalibrationNs && c.source == "tsc") {
-      c.ns_per_tick = raw_.nominal_ns_per_tick;
-      c.relative_error = 1e-5;
-    }
+    ClockCalibration c = session_calibration(raw_.start, raw_.now, raw_.nominal_ns_per_tick);
     c.unix_origin_ns = raw_.unix_start_ns;
     profile_.meta.clock = c;
     cal_ = c;
@@ -693,7 +689,7 @@ class Builder {
       if (t.too_deep > 0)
         add(DiagnosticKind::TooDeep, Severity::Warning, t.index, kNone, t.too_deep,
             fmt::format("{} scopes on thread {} were nested deeper than {} levels and were not recorded "
-                        "(unbounded recursion?).",
+                        "individually: their time is inside the deepest recorded scope (unbounded recursion?).",
                         t.too_deep, thread_label(ti), detail::kMaxDepth));
       if (t.tree_full > 0)
         add(DiagnosticKind::CallTreeFull, Severity::Warning, t.index, kNone, t.tree_full,
@@ -734,5 +730,14 @@ class Builder {
 }  // namespace
 
 Profile build_profile(const RawSnapshot& raw) { return Builder(raw).build(); }
+
+ClockCalibration session_calibration(const ClockPair& start, const ClockPair& now, double nominal_ns_per_tick) {
+  ClockCalibration c = clock::calibrate(start, now);
+  if (now.monotonic_ns - start.monotonic_ns < kMinCalibrationNs && c.source == "tsc") {
+    c.ns_per_tick = nominal_ns_per_tick;
+    c.relative_error = 1e-5;
+  }
+  return c;
+}
 
 }  // namespace nnprof::model

@@ -11,4 +11,8 @@ namespace nnprof::model {
 /// states the profile's completeness and diagnostics.
 Profile build_profile(const detail::RawSnapshot& raw);
 
+/// How the profile of a session started at `start` and snapshotted at `now` converts ticks to
+/// nanoseconds (the calibration build_profile uses).
+ClockCalibration session_calibration(const ClockPair& start, const ClockPair& now, double nominal_ns_per_tick);
+
 }  // namespace nnprof::model

@@ -37,6 +37,36 @@ bool nvtx_from_environment() {
   return on;
 }
 
+/// A node's counters as a snapshot sees them (relaxed reads; the owner may be writing).
+void read_node(const Node& node, std::uint32_t parent, RawNode& r) {
+  r.site = node.site;
+  r.parent = parent;
+  r.depth = node.depth;
+  r.count = node.count.load(std::memory_order_relaxed);
+  r.total = node.total.load(std::memory_order_relaxed);
+  r.self = node.self.load(std::memory_order_relaxed);
+  r.min = node.min.load(std::memory_order_relaxed);
+  r.max = node.max.load(std::memory_order_relaxed);
+  r.shift = node.shift.load(std::memory_order_relaxed);
+  r.sum_dev = node.sum_dev.load(std::memory_order_relaxed);
+  r.sum_dev_sq = node.sum_dev_sq.load(std::memory_order_relaxed);
+  r.alloc_bytes = node.alloc_bytes.load(std::memory_order_relaxed);
+  r.alloc_count = node.alloc_count.load(std::memory_order_relaxed);
+  r.free_bytes = node.free_bytes.load(std::memory_order_relaxed);
+  r.free_count = node.free_count.load(std::memory_order_relaxed);
+  r.flops = node.flops.load(std::memory_order_relaxed);
+  r.bytes_moved = node.bytes_moved.load(std::memory_order_relaxed);
+  read_heap_fields(node, r.heap);
+  for (unsigned row = 0; row < kHistogramRows; ++row) {
+    const HistogramRow* hr = node.rows[row].load(std::memory_order_acquire);
+    if (hr == nullptr) continue;
+    for (unsigned sub = 0; sub < kHistogramSubBuckets; ++sub) {
+      const std::uint64_t c = hr->bucket[sub].load(std::memory_order_relaxed);
+      if (c != 0) r.buckets.emplace_back(row * kHistogramSubBuckets + sub, c);
+    }
+  }
+}
+
 std::string read_task_comm(std::int64_t tid) {
   std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/comm");
   std::string name;
@@ -400,33 +430,7 @@ RawSnapshot Session::snapshot(bool with_records) {
     t.nodes.resize(n);
     for (std::uint32_t i = 0; i < n; ++i) {
       const Node* node = p.node_at(i);
-      RawNode& r = t.nodes[i];
-      r.site = node->site;
-      r.parent = node->parent != nullptr ? node->parent->index : 0;
-      r.depth = node->depth;
-      r.count = node->count.load(std::memory_order_relaxed);
-      r.total = node->total.load(std::memory_order_relaxed);
-      r.self = node->self.load(std::memory_order_relaxed);
-      r.min = node->min.load(std::memory_order_relaxed);
-      r.max = node->max.load(std::memory_order_relaxed);
-      r.shift = node->shift.load(std::memory_order_relaxed);
-      r.sum_dev = node->sum_dev.load(std::memory_order_relaxed);
-      r.sum_dev_sq = node->sum_dev_sq.load(std::memory_order_relaxed);
-      r.alloc_bytes = node->alloc_bytes.load(std::memory_order_relaxed);
-      r.alloc_count = node->alloc_count.load(std::memory_order_relaxed);
-      r.free_bytes = node->free_bytes.load(std::memory_order_relaxed);
-      r.free_count = node->free_count.load(std::memory_order_relaxed);
-      r.flops = node->flops.load(std::memory_order_relaxed);
-      r.bytes_moved = node->bytes_moved.load(std::memory_order_relaxed);
-      read_heap_fields(*node, r.heap);
-      for (unsigned row = 0; row < kHistogramRows; ++row) {
-        const HistogramRow* hr = node->rows[row].load(std::memory_order_acquire);
-        if (hr == nullptr) continue;
-        for (unsigned sub = 0; sub < kHistogramSubBuckets; ++sub) {
-          const std::uint64_t c = hr->bucket[sub].load(std::memory_order_relaxed);
-          if (c != 0) r.buckets.emplace_back(row * kHistogramSubBuckets + sub, c);
-        }
-      }
+      read_node(*node, node->parent != nullptr ? node->parent->index : 0, t.nodes[i]);
     }
     for (const BatchedNodeHeap& b : batched)
       if (b.thread == p.index && b.node < n) merge_batched_heap(*p.node_at(b.node), b, t.nodes[b.node].heap);
@@ -479,6 +483,115 @@ RawSnapshot Session::snapshot(bool with_records) {
   }
   // After the records: every point read above is counted in the statistics read here.
   metrics_.snapshot(threads_, s.metrics);
+  return s;
+}
+
+namespace {
+// Per node of a thread's tree, for the statistics of one name (Session::scope_totals and
+// scope_snapshot): the same nodes, nesting and exclusions as the model's merged tree.
+constexpr std::uint8_t kNamed = 1;     // a scope of that name
+constexpr std::uint8_t kUnder = 2;     // of that name or below one
+constexpr std::uint8_t kExcluded = 4;  // the overhead calibration scope and below: never reported
+constexpr std::uint8_t kKept = 8;      // scope_snapshot: an ancestor of a scope of that name
+
+struct NodeMarks {
+  std::vector<std::uint8_t> flags;
+  std::vector<std::uint32_t> parent;
+};
+
+/// Marks the nodes of `p` published so far; a parent always has a lower index than its children.
+void mark_nodes(const ThreadPrivate& p, std::string_view name, NodeMarks& m) {
+  const std::uint32_t n = p.node_count.load(std::memory_order_acquire);
+  m.flags.assign(n, 0);
+  m.parent.assign(n, 0);
+  for (std::uint32_t i = 1; i < n; ++i) {
+    const Node* node = p.node_at(i);
+    const std::uint32_t up = node->parent != nullptr ? node->parent->index : 0;
+    m.parent[i] = up;
+    if ((m.flags[up] & kExcluded) != 0 || node->site == &kCalibrationSite) {
+      m.flags[i] = kExcluded;
+      continue;
+    }
+    const bool named = std::string_view(node->site->name) == name;
+    m.flags[i] = static_cast<std::uint8_t>((named ? kNamed : 0) | (named || (m.flags[up] & kUnder) != 0 ? kUnder : 0));
+  }
+}
+}  // namespace
+
+Session::ScopeTotals Session::scope_totals(std::string_view name) {
+  InternalAllocations internal;
+  ScopeTotals totals;
+  totals.start = start_;
+  totals.nominal_ns_per_tick = clock::nominal_ns_per_tick();
+  NodeMarks m;
+  std::lock_guard lock(mu_);
+  totals.now = clock::read_pair();
+  for (auto& rec : threads_) {
+    const ThreadPrivate& p = rec->priv;
+    mark_nodes(p, name, m);
+    for (std::uint32_t i = 1; i < m.flags.size(); ++i) {
+      if ((m.flags[i] & kNamed) == 0) continue;
+      const Node* node = p.node_at(i);
+      const std::uint64_t count = node->count.load(std::memory_order_relaxed);
+      if (count == 0) continue;  // never closed: nothing in the statistics yet
+      totals.calls += count;
+      if ((m.flags[m.parent[i]] & kUnder) == 0) totals.inclusive_ticks += node->total.load(std::memory_order_relaxed);
+    }
+  }
+  return totals;
+}
+
+RawSnapshot Session::scope_snapshot(std::string_view name) {
+  InternalAllocations internal;
+  RawSnapshot s;
+  s.start = start_;
+  s.unix_start_ns = unix_start_ns_;
+  s.nominal_ns_per_tick = clock::nominal_ns_per_tick();
+  s.memory_cap_bytes = options_.memory_cap_bytes;
+  s.flight_recorder = options_.policy == BufferPolicy::FlightRecorder;
+  s.keep_spans = options_.record_spans;
+  s.overhead_ticks_per_scope = overhead_ticks_per_scope_;
+  s.internal_site = &kCalibrationSite;
+  std::vector<BatchedNodeHeap> batched;
+  if (auto heap = heap_source()) heap->batched_heap(batched);
+  {
+    std::lock_guard g(names_mu_);
+    if (auto it = names_.find(name); it != names_.end()) {
+      RawCounter c;
+      c.name = it->second->name;
+      c.items = it->second->items.load(std::memory_order_relaxed);
+      s.counters.push_back(std::move(c));
+    }
+  }
+
+  NodeMarks m;
+  std::vector<std::uint32_t> kept_index;
+  std::lock_guard lock(mu_);
+  s.now = clock::read_pair();
+  s.threads.reserve(threads_.size());
+  for (auto& rec : threads_) {
+    const ThreadPrivate& p = rec->priv;
+    RawThread t;
+    t.index = p.index;
+    t.os_tid = p.os_tid;
+    t.exited = p.exited.load(std::memory_order_acquire);
+    mark_nodes(p, name, m);
+    const auto n = static_cast<std::uint32_t>(m.flags.size());
+    for (std::uint32_t i = 1; i < n; ++i)
+      if ((m.flags[i] & kNamed) != 0)
+        for (std::uint32_t up = m.parent[i]; up != 0 && (m.flags[up] & (kKept | kUnder)) == 0; up = m.parent[up])
+          m.flags[up] |= kKept;
+    kept_index.assign(n, kNone);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (i != 0 && (m.flags[i] & (kKept | kUnder)) == 0) continue;
+      kept_index[i] = static_cast<std::uint32_t>(t.nodes.size());
+      read_node(*p.node_at(i), kept_index[m.parent[i]], t.nodes.emplace_back());
+    }
+    for (const BatchedNodeHeap& b : batched)
+      if (b.thread == p.index && b.node < n && kept_index[b.node] != kNone)
+        merge_batched_heap(*p.node_at(b.node), b, t.nodes[kept_index[b.node]].heap);
+    s.threads.push_back(std::move(t));
+  }
   return s;
 }
 

@@ -102,6 +102,20 @@ class Session {
   void measure_overhead();
   /// Everything recorded so far; `with_records` false skips spans and memory events.
   RawSnapshot snapshot(bool with_records);
+  /// The closed calls of the scopes named `name` and their inclusive time (a recursive call
+  /// counted once, at its outermost level), summed over the threads' call trees without a
+  /// snapshot: what Profiler::call_count and total_time answer.
+  struct ScopeTotals {
+    std::uint64_t calls = 0;
+    std::uint64_t inclusive_ticks = 0;
+    ClockPair start, now;  ///< to convert ticks as a snapshot taken now would
+    double nominal_ns_per_tick = 1.0;
+  };
+  ScopeTotals scope_totals(std::string_view name);
+  /// A snapshot of only what the statistics of `name` depend on: per thread, the nodes of that
+  /// name with their ancestors and subtrees, and the counter of that name. The profile built
+  /// from it has exactly the ScopeStats of `name` that a full snapshot's profile has.
+  RawSnapshot scope_snapshot(std::string_view name);
   /// Asks the drainer to run now (a thread is low on spare chunks).
   void wake() noexcept;
   /// A chunk for a thread whose spares ran out: from the pool, freshly allocated within the

@@ -9,6 +9,13 @@
 
 namespace nnprof::detail {
 
+/// Counts a start(name) that the full stack refused, so that its stop is consumed.
+void note_start_beyond_stack(ThreadState* ts) noexcept;
+/// Opens a scope of `site` for start(name); past kMaxDepth it is counted, not recorded.
+inline void start_site(ThreadState* ts, const SourceLocation* site) noexcept {
+  if (scope_enter(ts, site) == nullptr && ts->top == ts->stack_last) [[unlikely]]
+    note_start_beyond_stack(ts);
+}
 /// Closes the innermost open scope of `site` (or of its name) on the calling thread.
 void stop_site(ThreadState* ts, const SourceLocation* site) noexcept;
 void set_current_thread_name(std::string_view name);

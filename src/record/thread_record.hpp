@@ -54,6 +54,12 @@ struct ThreadPrivate {
   std::uint32_t rows_used_in_slab = kRowsPerSlab;
   HistogramRow* take_row();
 
+  // start(name) calls refused because the stack was full (owner only): the stops that match
+  // them are consumed one each, so balanced start/stop pairs deeper than kMaxDepth neither
+  // close the wrong scopes nor read as stops without a start. Scope guards need no such
+  // count: a guard that opened nothing closes nothing.
+  std::uint32_t overflow_depth = 0;
+
   // Run-time names this thread has used (owner only).
   std::unordered_map<std::string_view, NamedEntry*> name_cache;
 

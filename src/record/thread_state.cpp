@@ -187,9 +187,20 @@ void exit_out_of_order(ThreadState* ts, Frame* frame, std::uint64_t start, std::
   // Otherwise an explicit stop() already closed it (and said so); nothing is left to do.
 }
 
+void note_start_beyond_stack(ThreadState* ts) noexcept { ++ts->priv->overflow_depth; }
+
 void stop_site(ThreadState* ts, const SourceLocation* site) noexcept {
   const std::uint64_t end = read_ticks();
   Frame* top = ts->top;
+  if (std::uint32_t& overflow = ts->priv->overflow_depth; overflow > 0) [[unlikely]] {
+    // The stop of a start that the full stack refused; its time stays in the deepest frame.
+    if (top == ts->stack_last) {
+      --overflow;
+      return;
+    }
+    // A scope guard closed the deepest frame under those starts: they will never be stopped.
+    overflow = 0;
+  }
   if (top != &ts->stack[0] && frame_site(top) == site) [[likely]] {
     scope_finish(ts, top, end);
     return;
@@ -214,19 +225,36 @@ struct ThreadAttachments {
   std::vector<std::uint64_t> owners;
   std::vector<std::shared_ptr<ThreadRecord>> records;
   std::string name;  // from set_thread_name
-  ~ThreadAttachments();
 };
 
-// Trivially destructible, so it can still be read after the attachments are destroyed
-// (other thread_local destructors may open scopes while the thread exits).
+// Plain pointers and flags (trivially destructible), so that they can still be read after the
+// thread's thread_local destructors have run: other thread_local destructors, and on the main
+// thread static destructors and atexit handlers, may open scopes after that.
+constinit thread_local ThreadAttachments* tls_attachments = nullptr;
 constinit thread_local bool tls_exiting = false;
-thread_local ThreadAttachments tls_attachments;
+
+/// Ends a thread's attachments when the thread ends (its thread_local destructor).
+struct AttachmentsReleaser {
+  ~AttachmentsReleaser();
+};
+thread_local AttachmentsReleaser tls_releaser;
+
+ThreadAttachments& attachments() {
+  if (tls_attachments == nullptr) {
+    tls_attachments = new ThreadAttachments;
+    // The first use of the thread_local registers its destructor for this thread.
+    [[maybe_unused]] AttachmentsReleaser* releaser = &tls_releaser;
+  }
+  return *tls_attachments;
+}
 
 std::string os_thread_name() {
   char buf[64] = {};
   if (pthread_getname_np(pthread_self(), buf, sizeof buf) != 0) return {};
   return buf;
 }
+
+bool is_main_thread() noexcept { return ::syscall(SYS_gettid) == ::getpid(); }
 
 // A CPU-sampling signal on this thread reads tls_current between any two instructions: it
 // must never see an owner paired with another profiler's state. The owner is cleared before
@@ -239,18 +267,28 @@ void set_tls_current(std::uint64_t owner, ThreadState* state) noexcept {
   tls_current.owner = owner;
 }
 
-ThreadAttachments::~ThreadAttachments() {
+AttachmentsReleaser::~AttachmentsReleaser() {
+  ThreadAttachments* a = tls_attachments;
+  if (a == nullptr) return;
   InternalAllocations internal;
-  tls_exiting = true;
-  set_tls_current(0, nullptr);
-  const std::string final_name = name.empty() ? os_thread_name() : name;
-  for (auto& rec : records) {
+  const std::string final_name = a->name.empty() ? os_thread_name() : a->name;
+  // The main thread's thread_local destructors run at exit() before the static destructors
+  // and atexit handlers (the preload agent saves the profile in one). It keeps recording, so
+  // that scopes of static destructors land in a profile saved after them; its attachments are
+  // never freed and its records never retired (a retired record's chunks belong to the session).
+  const bool keep_recording = is_main_thread();
+  for (auto& rec : a->records) {
     {
       std::lock_guard lock(rec->priv.mu);
       if (!final_name.empty()) rec->priv.name = final_name;
     }
-    rec->priv.exited.store(true, std::memory_order_release);
+    if (!keep_recording) rec->priv.exited.store(true, std::memory_order_release);
   }
+  if (keep_recording) return;
+  tls_exiting = true;
+  set_tls_current(0, nullptr);
+  tls_attachments = nullptr;
+  delete a;
 }
 }  // namespace
 
@@ -258,7 +296,7 @@ ThreadState* attach_thread(SessionCore& core) noexcept {
   InternalAllocations internal;
   if (tls_exiting) return nullptr;
   try {
-    ThreadAttachments& a = tls_attachments;
+    ThreadAttachments& a = attachments();
     // Forget records of profilers that have ended since this thread last attached.
     for (std::size_t i = 0; i < a.records.size();) {
       if (a.records[i]->priv.orphaned.load(std::memory_order_acquire)) {
@@ -289,7 +327,7 @@ ThreadState* attach_thread(SessionCore& core) noexcept {
 void set_current_thread_name(std::string_view name) {
   InternalAllocations internal;
   if (tls_exiting) return;
-  ThreadAttachments& a = tls_attachments;
+  ThreadAttachments& a = attachments();
   a.name.assign(name);
   for (auto& rec : a.records) {
     std::lock_guard lock(rec->priv.mu);
@@ -302,7 +340,7 @@ void set_current_thread_name(std::string_view name) {
 std::int64_t current_os_tid() noexcept { return static_cast<std::int64_t>(::syscall(SYS_gettid)); }
 
 std::string current_thread_name() {
-  if (!tls_exiting && !tls_attachments.name.empty()) return tls_attachments.name;
+  if (tls_attachments != nullptr && !tls_attachments->name.empty()) return tls_attachments->name;
   return os_thread_name();
 }
 
