@@ -1,7 +1,11 @@
 // `nnprof record [--sample-hz N] [--wall] [--unwind U] [--memory] [--gpu] [--out FILE] -- CMD ARGS...`: runs an
 // unmodified program with the preload agent (libnnprof_preload.so) and reports the profile it
 // writes when it ends. CPU sampling is on unless only --memory is asked for.
+#include <elf.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +17,8 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -74,14 +80,171 @@ double cpu_rate(const RecordOptions& o) {
   return o.wall || !o.memory ? CpuProfilerOptions{}.hz : 0.0;
 }
 
+/// The file execvp would run for `name` (searched in PATH when it has no slash); empty when none.
+fs::path resolve_command(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (std::size_t begin = 0; begin <= dirs.size();) {
+    std::size_t end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    const fs::path candidate = fs::path(end == begin ? "." : dirs.substr(begin, end - begin)) / name;
+    if (access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) return candidate;
+    begin = end + 1;
+  }
+  return {};
+}
+
+/// True for an ELF executable without a program interpreter (PT_INTERP): the kernel starts it
+/// directly, no dynamic loader runs, and LD_PRELOAD cannot bring the agent in. A script is
+/// judged by its #! interpreter.
+bool is_static_executable(const fs::path& file, int depth = 0) {
+  std::ifstream in(file, std::ios::binary);
+  char head[256] = {};
+  in.read(head, sizeof head);
+  const std::streamsize got = in.gcount();
+  if (got >= 2 && head[0] == '#' && head[1] == '!' && depth == 0) {
+    std::string line(head + 2, static_cast<std::size_t>(got - 2));
+    line = line.substr(0, line.find('\n'));
+    const std::size_t b = line.find_first_not_of(" \t");
+    if (b == std::string::npos) return false;
+    const std::size_t e = line.find_first_of(" \t", b);
+    return is_static_executable(line.substr(b, e == std::string::npos ? e : e - b), depth + 1);
+  }
+  if (got < static_cast<std::streamsize>(sizeof(Elf64_Ehdr)) || std::memcmp(head, ELFMAG, SELFMAG) != 0 ||
+      head[EI_CLASS] != ELFCLASS64)
+    return false;  // not a 64-bit ELF file: the loader says what it thinks of it
+  Elf64_Ehdr eh{};
+  std::memcpy(&eh, head, sizeof eh);
+  if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) return false;
+  for (unsigned i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    in.clear();
+    in.seekg(static_cast<std::streamoff>(eh.e_phoff + std::uint64_t{i} * eh.e_phentsize));
+    if (!in.read(reinterpret_cast<char*>(&ph), sizeof ph)) return false;  // truncated: not ours to judge
+    if (ph.p_type == PT_INTERP) return false;
+  }
+  return true;
+}
+
+/// Before the program runs: can a profile be written at `out`? Refuses a directory, a missing
+/// or unwritable directory (probed by creating and removing a file of a unique name there).
+/// A device or a FIFO is written directly, so only its write permission counts.
+void check_output(const fs::path& out) {
+  struct stat st {};
+  if (stat(out.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      throw Error(fmt::format("cannot write the profile to '{}': it is a directory; give a file name, such as -o {}",
+                              out.string(), (out / "profile.nnprof").string()));
+    if (!S_ISREG(st.st_mode)) {
+      if (access(out.c_str(), W_OK) != 0)
+        throw Error(fmt::format("cannot write the profile to '{}': {}", out.string(), std::strerror(errno)));
+      return;
+    }
+  } else if (errno != ENOENT) {
+    throw Error(fmt::format("cannot write the profile to '{}': {}", out.string(), std::strerror(errno)));
+  }
+  const fs::path dir = out.parent_path();
+  if (!fs::is_directory(dir))
+    throw Error(fmt::format("cannot write '{}': directory '{}' does not exist", out.string(), dir.string()));
+  std::string probe = (dir / ".nnprof-probe-XXXXXX").string();
+  const int fd = mkostemp(probe.data(), O_CLOEXEC);
+  if (fd < 0)
+    throw Error(fmt::format("cannot write the profile to '{}': cannot create files in '{}': {}; choose another -o",
+                            out.string(), dir.string(), std::strerror(errno)));
+  close(fd);
+  unlink(probe.c_str());
+}
+
+/// An exclusive flock on `.NAME.nnprof-lock` beside the output for the whole run, so that two
+/// runs never write the same profile: the second one stops before starting its program. The
+/// file is removed at the end while still locked; a run that locked a file removed meanwhile
+/// (it lost that race) sees another inode at the path and starts over. A run killed with
+/// SIGKILL leaves the file, unlocked: the next run takes it and removes it.
+class OutputLock {
+ public:
+  explicit OutputLock(const fs::path& out) {
+    struct stat st {};
+    if (stat(out.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return;  // a device or FIFO: nothing replaced
+    path_ = out.parent_path() / ("." + out.filename().string() + ".nnprof-lock");
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd_ < 0)
+        throw Error(fmt::format("cannot create the lock file '{}': {}", path_.string(), std::strerror(errno)));
+      if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        const int err = errno;
+        close(fd_);
+        fd_ = -1;
+        if (err == EWOULDBLOCK)
+          throw Error(fmt::format("'{}' is being written by another 'nnprof record' (it holds {}); wait for it to "
+                                  "end or choose another -o",
+                                  out.string(), path_.string()));
+        throw Error(fmt::format("cannot lock '{}': {}", path_.string(), std::strerror(err)));
+      }
+      struct stat held {}, now {};
+      if (fstat(fd_, &held) == 0 && lstat(path_.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
+          held.st_ino == now.st_ino)
+        return;
+      close(fd_);  // removed by the run that held it: lock the file at the path now
+      fd_ = -1;
+    }
+    throw Error(fmt::format("cannot lock '{}': it keeps being replaced", path_.string()));
+  }
+  ~OutputLock() {
+    if (fd_ < 0) return;
+    unlink(path_.c_str());
+    close(fd_);
+  }
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+
+ private:
+  fs::path path_;
+  int fd_ = -1;
+};
+
+/// The private run directory (mkdtemp: mode 0700, a fresh name) where the agents list the
+/// profiles they write and leave markers about how each process ended; removed at the end.
+class RunDirectory {
+ public:
+  RunDirectory() {
+    std::string tmpl = (fs::temp_directory_path() / "nnprof-record-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr)
+      throw Error(fmt::format("cannot create a private directory in {}: {}; set TMPDIR to a writable directory",
+                              fs::temp_directory_path().string(), std::strerror(errno)));
+    path_ = tmpl;
+  }
+  ~RunDirectory() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  RunDirectory(const RunDirectory&) = delete;
+  RunDirectory& operator=(const RunDirectory&) = delete;
+  [[nodiscard]] const fs::path& path() const { return path_; }
+
+  /// The text of `name`, read without following a symlink; nullopt when there is none.
+  [[nodiscard]] std::optional<std::string> read(const std::string& name) const {
+    const int fd = open((path_ / name).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    std::string text;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+    close(fd);
+    return text;
+  }
+
+ private:
+  fs::path path_;
+};
+
 [[noreturn]] void exec_child(const RecordOptions& o, const fs::path& preload, const fs::path& out,
-                             const fs::path& manifest) {
+                             const fs::path& run_dir) {
   std::string ld = preload.string();
   if (const char* old = std::getenv("LD_PRELOAD"); old != nullptr && *old != '\0') ld += std::string(":") + old;
   setenv("LD_PRELOAD", ld.c_str(), 1);
   setenv("NNPROF_RECORD_OUT", out.c_str(), 1);
   setenv("NNPROF_RECORD_PID", std::to_string(getpid()).c_str(), 1);
-  setenv("NNPROF_RECORD_MANIFEST", manifest.c_str(), 1);
+  setenv("NNPROF_RECORD_DIR", run_dir.c_str(), 1);
   setenv("NNPROF_STACK_SAMPLE_BYTES", std::to_string(o.stack_sample_bytes).c_str(), 1);
   setenv("NNPROF_MEMORY_INTERVAL_MS", std::to_string(o.interval_ms).c_str(), 1);
   setenv("NNPROF_RECORD_MEMORY", o.memory ? "1" : "0", 1);
@@ -104,10 +267,47 @@ void forward_signal(int sig) {
   if (g_child > 0) kill(g_child, sig);
 }
 
+std::string signal_text(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev != nullptr ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
+}
+
 std::string describe_status(int status) {
   if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  if (WIFSIGNALED(status)) return fmt::format("was killed by {} ({})", signal_text(WTERMSIG(status)), strsignal(WTERMSIG(status)));
   return "ended";
+}
+
+/// Why the recorded process left no profile, from its wait status and the agent's markers.
+std::string missing_profile_cause(const RunDirectory& run, pid_t root, int status, bool static_exe, bool sampling) {
+  const std::string pid = std::to_string(root);
+  if (static_exe)
+    return "it is a statically linked executable (no program interpreter), so LD_PRELOAD could not load the agent "
+           "into it; link it dynamically to profile it";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !run.read("loaded." + pid))
+    return "it could not be started (exit status 127)";
+  if (!run.read("loaded." + pid))
+    return "the agent never loaded into it (a set-user-ID or set-capabilities program ignores LD_PRELOAD, as does "
+           "a program that clears its environment before exec'ing)";
+  if (const auto error = run.read("error." + pid)) return "the profile could not be written: " + *error;
+  if (const auto stuck = run.read("stuck." + pid))
+    return "it ended on a signal but the profile could not be written in time (" + *stuck +
+           "); the program probably crashed while holding a lock that nnprof needs";
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+    return "it was killed by SIGKILL (kill -9, or the out-of-memory killer: see dmesg), which no handler can see";
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGPROF && sampling)
+    return "it was killed by SIGPROF, the signal of nnprof's CPU sampler (the program installed its own SIGPROF "
+           "handler or reset it); try --memory without CPU sampling";
+  if (WIFSIGNALED(status))
+    return fmt::format("it was killed by {}, which the program handled itself or blocked, so nnprof's handler did "
+                       "not run",
+                       signal_text(WTERMSIG(status)));
+  return "it ended without running exit handlers (_exit, or exit from a forked child)";
+}
+
+int program_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 }
 
 int run_record(const RecordOptions& o) {
@@ -118,18 +318,23 @@ int run_record(const RecordOptions& o) {
                             o.sample_hz, CpuProfilerOptions{}.hz));
   const fs::path preload = find_preload_library(o.memory ? "libnnprof_preload.so" : "libnnprof_agent.so");
   const fs::path out = fs::absolute(o.out);
-  if (!out.parent_path().empty() && !fs::is_directory(out.parent_path()))
-    throw Error(fmt::format("cannot write '{}': directory '{}' does not exist", out.string(), out.parent_path().string()));
-  const fs::path manifest = fs::temp_directory_path() / fmt::format("nnprof-record-{}.list", getpid());
-  fs::remove(manifest);
+  check_output(out);
+  const OutputLock lock(fs::weakly_canonical(out));
+  const fs::path program = resolve_command(o.command[0]);
+  const bool static_exe = !program.empty() && is_static_executable(program);
+  if (static_exe)
+    std::cerr << fmt::format("nnprof: warning: '{}' is a statically linked executable (no program interpreter): "
+                             "LD_PRELOAD cannot load the agent into it, so it runs unprofiled\n",
+                             program.string());
+  const RunDirectory run;
 
   std::cout.flush();
   const pid_t child = fork();
   if (child < 0) throw Error(fmt::format("cannot start '{}': fork failed: {}", o.command[0], std::strerror(errno)));
-  if (child == 0) exec_child(o, preload, out, manifest);
+  if (child == 0) exec_child(o, preload, out, run.path());
 
   // Ctrl-C reaches the whole process group: let the program handle it and stay to report.
-  // A SIGTERM sent to nnprof alone is passed on to the program.
+  // A SIGTERM or SIGHUP sent to nnprof alone is passed on to the program.
   g_child = child;
   signal(SIGINT, SIG_IGN);
   signal(SIGTERM, forward_signal);
@@ -141,31 +346,43 @@ int run_record(const RecordOptions& o) {
   signal(SIGTERM, SIG_DFL);
   signal(SIGHUP, SIG_DFL);
 
-  std::vector<std::string> written;
+  // "<pid> <path>" per profile written; the recorded process's own is the run's profile.
+  std::optional<std::string> root_profile;
+  std::vector<std::string> others;
   {
-    std::ifstream list(manifest);
-    for (std::string line; std::getline(list, line);)
-      if (!line.empty()) written.push_back(line);
+    std::istringstream list(run.read("manifest").value_or(""));
+    for (std::string line; std::getline(list, line);) {
+      const std::size_t space = line.find(' ');
+      if (space == std::string::npos) continue;
+      const std::string path = line.substr(space + 1);
+      if (line.substr(0, space) == std::to_string(child) && !root_profile)
+        root_profile = path;
+      else
+        others.push_back(path);
+    }
   }
-  fs::remove(manifest);
   const std::string how = fmt::format("'{}' {}", o.command[0], describe_status(status));
-  if (written.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 127)
-    throw Error(fmt::format("'{}' could not be started (exit status 127); nothing was recorded", o.command[0]));
-  if (written.empty()) {
-    throw Error(fmt::format(
-        "{} without writing a profile: it ended in a way no handler sees (SIGKILL, _exit, or the out-of-memory "
-        "killer) or could not load {}",
-        how, preload.string()));
+  if (!root_profile) {
+    // The program's status is kept: a run that wrote no profile is still the program's run.
+    if (!(WIFEXITED(status) && WEXITSTATUS(status) == 127 && !run.read("loaded." + std::to_string(child))))
+      std::cerr << "nnprof: warning: " << how << " and left no profile: "
+                << missing_profile_cause(run, child, status, static_exe, cpu_rate(o) > 0) << '\n';
+  } else {
+    if (!o.quiet) {
+      try {
+        std::cout << Report(Profile::load(*root_profile));
+        std::cout.flush();
+      } catch (const std::exception& e) {
+        std::cerr << "nnprof: warning: cannot print the report of " << *root_profile << ": " << e.what() << '\n';
+      }
+    }
+    std::cerr << "nnprof: " << how << "; profile written:\n  " << *root_profile << '\n';
   }
-  if (!o.quiet) {
-    const Profile profile = Profile::load(written.front());
-    std::cout << Report(profile);
+  if (!others.empty()) {
+    std::cerr << "nnprof: profile" << (others.size() > 1 ? "s" : "") << " of the processes it started:\n";
+    for (const auto& f : others) std::cerr << "  " << f << '\n';
   }
-  std::cerr << "nnprof: " << how << "; profile" << (written.size() > 1 ? "s" : "") << " written:\n";
-  for (const auto& f : written) std::cerr << "  " << f << '\n';
-  if (written.size() > 1) std::cerr << "  (one per process that ran under the agent)\n";
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+  return program_status(status);
 }
 
 }  // namespace

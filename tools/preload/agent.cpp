@@ -1,19 +1,26 @@
 // The preload agent (libnnprof_preload.so): profiles an unmodified program. `nnprof record
 // [--sample-hz N] [--wall] [--memory] -- CMD` runs CMD with this library in LD_PRELOAD; on
 // load it starts CPU sampling and/or heap tracking into the global profiler, and it writes a
-// .nnprof when the program ends: at exit, on SIGINT or SIGTERM, and with what was collected so
-// far when the program crashes.
+// .nnprof when the program ends: at exit, on a terminating signal (SIGHUP, SIGINT, SIGTERM,
+// SIGPIPE, ...), and with what was collected so far when the program crashes.
 //
 // Writing a profile is not async-signal-safe (it allocates, takes locks, runs SQLite), so a
 // signal handler never writes it itself: it wakes a flusher thread, started at load and
-// blocked on a pipe, waits (bounded) until that thread has written the file, then restores the
-// default action and re-raises the signal, so that the process still dies as it would have.
+// blocked on a futex word, waits (bounded) until that thread has written the file, then
+// restores the default action and re-raises the signal, so that the process still dies as it
+// would have. The handler uses no file descriptor of its own between the two (a program may
+// close every descriptor and reuse the numbers): only the futex word, and, when the flush
+// cannot finish, a marker file it opens itself in the private run directory.
 //
 // Environment (set by `nnprof record`; all optional):
 //   NNPROF_RECORD_OUT          output path (default: nnprof-<pid>.nnprof in the working directory)
 //   NNPROF_RECORD_PID          pid of the recorded process; other processes (children that
 //                              exec) write <out stem>.<pid>.nnprof instead
-//   NNPROF_RECORD_MANIFEST     file to which every written profile's path is appended
+//   NNPROF_RECORD_DIR          record's private run directory (mode 0700): the agent appends
+//                              "<pid> <profile path>" lines to its `manifest` for every profile
+//                              written and leaves markers that tell record how a process ended:
+//                              loaded.<pid> (the agent ran), error.<pid> (why the profile could
+//                              not be written), stuck.<pid> (the flush did not finish in time)
 //   NNPROF_RECORD_MEMORY       1: track the heap (the default), 0: do not
 //   NNPROF_STACK_SAMPLE_BYTES  MemoryTrackingOptions::stack_sample_bytes
 //   NNPROF_MEMORY_INTERVAL_MS  MemoryTrackingOptions::interval
@@ -23,12 +30,16 @@
 //   NNPROF_SAMPLE_UNWIND       auto (default), kernel, libunwind or frame-pointer (CpuProfilerOptions::unwinder)
 //   NNPROF_RECORD_GPU          1: trace NVIDIA GPUs with CUPTI (nnprof::CudaProfiler)
 #include <fcntl.h>
-#include <poll.h>
+#include <linux/futex.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -44,20 +55,60 @@
 
 namespace {
 
-constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-constexpr int kStopSignals[] = {SIGINT, SIGTERM};
-constexpr int kFlushTimeoutMs = 30'000;
+/// Signals whose default action ends the process, with their names. The agent takes those the
+/// program inherited at SIG_DFL; SIGPROF and the real-time signals stay free for samplers.
+struct SignalName {
+  int sig;
+  const char* name;
+};
+constexpr SignalName kEndingSignals[] = {
+    {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},       {SIGQUIT, "SIGQUIT"},     {SIGILL, "SIGILL"},
+    {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"},     {SIGBUS, "SIGBUS"},       {SIGFPE, "SIGFPE"},
+    {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"},     {SIGUSR2, "SIGUSR2"},     {SIGPIPE, "SIGPIPE"},
+    {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},     {SIGSTKFLT, "SIGSTKFLT"}, {SIGXCPU, "SIGXCPU"},
+    {SIGXFSZ, "SIGXFSZ"}, {SIGVTALRM, "SIGVTALRM"}, {SIGIO, "SIGIO"},         {SIGPWR, "SIGPWR"},
+    {SIGSYS, "SIGSYS"}};
+
+const char* signal_name(int sig) {
+  for (const auto& s : kEndingSignals)
+    if (s.sig == sig) return s.name;
+  return "a signal";
+}
+
+bool is_crash(int sig) {
+  return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGABRT || sig == SIGTRAP ||
+         sig == SIGSYS;
+}
+
+// The whole flush may take this long (a large profile is symbolized and written by SQLite).
+constexpr std::int64_t kFlushTimeoutNs = 30'000'000'000;
+// Stopping the collectors never takes long; stuck there means the program died holding a
+// lock the collector needs (it crashed inside nnprof), so waiting longer helps no one.
+constexpr std::int64_t kStopStallNs = 5'000'000'000;
+
+/// What the flusher is doing, for the handler's verdict when it gives up.
+enum Stage : std::uint32_t { kIdle, kStoppingSampler, kStoppingGpu, kFreezingHeap, kSaving, kDone };
+constexpr const char* kStageText[] = {"had not started",        "was stopping the CPU sampler",
+                                      "was stopping GPU tracing", "was freezing the heap",
+                                      "was writing the profile",  "had finished"};
+
+// Flush handshake: the handler moves kFlushIdle -> kFlushRequested, the flusher moves it on
+// to kFlushDone once the profile is written; both sides wait with FUTEX_WAIT on this word.
+enum FlushState : std::uint32_t { kFlushIdle, kFlushRequested, kFlushDone };
 
 struct Agent {
   pid_t pid = 0;
   std::string out;
-  std::string manifest;
+  std::string run_dir;  // empty when not run by `nnprof record`
+  // Built at load: the handler may not allocate to make a path.
+  char stuck_marker[PATH_MAX] = {};
   nnprof::MemoryTracking* tracking = nullptr;
   nnprof::CpuProfiler* sampler = nullptr;
   nnprof::CudaProfiler* gpu = nullptr;
   std::atomic<bool> written{false};
-  int wake[2] = {-1, -1};  // handler -> flusher
-  int done[2] = {-1, -1};  // flusher -> handlers (readable once the profile is written)
+  alignas(4) std::uint32_t flush_state = kFlushIdle;  // a futex word, accessed through std::atomic_ref
+  alignas(4) std::uint32_t stage = kIdle;              // likewise (the handler reads it while waiting)
+  std::atomic<int> flush_signal{0};
   std::atomic<pthread_t> flusher{};
   std::atomic<bool> started{false};
 };
@@ -66,6 +117,14 @@ Agent& agent() {
   static Agent* a = new Agent;  // never destroyed: used until the very end of the process
   return *a;
 }
+
+void futex_wait(std::uint32_t* word, std::uint32_t expected, const timespec* timeout) {
+  syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, timeout, nullptr, 0);
+}
+
+void futex_wake(std::uint32_t* word) { syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0); }
+
+void set_stage(Stage s) { std::atomic_ref<std::uint32_t>(agent().stage).store(s); }
 
 void say(const std::string& line) {
   const std::string text = "nnprof: " + line + "\n";
@@ -99,28 +158,40 @@ std::string output_path(pid_t pid) {
   return ec ? path.string() : absolute.string();
 }
 
+/// Writes `text` to `name` in the run directory. The directory is record's own (mkdtemp,
+/// 0700), and O_NOFOLLOW refuses a symlink all the same; `flags` adds O_EXCL or O_APPEND.
+void write_run_file(const std::string& name, const std::string& text, int flags) {
+  Agent& a = agent();
+  if (a.run_dir.empty()) return;
+  const std::string path = a.run_dir + "/" + name;
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | flags, 0600);
+  if (fd < 0) return;
+  [[maybe_unused]] ssize_t rc = write(fd, text.data(), text.size());
+  close(fd);
+}
+
 /// Writes the profile once per process; later calls (atexit after a signal) do nothing.
-void write_profile(const char* why) {
+void write_profile(const std::string& why) {
   Agent& a = agent();
   if (getpid() != a.pid) return;  // a forked child that did not exec: not tracked
   if (a.written.exchange(true)) return;
   try {
+    set_stage(kStoppingSampler);
     if (a.sampler != nullptr) a.sampler->stop();  // keeps every sample taken so far
+    set_stage(kStoppingGpu);
     if (a.gpu != nullptr) a.gpu->stop();  // waits for the GPUs and flushes CUPTI's buffers
+    set_stage(kFreezingHeap);
     if (a.tracking != nullptr) a.tracking->stop_at_exit();  // freezes the heap as it is now
+    set_stage(kSaving);
     nnprof::global_profiler().save(a.out);
-    say(std::string("profile written to ") + a.out + " (" + why + ")");
-    if (!a.manifest.empty()) {
-      const int fd = open(a.manifest.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-      if (fd >= 0) {
-        const std::string line = a.out + "\n";
-        [[maybe_unused]] ssize_t rc = write(fd, line.data(), line.size());
-        close(fd);
-      }
-    }
+    say("profile written to " + a.out + " (" + why + ")");
+    // One write of one short line with O_APPEND: lines of several processes do not mix.
+    write_run_file("manifest", std::to_string(a.pid) + " " + a.out + "\n", O_APPEND);
   } catch (const std::exception& e) {
-    say(std::string("could not write the profile to ") + a.out + ": " + e.what());
+    say("could not write the profile to " + a.out + ": " + e.what());
+    write_run_file("error." + std::to_string(a.pid), a.out + ": " + e.what(), O_EXCL);
   }
+  set_stage(kDone);
 }
 
 void flusher_main() {
@@ -129,30 +200,94 @@ void flusher_main() {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);  // signals go to the program's threads, not here
-  int sig = 0;
+  std::atomic_ref<std::uint32_t> state(a.flush_state);
+  while (state.load() == kFlushIdle) futex_wait(&a.flush_state, kFlushIdle, nullptr);
+  const int sig = a.flush_signal.load();
+  write_profile(is_crash(sig) ? std::string("the program crashed with ") + signal_name(sig) + "; data up to the crash"
+                              : std::string("ended by ") + signal_name(sig));
+  state.store(kFlushDone);
+  futex_wake(&a.flush_state);
+}
+
+std::int64_t now_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+/// Async-signal-safe decimal of a small non-negative number.
+std::size_t format_uint(char* buf, std::uint64_t v) {
+  char tmp[24];
+  std::size_t n = 0;
+  do {
+    tmp[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  for (std::size_t i = 0; i < n; ++i) buf[i] = tmp[n - 1 - i];
+  return n;
+}
+
+/// From the handler, when the flush did not finish: a marker for `nnprof record` saying what
+/// the flusher was doing. Only descriptors opened here; nothing that allocates.
+void report_stuck(int sig, std::uint32_t stage, std::int64_t waited_ns) {
+  Agent& a = agent();
+  if (a.stuck_marker[0] == '\0') return;
+  const int fd = open(a.stuck_marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  char text[256];
+  std::size_t n = 0;
+  auto put = [&](const char* s) {
+    for (; *s != '\0' && n < sizeof text; ++s) text[n++] = *s;
+  };
+  put(signal_name(sig));
+  put(" arrived; after ");
+  n += format_uint(text + n, static_cast<std::uint64_t>(waited_ns / 1'000'000'000));
+  put(" s the agent still ");
+  put(kStageText[stage < kDone ? stage : static_cast<std::uint32_t>(kDone)]);
+  [[maybe_unused]] ssize_t rc = write(fd, text, n);
+  close(fd);
+}
+
+/// Waits until the flusher is done, or gives up: 30 s in all, 5 s while stopping collectors.
+void wait_for_flush(int sig) {
+  Agent& a = agent();
+  std::atomic_ref<std::uint32_t> state(a.flush_state);
+  std::atomic_ref<std::uint32_t> stage(a.stage);
+  const std::int64_t start = now_ns();
+  std::uint32_t seen_stage = stage.load();
+  std::int64_t stage_since = start;
   for (;;) {
-    const ssize_t n = read(a.wake[0], &sig, sizeof sig);
-    if (n == static_cast<ssize_t>(sizeof sig)) break;
-    if (n < 0 && errno == EINTR) continue;
-    return;  // the pipe closed: nothing more to do
+    const std::uint32_t s = state.load();
+    if (s == kFlushDone) return;
+    const std::int64_t now = now_ns();
+    const std::uint32_t st = stage.load();
+    if (st != seen_stage) {
+      seen_stage = st;
+      stage_since = now;
+    }
+    const bool stalled = st >= kStoppingSampler && st <= kFreezingHeap && now - stage_since > kStopStallNs;
+    if (now - start > kFlushTimeoutNs || stalled) {
+      report_stuck(sig, st, now - start);
+      return;
+    }
+    // Short slices, to watch the stage and the clock while the flusher works.
+    const timespec slice{0, 100'000'000};
+    futex_wait(&a.flush_state, s, &slice);
   }
-  write_profile(sig == SIGINT ? "interrupted by SIGINT"
-                : sig == SIGTERM ? "terminated by SIGTERM"
-                : sig == SIGABRT ? "the program aborted (SIGABRT); data up to the crash"
-                                 : "the program crashed; data up to the crash");
-  const char byte = 1;
-  [[maybe_unused]] ssize_t rc = write(a.done[1], &byte, 1);
 }
 
 void on_signal(int sig, siginfo_t*, void*) {
   Agent& a = agent();
   const int saved_errno = errno;
-  // Only the recorded process, only once the flusher runs, and never on the flusher itself.
+  // Only the recorded process, only once the flusher runs, and never on the flusher itself
+  // (a crash while writing must not wait for itself).
   if (getpid() == a.pid && a.started.load() && !pthread_equal(pthread_self(), a.flusher.load())) {
-    [[maybe_unused]] ssize_t rc = write(a.wake[1], &sig, sizeof sig);
-    pollfd p{a.done[0], POLLIN, 0};
-    while (poll(&p, 1, kFlushTimeoutMs) < 0 && errno == EINTR) {
+    int none = 0;
+    if (a.flush_signal.compare_exchange_strong(none, sig)) {
+      std::atomic_ref<std::uint32_t>(a.flush_state).store(kFlushRequested);
+      futex_wake(&a.flush_state);
     }
+    wait_for_flush(sig);
   }
   // Die the way the signal would have killed the program without us.
   struct sigaction dfl {};
@@ -163,6 +298,8 @@ void on_signal(int sig, siginfo_t*, void*) {
   raise(sig);
 }
 
+/// Handles every ending signal the program inherited at SIG_DFL. One it ignores (nohup's
+/// SIGHUP) stays ignored; handlers the program installs later replace these, as they should.
 void install_handlers() {
   // An alternate stack, so that a stack overflow of the main thread still reaches the handler.
   static char alt_stack[64 * 1024];
@@ -174,12 +311,14 @@ void install_handlers() {
   sa.sa_sigaction = on_signal;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
-  for (int sig : kFatalSignals) sigaction(sig, &sa, nullptr);
-  for (int sig : kStopSignals) {
+  // A second asynchronous signal during the wait would only wait again: hold them back.
+  for (const auto& s : kEndingSignals)
+    if (!is_crash(s.sig)) sigaddset(&sa.sa_mask, s.sig);
+  for (const auto& s : kEndingSignals) {
     struct sigaction old {};
-    sigaction(sig, nullptr, &old);
-    if (old.sa_handler == SIG_IGN) continue;  // e.g. nohup: keep ignoring, as the program would
-    sigaction(sig, &sa, nullptr);
+    if (sigaction(s.sig, nullptr, &old) != 0) continue;
+    if ((old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) continue;
+    sigaction(s.sig, &sa, nullptr);
   }
 }
 
@@ -190,7 +329,13 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
   a.pid = getpid();
   try {
     a.out = output_path(a.pid);
-    if (const char* m = std::getenv("NNPROF_RECORD_MANIFEST")) a.manifest = m;
+    if (const char* d = std::getenv("NNPROF_RECORD_DIR"); d != nullptr && *d != '\0') {
+      a.run_dir = d;
+      const std::string stuck = a.run_dir + "/stuck." + std::to_string(a.pid);
+      if (stuck.size() < sizeof a.stuck_marker) std::memcpy(a.stuck_marker, stuck.c_str(), stuck.size() + 1);
+      // Tells record that the agent ran in this process (a program that execs loads it twice).
+      write_run_file("loaded." + std::to_string(a.pid), a.out, O_TRUNC);
+    }
     nnprof::MemoryTrackingOptions options;
     options.source = "preload";
     options.partial_ok = true;
@@ -201,11 +346,7 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
     std::string why;
     if (track_memory && !nnprof::heap_hooks_available(&why)) say("warning: " + why);
     // The flusher first, so that its own allocations are not the program's.
-    const bool handlers = pipe2(a.wake, O_CLOEXEC) == 0 && pipe2(a.done, O_CLOEXEC) == 0;
-    if (handlers)
-      std::thread(flusher_main).detach();
-    else
-      say(std::string("no crash handler (pipe: ") + std::strerror(errno) + "); the profile is written at exit only");
+    std::thread(flusher_main).detach();
     nnprof::global_profiler();
     if (track_memory) {
       try {
@@ -234,10 +375,8 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
       a.gpu = new nnprof::CudaProfiler(nnprof::global_profiler());
       say(a.gpu->status().tracing() ? "GPU: " + a.gpu->status().message : "warning: " + a.gpu->status().message);
     }
-    if (handlers) {
-      a.started.store(true);
-      install_handlers();
-    }
+    a.started.store(true);
+    install_handlers();
     std::atexit(at_exit);
   } catch (const std::exception& e) {
     say(std::string("profiling is off: ") + e.what());
