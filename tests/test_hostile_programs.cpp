@@ -225,6 +225,23 @@ TEST(HostilePrograms, ChildProcessesGetTheirOwnProfilesAndTheReportIsTheRoots) {
   EXPECT_TRUE(child_listed) << r.err;
 }
 
+TEST(HostilePrograms, PythonStillRaisesKeyboardInterrupt) {
+  // CPython installs its SIGINT handler only when it finds SIG_DFL there at start-up: the
+  // agent's handler must look like SIG_DFL, or Ctrl-C kills a training loop instead of
+  // running its `except KeyboardInterrupt:`.
+  const std::string code =
+      "import os, signal, time\n"
+      "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler, signal.getsignal(signal.SIGHUP))\n"
+      "try:\n"
+      "    os.kill(os.getpid(), signal.SIGINT)\n"
+      "    time.sleep(5)\n"
+      "except KeyboardInterrupt:\n"
+      "    print('KeyboardInterrupt caught')\n";
+  check(Case{"py_sigint", {"/usr/bin/python3", "-c", code}, 0, true});
+  const Outcome direct = run({"/usr/bin/python3", "-c", code});
+  EXPECT_EQ(direct.out, "True Handlers.SIG_DFL\nKeyboardInterrupt caught\n");
+}
+
 TEST(HostilePrograms, GnuSortInParallel) {
   const fs::path input = work_dir() / "sort_input.txt";
   {

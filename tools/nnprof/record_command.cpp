@@ -398,10 +398,11 @@ Action add_record_command(CLI::App& app) {
                   "perf_event_open)");
   cmd->add_flag("--wall", o->wall, "Sample wall-clock time instead of CPU time, to see where threads wait");
   cmd->add_option("--unwind", o->unwind,
-                  "How stacks are walked: auto (kernel above 250 Hz, else libunwind), kernel (frame pointers, walked "
-                  "by the kernel as perf record -g does: no signal per sample), libunwind (DWARF, right for code "
-                  "without frame pointers) or frame-pointer")
-      ->check(CLI::IsMember({"auto", "kernel", "libunwind", "frame-pointer"}))
+                  "How stacks are walked: auto (kernel above 250 Hz, else dwarf), kernel (frame pointers, walked "
+                  "by the kernel as perf record -g does: no signal per sample), dwarf (the handler copies the top of "
+                  "the stack, unwound afterwards with the .eh_frame tables: right for code without frame pointers; "
+                  "'libunwind' is its older name) or frame-pointer")
+      ->check(CLI::IsMember({"auto", "kernel", "dwarf", "libunwind", "frame-pointer"}))
       ->capture_default_str();
   cmd->add_flag("--memory", o->memory, "Track every heap allocation (malloc, new) of the program");
   cmd->add_flag("--gpu", o->gpu,

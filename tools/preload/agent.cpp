@@ -27,8 +27,9 @@
 //   NNPROF_SAMPLE_HZ           CPU samples per second per thread (CpuProfilerOptions::hz); 0 or
 //                              unset: no CPU sampling
 //   NNPROF_SAMPLE_WALL         1: sample wall-clock time instead of CPU time
-//   NNPROF_SAMPLE_UNWIND       auto (default), kernel, libunwind or frame-pointer (CpuProfilerOptions::unwinder)
+//   NNPROF_SAMPLE_UNWIND       auto (default), kernel, dwarf (libunwind: its older name) or frame-pointer (CpuProfilerOptions::unwinder)
 //   NNPROF_RECORD_GPU          1: trace NVIDIA GPUs with CUPTI (nnprof::CudaProfiler)
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
@@ -362,9 +363,11 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
       if (const char* u = std::getenv("NNPROF_SAMPLE_UNWIND")) {
         const std::string_view unwind(u);
         if (unwind == "kernel") cpu.unwinder = nnprof::Unwinder::Kernel;
-        if (unwind == "libunwind") cpu.unwinder = nnprof::Unwinder::Libunwind;
+        if (unwind == "dwarf" || unwind == "libunwind") cpu.unwinder = nnprof::Unwinder::Dwarf;
         if (unwind == "frame-pointer") cpu.unwinder = nnprof::Unwinder::FramePointer;
       }
+      // A program that starts a CpuProfiler of its own gets it; ours stops, keeping its samples.
+      cpu.yield_to_program = true;
       try {
         a.sampler = new nnprof::CpuProfiler(nnprof::global_profiler(), cpu);
       } catch (const std::exception& e) {
@@ -384,3 +387,63 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
 }
 
 }  // namespace
+
+// The program sees the dispositions it would have seen without the agent. The agent's
+// handlers sit on signals the program inherited at SIG_DFL, and some programs decide what to
+// do from what they find there: CPython installs its KeyboardInterrupt handler only when
+// SIGINT is SIG_DFL at start-up, so without this a Python training loop under `nnprof record`
+// would die at Ctrl-C instead of running its `except KeyboardInterrupt:` (saving a
+// checkpoint, say). sigaction and signal are interposed (this library is in LD_PRELOAD, so
+// its definitions win) and report the agent's handler as SIG_DFL; installing a handler still
+// replaces the agent's, as it should. glibc's signal() calls sigaction internally without
+// going through the PLT, hence both.
+namespace {
+
+using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
+
+/// The real sigaction, resolved at load (the constructor calls it before installing handlers)
+/// so that a signal handler calling sigaction never runs dlsym.
+SigactionFn real_sigaction() {
+  static std::atomic<SigactionFn> real{nullptr};
+  SigactionFn fn = real.load(std::memory_order_acquire);
+  if (fn == nullptr) {
+    fn = reinterpret_cast<SigactionFn>(dlsym(RTLD_NEXT, "sigaction"));
+    real.store(fn, std::memory_order_release);
+  }
+  return fn;
+}
+
+[[maybe_unused]] const bool g_sigaction_resolved = real_sigaction() != nullptr;
+
+void hide_agent_handler(struct sigaction* old) {
+  if (old == nullptr || (old->sa_flags & SA_SIGINFO) == 0 || old->sa_sigaction != &on_signal) return;
+  *old = {};
+  old->sa_handler = SIG_DFL;
+  sigemptyset(&old->sa_mask);
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction* act,
+                                                                 struct sigaction* old) noexcept {
+  const SigactionFn real = real_sigaction();
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  const int rc = real(sig, act, old);
+  if (rc == 0) hide_agent_handler(old);
+  return rc;
+}
+
+extern "C" __attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t handler) noexcept {
+  // glibc's signal(): BSD semantics (restart interrupted calls, block the signal in its handler).
+  struct sigaction act {};
+  act.sa_handler = handler;
+  sigemptyset(&act.sa_mask);
+  if (sig > 0 && sig < NSIG) sigaddset(&act.sa_mask, sig);
+  act.sa_flags = SA_RESTART;
+  struct sigaction old {};
+  if (sigaction(sig, &act, &old) != 0) return SIG_ERR;
+  return (old.sa_flags & SA_SIGINFO) != 0 ? reinterpret_cast<sighandler_t>(old.sa_sigaction) : old.sa_handler;
+}
