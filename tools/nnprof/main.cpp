@@ -1,5 +1,8 @@
 // nnprof: the command-line tool. Exit status 0 on success, 2 on bad input, with a one-line
 // message that says what to do.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <vector>
 
@@ -7,7 +10,23 @@
 #include "nnprof/error.hpp"
 #include "nnprof/config.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+// Every command's output must reach standard output: a report cut short by a full disk or a
+// closed pipe is a failure, not a success. Run once after any command (and after --help),
+// so that no command can forget it.
+int check_stdout(int status) {
+  errno = 0;
+  std::cout.flush();
+  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (!failed) return status;
+  const int err = errno;
+  std::cerr << "nnprof: cannot write to standard output: " << (err != 0 ? std::strerror(err) : "I/O error") << '\n';
+  // A failing status (a program's own under `record`) already says something went wrong.
+  return status == 0 ? 2 : status;
+}
+
+int run(int argc, char** argv) {
   CLI::App app{"nnprof: find where time, memory and FLOPs go in neural-network code", "nnprof"};
   app.set_version_flag("--version", "nnprof " NNPROF_VERSION_STRING);
   app.require_subcommand(1);
@@ -38,6 +57,8 @@ int main(int argc, char** argv) {
       if (status >= 0) return status;
     }
   } catch (const nnprof::Error& e) {
+    // A writer that stopped because standard output failed: check_stdout names the cause.
+    if (!std::cout) return 2;
     std::cerr << "nnprof: " << e.what() << '\n';
     return 2;
   } catch (const std::invalid_argument& e) {
@@ -49,3 +70,7 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return check_stdout(run(argc, argv)); }
