@@ -79,8 +79,15 @@ void write_text(const std::string& path, const std::string& text) {
   nnprof::io::write_file_atomically(path, [&](std::ostream& out) { out << text; });
 }
 
-// A character device like /dev/null (1,3) in the test's own directory, never the real one.
-bool make_null_device(const std::string& p) { return ::mknod(p.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0; }
+// A character device like /dev/null (1,3) in the test's own directory, never the real one:
+// false where it cannot be made or opened (no root, or a nodev mount); errno says why.
+bool make_null_device(const std::string& p) {
+  if (::mknod(p.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) != 0) return false;
+  const int fd = ::open(p.c_str(), O_WRONLY);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
 
 // ---- targets ----------------------------------------------------------------------------
 
@@ -172,7 +179,7 @@ TEST_F(OutputSafety, OwnDescriptorIsWrittenAtItsOffset) {
 
 TEST_F(OutputSafety, CharacterDeviceIsWrittenToNotReplaced) {
   if (!make_null_device(path("null")))
-    GTEST_SKIP() << "cannot create a device node here (mknod: " << std::strerror(errno) << ")";
+    GTEST_SKIP() << "cannot create and open a device node here (" << std::strerror(errno) << ")";
   write_text(path("null"), "discarded");
   nnprof::testing::rich_profile().save(path("null"));
   struct stat st {};
@@ -249,17 +256,17 @@ TEST_F(OutputSafety, CliWritesToDevicesInAPrivateDev) {
   const int status = in_private_dev([&] {
     const auto run = [&](const std::string& args) { return std::system((cli + " " + args).c_str()); };
     const auto exit_status = [](int raw) { return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1; };
-    for (const char* args : {"report {} -o /dev/null", "report {} -f html -o /dev/null", "export {} --to csv -o /dev/null",
+    for (const char* args : {"report {} -f text -o /dev/null", "report {} -f html -o /dev/null", "export {} --to csv -o /dev/null",
                              "export {} -o /dev/null --to json", "report {} -f md -o /dev/null"}) {
       std::string a = args;
       a.replace(a.find("{}"), 2, profile);
       if (exit_status(run(a + " 2>/dev/null")) != 0) return 10;
       if (!is_char_device("/dev/null")) return 11;
     }
-    if (exit_status(run("report " + profile + " -o /dev/full 2>" + err)) != 2) return 12;
+    if (exit_status(run("report " + profile + " -f text -o /dev/full 2>" + err)) != 2) return 12;
     if (slurp(err).find("No space left on device") == std::string::npos) return 13;
     if (!is_char_device("/dev/full")) return 14;
-    if (exit_status(run("report " + profile + " -o /dev/stdout >" + out + " 2>/dev/null")) != 0) return 15;
+    if (exit_status(run("report " + profile + " -f text -o /dev/stdout >" + out + " 2>/dev/null")) != 0) return 15;
     if (!fs::is_symlink("/dev/stdout")) return 16;
     if (slurp(out).find("nnprof summary") == std::string::npos) return 17;
     return 0;
@@ -274,9 +281,9 @@ TEST_F(OutputSafety, CommandsFailWhenStandardOutputCannotBeWritten) {
   const std::string profile = path("p.nnprof");
   nnprof::testing::synthetic_profile(2000, 2).save(profile);
   // /dev/full is only opened by the shell here, for writing: nothing replaces it.
-  for (const std::string args : {"query " + profile + " \"select * from slice\"", "report " + profile,
+  for (const std::string& args : {"query " + profile + " \"select * from slice\"", "report " + profile,
                                  "report " + profile + " --critical-path", "export " + profile + " --to csv",
-                                 "report --help"}) {
+                                 std::string("report --help")}) {
     const CliRun r = run_shell(std::string(NNPROF_CLI_PATH) + " " + args + " 2>&1 >/dev/full");
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
     EXPECT_NE(r.output.find("cannot write to standard output: No space left on device"), std::string::npos)
