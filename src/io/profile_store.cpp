@@ -964,7 +964,7 @@ StatementPtr prepare_one(Database& db, QueryGuard& guard, const std::string& sql
   }
   guard.denied.clear();
   // The authorizer sees what a statement reads and writes; VACUUM writes without asking it.
-  if (sqlite3_stmt_readonly(st.get()) == 0) refuse_writing("a statement that writes");
+  if (sqlite3_stmt_readonly(st.get()) == 0) refuse_writing("a statement that writes (such as VACUUM INTO)");
   return st;
 }
 
