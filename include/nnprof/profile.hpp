@@ -429,8 +429,15 @@ struct QueryResult {
   std::vector<std::vector<std::string>> rows;
 };
 
-/// Runs `sql` read-only against the .nnprof file at `path`. Throws nnprof::Error.
-NNPROF_API QueryResult query_profile(const std::string& path, const std::string& sql);
+/// How long a query may run by default, in seconds.
+inline constexpr double kDefaultQueryTimeoutSeconds = 30.0;
+
+/// Runs one SQL statement against the .nnprof file at `path`, read-only: only reading is
+/// authorized (SELECT, WITH, table-info pragmas; no ATTACH, VACUUM, writes or schema changes),
+/// more than one statement is refused, and it is stopped after `timeout_seconds` (0: no
+/// limit) or when its result passes 256 MiB. Throws nnprof::Error saying why.
+NNPROF_API QueryResult query_profile(const std::string& path, const std::string& sql,
+                                     double timeout_seconds = kDefaultQueryTimeoutSeconds);
 /// Writes a query result as an aligned text table.
 NNPROF_API void write_query_result(const QueryResult& result, std::ostream& out);
 

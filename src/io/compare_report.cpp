@@ -103,9 +103,11 @@ std::string method_sentence(const Comparison& c) {
       o.alpha, o.min_calls, o.min_change * 100.0);
 }
 
+// Human formats cut names and the command line (capped_name); JSON keeps them whole.
 std::string run_line(const RunTotals& r) {
-  std::string s = r.command_line.empty() ? std::string("(command line unknown)") : r.command_line;
-  if (!r.hostname.empty()) s += " on " + r.hostname;
+  std::string s = r.command_line.empty() ? std::string("(command line unknown)")
+                                         : capped_name(r.command_line, kTextDisplayLimit);
+  if (!r.hostname.empty()) s += " on " + capped_name(r.hostname);
   return s;
 }
 
@@ -163,7 +165,7 @@ TextTable change_table(const std::vector<const ScopeChange*>& rows, bool with_no
   if (with_note) columns.push_back({"Note", Align::Left});
   TextTable t(std::move(columns));
   for (const ScopeChange* s : rows) {
-    std::vector<std::string> cells = {s->name,
+    std::vector<std::string> cells = {capped_name(s->name),
                                       format_count(s->a.calls),
                                       format_count(s->b.calls),
                                       format_duration(s->a.mean_ns),
@@ -174,7 +176,7 @@ TextTable change_table(const std::vector<const ScopeChange*>& rows, bool with_no
                                       test_label(s->test),
                                       p_text(*s),
                                       to_string(s->verdict)};
-    if (with_note) cells.push_back(s->note);
+    if (with_note) cells.push_back(capped_name(s->note, kTextDisplayLimit));
     t.add_row(std::move(cells));
   }
   return t;
@@ -182,7 +184,7 @@ TextTable change_table(const std::vector<const ScopeChange*>& rows, bool with_no
 
 TextTable only_table(const std::vector<ScopeOnly>& rows) {
   TextTable t({{"Scope", Align::Left}, {"Calls", Align::Right}, {"Total", Align::Right}});
-  for (const ScopeOnly& s : rows) t.add_row({s.name, format_count(s.calls), format_duration(s.total_ns)});
+  for (const ScopeOnly& s : rows) t.add_row({capped_name(s.name), format_count(s.calls), format_duration(s.total_ns)});
   return t;
 }
 
@@ -346,34 +348,35 @@ void check(std::ostream& out) {
 
 void write_comparison_text(const Comparison& c, std::ostream& out) {
   out << "nnprof comparison\n=================\n";
-  out << "  A (baseline): " << run_line(c.a) << '\n';
-  out << "  B:            " << run_line(c.b) << '\n';
+  out << "  A (baseline): " << plain_text(run_line(c.a)) << '\n';
+  out << "  B:            " << plain_text(run_line(c.b)) << '\n';
   write_text_heading(out, "Summary");
   summary_table(c).write(out);
   out << '\n';
   for (const std::string& line : {speedup_sentence(c), geomean_sentence(c), verdict_sentence(c)})
-    out << "  " << line << '\n';
+    out << "  " << plain_text(line) << '\n';
   for (const Section& s : sections(c, kTextScopes, false)) {
     write_text_heading(out, s.title);
     if (s.table.empty()) {
-      out << "  " << s.empty << '\n';
+      out << "  " << plain_text(s.empty) << '\n';
       continue;
     }
-    if (!s.lead.empty()) out << "  " << s.lead << '\n';
+    if (!s.lead.empty()) out << "  " << plain_text(s.lead) << '\n';
     s.table.write(out);
   }
   write_text_heading(out, "Method and notes");
   out << "  " << method_sentence(c) << '\n';
-  for (const std::string& note : c.notes) out << "  - " << note << '\n';
+  for (const std::string& note : c.notes) out << "  - " << plain_text(capped_name(note, kTextDisplayLimit)) << '\n';
   // The tables above have no room for per-scope notes: say here why a figure has the verdict
   // it has. Scopes with too few calls are many and alike, so they are named in one line.
   std::vector<std::string> too_few;
   for (const ScopeChange& s : c.scopes) {
     if (s.note.empty()) continue;
     if (s.test == CompareTest::None && s.note.starts_with("too few calls")) {
-      too_few.push_back(s.name);
+      too_few.push_back(plain_text(capped_name(s.name)));
     } else {
-      out << "  - " << s.name << ": " << s.note << '\n';
+      out << "  - " << plain_text(capped_name(s.name)) << ": " << plain_text(capped_name(s.note, kTextDisplayLimit))
+          << '\n';
     }
   }
   if (!too_few.empty()) {
@@ -405,7 +408,7 @@ void write_comparison_markdown(const Comparison& c, std::ostream& out) {
   }
   out << "\n## Method and notes\n\n" << markdown_escape(method_sentence(c)) << '\n';
   if (!c.notes.empty()) out << '\n';
-  for (const std::string& note : c.notes) out << "- " << markdown_escape(note) << '\n';
+  for (const std::string& note : c.notes) out << "- " << markdown_escape(capped_name(note, kTextDisplayLimit)) << '\n';
   out.flush();
   check(out);
 }
@@ -442,7 +445,8 @@ void write_comparison_html(const Comparison& c, std::ostream& out) {
   html::append(h, "<section id=\"method\"><h2>Method and notes</h2>\n<p>{}</p>\n", html::escape(method_sentence(c)));
   if (!c.notes.empty()) {
     h += "<ul class=\"notes\">\n";
-    for (const std::string& note : c.notes) html::append(h, "<li>{}</li>\n", html::escape(note));
+    for (const std::string& note : c.notes)
+      html::append(h, "<li>{}</li>\n", html::escape(capped_name(note, kTextDisplayLimit)));
     h += "</ul>\n";
   }
   h += "</section>\n</div>\n</body>\n</html>\n";

@@ -1,6 +1,7 @@
 #include "io/critical_path_report.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <ostream>
 #include <string_view>
 #include <vector>
@@ -108,8 +109,10 @@ void write_critical_path_text(const Profile& profile, std::ostream& out) {
 
 namespace nnprof {
 
-void write_critical_path(const Profile& profile, const CriticalPath& path, std::ostream& out) {
+void write_critical_path(const Profile& whole, const CriticalPath& path, std::ostream& out) {
   using namespace io;
+  std::optional<Profile> storage;
+  const Profile& profile = with_capped_names(whole, storage);
   const std::string_view title = "Critical path";
   out << '\n' << title << '\n' << std::string(title.size(), '-') << '\n';
   out << "  " << render(profile, analysis::critical_path_summary(profile, path)) << '\n';

@@ -50,7 +50,17 @@ void write_record(const Profile& profile, const ScopeStats& scope,
 
 }  // namespace
 
-std::string csv_field(std::string_view field) {
+std::string csv_field(std::string_view text) {
+  // A spreadsheet runs a cell that starts with = + - @ (or tab, CR, which some strip before
+  // looking) as a formula: such text gets a leading single quote (OWASP's advice), which
+  // makes it text. Only names pass through here; numbers are written as they are.
+  std::string neutral;
+  if (!text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos) {
+    neutral = "'";
+    neutral += text;
+    text = neutral;
+  }
+  const std::string_view field = text;
   if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
   std::string quoted;
   quoted.reserve(field.size() + 2);

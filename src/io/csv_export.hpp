@@ -33,9 +33,11 @@ inline constexpr std::string_view kCsvGpuColumns =
     ",gpu_kernels,gpu_kernel_ns,gpu_memcpys,gpu_memcpy_ns,gpu_memcpy_bytes,gpu_memsets,gpu_memset_ns,gpu_ns,"
     "gpu_alloc_bytes";
 
-/// `field` as one RFC 4180 field: quoted when it contains a comma, a double quote, CR or
-/// LF, with every double quote doubled; otherwise unchanged.
-std::string csv_field(std::string_view field);
+/// `text` (a name, never a number) as one RFC 4180 field: prefixed with a single quote when
+/// it starts with =, +, -, @, tab or CR, so that a spreadsheet takes it as text rather than a
+/// formula; then quoted when it contains a comma, a double quote, CR or LF, with every double
+/// quote doubled; otherwise unchanged.
+std::string csv_field(std::string_view text);
 
 /// Writes a header and one record per entry of `profile.scopes`, in that order, with the
 /// heap columns when the heap was tracked, the CPU columns when the CPU was sampled and the GPU

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "io/utf8.hpp"
+
 namespace nnprof::io {
 namespace {
 
@@ -161,8 +163,95 @@ std::size_t display_width(std::string_view utf8) {
   return width;
 }
 
+namespace {
+
+// The code point of the well-formed `n`-byte UTF-8 sequence at the start of `text`.
+char32_t code_point(std::string_view text, std::size_t n) {
+  const auto b = [&](std::size_t i) { return static_cast<char32_t>(static_cast<unsigned char>(text[i])); };
+  if (n == 1) return b(0);
+  if (n == 2) return ((b(0) & 0x1FU) << 6) | (b(1) & 0x3FU);
+  if (n == 3) return ((b(0) & 0x0FU) << 12) | ((b(1) & 0x3FU) << 6) | (b(2) & 0x3FU);
+  return ((b(0) & 0x07U) << 18) | ((b(1) & 0x3FU) << 12) | ((b(2) & 0x3FU) << 6) | (b(3) & 0x3FU);
+}
+
+// Code points a terminal acts on rather than shows: controls, and the bidirectional
+// embeddings, overrides and isolates that reorder what follows them on the line.
+bool escaped_code_point(char32_t c) {
+  return c < 0x20 || (c >= 0x7F && c <= 0x9F) || (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
+}
+
+}  // namespace
+
+std::string plain_text(std::string_view text) {
+  const auto needs_escape = [&] {
+    for (std::string_view rest = text; !rest.empty();) {
+      const std::size_t n = utf8_sequence_length(rest);
+      if (n == 0 || escaped_code_point(code_point(rest, n))) return true;
+      rest.remove_prefix(n);
+    }
+    return false;
+  };
+  if (!needs_escape()) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 16);
+  while (!text.empty()) {
+    const std::size_t n = utf8_sequence_length(text);
+    if (n == 0) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[0]));
+      text.remove_prefix(1);
+      continue;
+    }
+    const char32_t c = code_point(text, n);
+    if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(c));
+    } else if (escaped_code_point(c)) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+    } else {
+      out.append(text.substr(0, n));
+    }
+    text.remove_prefix(n);
+  }
+  return out;
+}
+
+namespace {
+
+// Room for the marker capped_name appends ("\u2026 (N more bytes)" is at most 35 characters), so
+// that a capped name is not cut again: capping twice changes nothing.
+constexpr std::size_t kMarkerRoom = 40;
+
+// The bytes of the first `count` characters of `text` (all of it when it has fewer), a byte
+// that is not UTF-8 counting as one character.
+std::size_t prefix_bytes(std::string_view text, std::size_t count) {
+  std::size_t cut = 0;
+  for (std::size_t chars = 0; chars < count && cut < text.size(); ++chars) {
+    const std::size_t n = utf8_sequence_length(text.substr(cut));
+    cut += n == 0 ? 1 : n;
+  }
+  return cut;
+}
+
+}  // namespace
+
+bool name_too_long(std::string_view name, std::size_t limit) {
+  return name.size() > limit + kMarkerRoom && prefix_bytes(name, limit + kMarkerRoom) < name.size();
+}
+
+std::string capped_name(std::string_view name, std::size_t limit) {
+  if (!name_too_long(name, limit)) return std::string(name);
+  const std::size_t cut = prefix_bytes(name, limit);
+  return fmt::format("{}\u2026 ({} more bytes)", name.substr(0, cut), name.size() - cut);
+}
+
 void write_text_heading(std::ostream& out, std::string_view title) {
-  out << '\n' << title << '\n' << std::string(display_width(title), '-') << '\n';
+  const std::string shown = plain_text(title);
+  out << '\n' << shown << '\n' << std::string(display_width(shown), '-') << '\n';
 }
 
 TextTable::TextTable(std::vector<TableColumn> columns) : columns_(std::move(columns)) {}
@@ -213,16 +302,27 @@ void write_line(std::ostream& out, std::string_view indent, const std::vector<Ta
 }  // namespace
 
 void TextTable::write(std::ostream& out, std::string_view indent) const {
-  const std::vector<std::size_t> column_widths = widths();
+  // Cells hold names as they are (the Markdown and HTML renderers escape them their way);
+  // plain text escapes them here, before the widths are measured.
+  TextTable shown(columns_);
+  for (TableColumn& column : shown.columns_) column.header = plain_text(column.header);
+  shown.rows_.reserve(rows_.size());
+  for (const auto& row : rows_) {
+    std::vector<std::string> cells;
+    cells.reserve(row.size());
+    for (const std::string& cell : row) cells.push_back(plain_text(cell));
+    shown.rows_.push_back(std::move(cells));
+  }
+  const std::vector<std::size_t> column_widths = shown.widths();
   std::vector<std::string> headers;
   std::vector<std::string> rule;
   for (std::size_t i = 0; i < columns_.size(); ++i) {
-    headers.push_back(columns_[i].header);
+    headers.push_back(shown.columns_[i].header);
     rule.emplace_back(column_widths[i], '-');
   }
   write_line(out, indent, columns_, column_widths, headers);
   write_line(out, indent, columns_, column_widths, rule);
-  for (const auto& row : rows_) write_line(out, indent, columns_, column_widths, row);
+  for (const auto& row : shown.rows_) write_line(out, indent, columns_, column_widths, row);
 }
 
 std::string TextTable::str(std::string_view indent) const {

@@ -92,6 +92,30 @@ class PercentOf {
 /// units are what tables hold.
 std::size_t display_width(std::string_view utf8);
 
+/// `text` as plain-text output shows it, so that a name cannot drive the terminal it is
+/// printed on (clear the screen, set the title, forge lines): tab, CR and LF become \t, \r
+/// and \n; other C0 controls, DEL and bytes that are not UTF-8 \xHH; C1 controls (U+0080 to
+/// U+009F, as UTF-8) and the bidirectional overrides and isolates \uHHHH. Anything else comes
+/// back as it is, so applying it twice changes nothing. Every plain-text writer passes names
+/// through it (TextTable::write, kPlainText, and the lines they print themselves).
+std::string plain_text(std::string_view text);
+
+/// How many characters of a name human-readable reports (text, Markdown, HTML) show.
+inline constexpr std::size_t kNameDisplayLimit = 200;
+/// How many characters of free text (a command line, an annotation's value, a diagnostic
+/// message) they show.
+inline constexpr std::size_t kTextDisplayLimit = 2000;
+
+/// Whether capped_name cuts `name`: it has more than `limit` + 40 characters (code points; a
+/// byte that is not UTF-8 counts as one). The 40 leave room for the marker, so that a name
+/// capped once is not cut again.
+bool name_too_long(std::string_view name, std::size_t limit = kNameDisplayLimit);
+
+/// `name` as a human-readable report shows it: when name_too_long, its first `limit`
+/// characters, cut at a character boundary, then "… (N more bytes)"; otherwise unchanged.
+/// The data formats (.nnprof, JSON, CSV, Chrome trace) keep names whole.
+std::string capped_name(std::string_view name, std::size_t limit = kNameDisplayLimit);
+
 /// A heading of a plain-text report: a blank line, `title`, and a rule of dashes as wide as it.
 void write_text_heading(std::ostream& out, std::string_view title);
 
@@ -126,7 +150,7 @@ class TextTable {
   [[nodiscard]] std::vector<std::size_t> widths() const;
 
   /// Writes header, a rule of dashes and the rows, each line prefixed by `indent`, columns
-  /// separated by two spaces, without trailing spaces.
+  /// separated by two spaces, without trailing spaces; cells pass through plain_text.
   void write(std::ostream& out, std::string_view indent = "  ") const;
   /// `write` into a string.
   [[nodiscard]] std::string str(std::string_view indent = "  ") const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -1246,7 +1247,9 @@ void write_footer(const Profile& profile, std::string& out) {
 
 }  // namespace
 
-void write_html_report(const Profile& profile, std::ostream& stream) {
+void write_html_report(const Profile& whole, std::ostream& stream) {
+  std::optional<Profile> storage;
+  const Profile& profile = with_capped_names(whole, storage);
   const std::uint64_t instrumented_ns = profile.instrumented_ns();
   const PercentOf percent(instrumented_ns);
   std::string out;

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -560,7 +561,9 @@ std::string markdown_escape(std::string_view text) {
 
 void write_markdown_table(const TextTable& table, std::ostream& out) { write_table(table, out); }
 
-void write_markdown_report(const Profile& profile, std::ostream& out) {
+void write_markdown_report(const Profile& whole, std::ostream& out) {
+  std::optional<Profile> storage;
+  const Profile& profile = with_capped_names(whole, storage);
   const std::uint64_t instrumented_ns = profile.instrumented_ns();
   out << "# nnprof report\n";
   write_system_information(profile, instrumented_ns, out);

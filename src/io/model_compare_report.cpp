@@ -341,8 +341,8 @@ Json ratio_json(const ModelRatio& r) {
 
 void write_model_comparison_text(const ModelComparison& c, std::ostream& out) {
   out << "nnprof model comparison\n=======================\n";
-  out << fmt::format("  Models:   {} (ratios to {}, the smallest by parameters)\n", model_list(c),
-                     c.baseline().info.name);
+  out << fmt::format("  Models:   {} (ratios to {}, the smallest by parameters)\n", plain_text(model_list(c)),
+                     plain_text(c.baseline().info.name));
   write_text_heading(out, "Model specifications");
   specifications_table(c).write(out);
   write_text_heading(out, "Performance");
@@ -352,7 +352,8 @@ void write_model_comparison_text(const ModelComparison& c, std::ostream& out) {
     scaling_table(c).write(out);
     out << '\n';
     for (const ModelRatio& r : c.ratios)
-      out << fmt::format("  {} vs {}: {}. {}\n", r.model, r.baseline, verdict_label(r.verdict), r.reason);
+      out << fmt::format("  {} vs {}: {}. {}\n", plain_text(r.model), plain_text(r.baseline),
+                         verdict_label(r.verdict), plain_text(r.reason));
   }
   if (any_forward(c)) {
     write_text_heading(out, kComponentsTitle);
@@ -364,7 +365,7 @@ void write_model_comparison_text(const ModelComparison& c, std::ostream& out) {
   const std::vector<std::string> notes = all_notes(c);
   if (!notes.empty()) {
     write_text_heading(out, "Notes");
-    for (const std::string& n : notes) out << "  - " << n << '\n';
+    for (const std::string& n : notes) out << "  - " << plain_text(n) << '\n';
   }
   out.flush();
   check(out);

@@ -5,13 +5,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <string_view>
+#include <memory>
 #include <ostream>
+#include <string_view>
 #include <variant>
 
 #include <fmt/format.h>
@@ -20,6 +22,7 @@
 #include "io/flow_store.hpp"
 #include "io/gpu_store.hpp"
 #include "io/metric_store.hpp"
+#include "io/output_file.hpp"
 #include "io/progress.hpp"
 #include "io/sqlite.hpp"
 #include "model/annotation_key.hpp"
@@ -921,36 +924,22 @@ void check_integrity(Database& db) {
 void Profile::save(const std::string& path) const {
   check_consistent(*this);
   if (path.empty()) throw Error("cannot save a profile: no file name given");
-  const std::filesystem::path target(path);
-  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec))
-    throw Error(fmt::format("cannot write '{}': the directory '{}' does not exist", path, dir.string()));
-  // SQLite writes the file itself, so the temporary-then-rename is done here rather than
-  // through io::write_file_atomically (which hands out a stream).
-  const std::string tmp = fmt::format("{}.tmp-{}", path, static_cast<long>(getpid()));
-  std::remove(tmp.c_str());
-  try {
-    {
-      Database db(tmp, Database::Mode::Create);
-      // A fresh file renamed into place at the end: no journal is needed for atomicity.
-      db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
-              "PRAGMA page_size=16384; PRAGMA cache_size=-65536;");
-      db.exec(fmt::format("PRAGMA application_id={}; PRAGMA user_version={};", kApplicationId, kSchemaVersion));
-      db.exec("BEGIN");
-      db.exec(kSchema);
-      write_tables(db, *this);
-      io::write_metric_tables(db, *this);
-      io::write_flow_table(db, *this);
-      io::write_gpu_tables(db, *this);
-      db.exec("COMMIT");
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-      throw Error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
-  }
+  // SQLite writes the file by name: write_file_by_name gives it a fresh temporary file and
+  // then renames it onto `path`, or copies it to a device, a FIFO or standard output.
+  io::write_file_by_name(path, [&](const std::string& file) {
+    Database db(file, Database::Mode::Create);
+    // A fresh file renamed into place at the end: no journal is needed for atomicity.
+    db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
+            "PRAGMA page_size=16384; PRAGMA cache_size=-65536;");
+    db.exec(fmt::format("PRAGMA application_id={}; PRAGMA user_version={};", kApplicationId, kSchemaVersion));
+    db.exec("BEGIN");
+    db.exec(kSchema);
+    write_tables(db, *this);
+    io::write_metric_tables(db, *this);
+    io::write_flow_table(db, *this);
+    io::write_gpu_tables(db, *this);
+    db.exec("COMMIT");
+  });
 }
 
 Profile Profile::load(const std::string& path) {
@@ -967,27 +956,178 @@ Profile Profile::load(const std::string& path) {
   return p;
 }
 
-QueryResult query_profile(const std::string& path, const std::string& sql) {
-  check_readable_file(path);
-  Database db(path, Database::Mode::ReadOnly);
-  check_header(db);
-  QueryResult r;
+namespace {
+
+// `nnprof query` is read-only whatever the SQL says: reading a profile must not write files
+// (VACUUM INTO, ATTACH), change it, or hang.
+constexpr std::size_t kMaxQueryResultBytes = std::size_t{256} << 20;
+
+struct QueryGuard {
+  std::string denied;  // what the authorizer refused first, for the message
+  bool limited = false;
+  std::chrono::steady_clock::time_point deadline;
+  bool timed_out = false;
+};
+
+// Pragmas that only describe the schema.
+bool schema_pragma(std::string_view name) {
+  for (const std::string_view p : {"table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
+                                   "foreign_key_list"})
+    if (name == p) return true;
+  return false;
+}
+
+std::string denied_action(int action, const char* a1, const char* a2) {
+  const std::string_view arg1 = a1 != nullptr ? a1 : "";
+  switch (action) {
+    case SQLITE_ATTACH: return "ATTACH";
+    case SQLITE_DETACH: return "DETACH";
+    case SQLITE_PRAGMA: return fmt::format("PRAGMA {}", arg1);
+    case SQLITE_TRANSACTION: return "a transaction statement";
+    case SQLITE_SAVEPOINT: return "SAVEPOINT";
+    case SQLITE_INSERT: return fmt::format("INSERT into {}", arg1);
+    case SQLITE_UPDATE: return fmt::format("UPDATE of {}", arg1);
+    case SQLITE_DELETE: return fmt::format("DELETE from {}", arg1);
+    case SQLITE_ALTER_TABLE: return "ALTER TABLE";
+    case SQLITE_ANALYZE: return "ANALYZE";
+    case SQLITE_REINDEX: return "REINDEX";
+    default:
+      if (action >= SQLITE_CREATE_INDEX && action <= SQLITE_DROP_VIEW) return "CREATE or DROP";
+      if (action == SQLITE_CREATE_VTABLE || action == SQLITE_DROP_VTABLE) return "CREATE or DROP";
+      return fmt::format("this statement ({}{})", arg1, a2 != nullptr ? fmt::format(" {}", a2) : "");
+  }
+}
+
+int authorize_reading(void* data, int action, const char* a1, const char* a2, const char*, const char*) {
+  switch (action) {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_FUNCTION:
+    case SQLITE_RECURSIVE:
+      return SQLITE_OK;
+    case SQLITE_PRAGMA:
+      if (a1 != nullptr && schema_pragma(a1)) return SQLITE_OK;
+      break;
+    default:
+      break;
+  }
+  auto* guard = static_cast<QueryGuard*>(data);
+  if (guard->denied.empty()) guard->denied = denied_action(action, a1, a2);
+  return SQLITE_DENY;
+}
+
+int check_deadline(void* data) {
+  auto* guard = static_cast<QueryGuard*>(data);
+  if (guard->limited && std::chrono::steady_clock::now() > guard->deadline) guard->timed_out = true;
+  return guard->timed_out ? 1 : 0;
+}
+
+[[noreturn]] void refuse_writing(const std::string& what) {
+  throw Error(fmt::format("nnprof query only reads: {} is not allowed (use SELECT or WITH ... SELECT; "
+                          "PRAGMA table_info(TABLE) lists a table's columns)",
+                          what));
+}
+
+using StatementPtr = std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)>;
+
+StatementPtr prepare_one(Database& db, QueryGuard& guard, const std::string& sql) {
   sqlite3_stmt* raw = nullptr;
   const char* tail = nullptr;
-  if (sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()), &raw, &tail) != SQLITE_OK)
+  const int rc = sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()), &raw, &tail);
+  StatementPtr st(raw, &sqlite3_finalize);
+  if (rc != SQLITE_OK) {
+    if (!guard.denied.empty()) refuse_writing(guard.denied);
     throw Error(fmt::format("invalid query: {} (tables: meta, strings, thread, slice, scope_tree, scope_stats, "
                             "memory_counter, counter_track, counter, frame, callsite, stack, leak_site, "
                             "cpu_profile_stack_sample, metric, metric_point, flow, diagnostic, annotation, gpu_device, gpu_track, "
                             "gpu_slice, gpu_kernel, gpu_memcpy, gpu_memset, gpu_api_call, gpu_sync, gpu_memory_event, "
                             "gpu_counter_track, gpu_counter, gpu_scope; see docs/FORMAT.md)",
                             sqlite3_errmsg(db.handle())));
-  sqlite3_finalize(raw);
-  Statement st(db, sql);
-  for (int i = 0; i < st.columns(); ++i) r.columns.push_back(st.column_name(i));
-  while (st.step()) {
+  }
+  if (!st)
+    throw Error("empty SQL: give a query, e.g. nnprof query run.nnprof \"select name, sum(dur) from slice group "
+                "by name\"");
+  // Whatever follows the statement must be blank or comments: a second statement is not run
+  // silently behind the first one's back.
+  const std::string rest(tail, static_cast<std::size_t>(sql.c_str() + sql.size() - tail));
+  sqlite3_stmt* next = nullptr;
+  const int rc_next = sqlite3_prepare_v2(db.handle(), rest.c_str(), static_cast<int>(rest.size()), &next, nullptr);
+  const bool more = rc_next != SQLITE_OK || next != nullptr;
+  sqlite3_finalize(next);
+  if (more) {
+    const std::size_t found = rest.find_first_not_of(" \t\r\n;");
+    const std::size_t begin = found == std::string::npos ? 0 : found;
+    std::string second = rest.substr(begin, 60);
+    for (char& c : second)
+      if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    throw Error(fmt::format("nnprof query runs one SQL statement, and a second one follows the first ('{}{}'): "
+                            "run them one at a time",
+                            second, rest.size() - begin > 60 ? "..." : ""));
+  }
+  guard.denied.clear();
+  // The authorizer sees what a statement reads and writes; VACUUM writes without asking it.
+  if (sqlite3_stmt_readonly(st.get()) == 0) refuse_writing("a statement that writes (such as VACUUM INTO)");
+  return st;
+}
+
+}  // namespace
+
+QueryResult query_profile(const std::string& path, const std::string& sql, double timeout_seconds) {
+  if (!(timeout_seconds >= 0))
+    throw Error(fmt::format("invalid query timeout {} s: give 0 (no limit) or a positive number of seconds",
+                            timeout_seconds));
+  check_readable_file(path);
+  Database db(path, Database::Mode::ReadOnly);
+  check_header(db);
+  sqlite3* h = db.handle();
+  sqlite3_db_config(h, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(h, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  sqlite3_limit(h, SQLITE_LIMIT_ATTACHED, 0);
+  QueryGuard guard;
+  // Beyond about 30 years the deadline would overflow the clock: no limit.
+  guard.limited = timeout_seconds > 0 && timeout_seconds < 1e9;
+  if (guard.limited)
+    guard.deadline = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(timeout_seconds));
+  sqlite3_set_authorizer(h, authorize_reading, &guard);
+  sqlite3_progress_handler(h, 1000, check_deadline, &guard);
+  const StatementPtr st = prepare_one(db, guard, sql);
+
+  QueryResult r;
+  const int columns = sqlite3_column_count(st.get());
+  for (int i = 0; i < columns; ++i) {
+    const char* name = sqlite3_column_name(st.get(), i);
+    r.columns.emplace_back(name != nullptr ? name : "");
+  }
+  std::size_t bytes = 0;
+  for (;;) {
+    const int rc = sqlite3_step(st.get());
+    if (rc == SQLITE_DONE) break;
+    if (rc != SQLITE_ROW) {
+      if (guard.timed_out)
+        throw Error(fmt::format("the query was stopped after {} s, its time limit: narrow it, or allow more time "
+                                "with --timeout SECONDS (0: no limit)",
+                                timeout_seconds));
+      if (!guard.denied.empty()) refuse_writing(guard.denied);
+      throw Error(fmt::format("the query failed: {}", sqlite3_errmsg(h)));
+    }
     std::vector<std::string> row;
-    for (int i = 0; i < st.columns(); ++i) row.push_back(st.is_null(i) ? "NULL" : st.text(i));
+    row.reserve(static_cast<std::size_t>(columns));
+    for (int i = 0; i < columns; ++i) {
+      if (sqlite3_column_type(st.get(), i) == SQLITE_NULL) {
+        row.emplace_back("NULL");
+      } else {
+        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(st.get(), i));
+        row.emplace_back(text != nullptr ? text : "",
+                         static_cast<std::size_t>(sqlite3_column_bytes(st.get(), i)));
+      }
+      bytes += row.back().size() + sizeof(std::string);
+    }
     r.rows.push_back(std::move(row));
+    if (bytes > kMaxQueryResultBytes)
+      throw Error(fmt::format("the query's result passed {} after {} rows: narrow it or add LIMIT",
+                              io::format_bytes(kMaxQueryResultBytes), r.rows.size()));
   }
   return r;
 }

@@ -1,6 +1,7 @@
 #include "io/sentence_markup.hpp"
 
 #include <cstdint>
+#include <map>
 #include <type_traits>
 #include <variant>
 
@@ -46,7 +47,53 @@ std::string format_number(const analysis::Part& part) {
 
 std::string unmarked(std::string_view text) { return std::string(text); }
 
-const Markup kPlainText{unmarked, unmarked, unmarked, unmarked};
+const Markup kPlainText{plain_text, plain_text, plain_text, plain_text};
+
+namespace {
+
+// Calls `f` on every string of `p` that a report may print, with the limit for it.
+template <typename P, typename F>
+void for_each_shown_string(P& p, F&& f) {
+  for (auto& s : p.strings) f(s, kNameDisplayLimit);
+  for (auto& t : p.threads) f(t.name, kNameDisplayLimit);
+  for (auto* s : {&p.meta.nnprof_version, &p.meta.hostname, &p.meta.os, &p.meta.cpu_model, &p.meta.compiler})
+    f(*s, kNameDisplayLimit);
+  f(p.meta.command_line, kTextDisplayLimit);
+  for (auto* s : {&p.cpu.mode, &p.cpu.mechanism, &p.cpu.unwinder, &p.heap.source, &p.completeness.buffer_policy})
+    f(*s, kNameDisplayLimit);
+  for (auto& d : p.diagnostics) f(d.message, kTextDisplayLimit);
+  for (auto& m : p.metrics) f(m.unit, kNameDisplayLimit);
+  f(p.gpu.summary.status, kTextDisplayLimit);
+  f(p.gpu.summary.clock_source, kNameDisplayLimit);
+  for (auto& d : p.gpu.devices) {
+    f(d.name, kNameDisplayLimit);
+    f(d.pci_bus_id, kNameDisplayLimit);
+  }
+  for (auto& c : p.gpu.counters) {
+    f(c.name, kNameDisplayLimit);
+    f(c.unit, kNameDisplayLimit);
+  }
+}
+
+}  // namespace
+
+const Profile& with_capped_names(const Profile& profile, std::optional<Profile>& storage) {
+  bool long_string = false;
+  for_each_shown_string(profile,
+                        [&](const std::string& s, std::size_t limit) { long_string |= name_too_long(s, limit); });
+  for (const auto& [key, value] : profile.annotations)
+    long_string |= name_too_long(key, kNameDisplayLimit) || name_too_long(value, kTextDisplayLimit);
+  if (!long_string) return profile;
+  Profile& capped = storage.emplace(profile);
+  for_each_shown_string(capped, [](std::string& s, std::size_t limit) {
+    if (name_too_long(s, limit)) s = capped_name(s, limit);
+  });
+  std::map<std::string, std::string> annotations;
+  for (const auto& [key, value] : capped.annotations)
+    annotations.emplace(capped_name(key, kNameDisplayLimit), capped_name(value, kTextDisplayLimit));
+  capped.annotations = std::move(annotations);
+  return capped;
+}
 
 std::string render(const Profile& profile, const analysis::Sentence& sentence, const Markup& markup) {
   using Kind = analysis::Part::Kind;

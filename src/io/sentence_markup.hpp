@@ -2,6 +2,7 @@
 // (io/format.hpp), names and code marked up and escaped the way the format needs.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,9 +23,15 @@ struct Markup {
 /// `text` as it stands: a Markup function for parts a format does not mark up.
 std::string unmarked(std::string_view text);
 
-/// Plain text: everything as it stands (the text report, and cells of tables that a
-/// renderer escapes itself).
+/// Plain text: everything through plain_text (io/format.hpp), so that no name drives the
+/// terminal (the text report, and cells of tables that a renderer escapes itself).
 extern const Markup kPlainText;
+
+/// `profile` as the human-readable reports (text, Markdown, HTML) show it: `profile` itself
+/// when no string is name_too_long for its limit, otherwise a copy, made in `storage`, whose names
+/// are cut by capped_name to kNameDisplayLimit characters and free text to kTextDisplayLimit.
+/// A 10 MB scope name then costs a report 200 characters wherever it appears, not 10 MB.
+const Profile& with_capped_names(const Profile& profile, std::optional<Profile>& storage);
 
 /// `sentence` in `markup`.
 std::string render(const Profile& profile, const analysis::Sentence& sentence,

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -59,7 +60,7 @@ std::string ranking_title(std::string_view title, std::size_t shown, std::size_t
 
 void write_field(std::ostream& out, std::string_view key, std::string_view value) {
   // At least one space after the colon, however long the key.
-  out << fmt::format("  {:<19} {}\n", fmt::format("{}:", key), value);
+  out << fmt::format("  {:<19} {}\n", fmt::format("{}:", key), plain_text(value));
 }
 
 // ---- header -------------------------------------------------------------------------
@@ -84,7 +85,8 @@ void write_header(const Profile& profile, std::uint64_t instrumented_ns, std::os
   out << "  (the sum over threads of top-level scope time; the denominator of every % below)\n";
   if (!profile.annotations.empty()) {
     out << "  Annotations:\n";
-    for (const auto& [key, value] : profile.annotations) out << "    " << key << " = " << value << '\n';
+    for (const auto& [key, value] : profile.annotations)
+      out << "    " << plain_text(key) << " = " << plain_text(value) << '\n';
   }
 }
 
@@ -223,7 +225,8 @@ void write_cpu(const Profile& profile, std::ostream& out) {
   for (std::size_t i = 0; i < functions.size() && i < kCpuCallerFunctions; ++i) {
     if (functions[i].self.samples == 0) break;
     const analysis::CpuCallers calls = analysis::cpu_callers(profile, functions[i].name);
-    out << fmt::format("  - {}: {}\n", functions[i].name, cpu_callers_summary(calls, kCpuEdges));
+    out << fmt::format("  - {}: {}\n", plain_text(functions[i].name),
+                       plain_text(cpu_callers_summary(calls, kCpuEdges)));
   }
 
   const std::vector<analysis::CpuLine> lines = analysis::cpu_hot_lines(profile, kHotLines);
@@ -283,7 +286,7 @@ void write_gpu(const Profile& profile, std::ostream& out) {
   if (!data.memory.devices.empty()) {
     out << "\n  Device memory (allocations CUPTI traced; NVML: memory in use on the device, every process):\n";
     gpu_memory_table(data, Headers::Terminal).write(out);
-    for (const std::string& note : gpu_memory_notes(data)) out << "  " << note << '\n';
+    for (const std::string& note : gpu_memory_notes(data)) out << "  " << plain_text(note) << '\n';
   }
   if (!data.memory.leaks.empty()) {
     out << "\n  Device memory still allocated at the end, by allocating scope";
@@ -368,7 +371,7 @@ void write_diagnostics(const Profile& profile, std::ostream& out) {
     return;
   }
   for (const Diagnostic& d : profile.diagnostics) {
-    out << fmt::format("  [{}] {}\n", to_string(d.severity), d.message);
+    out << fmt::format("  [{}] {}\n", to_string(d.severity), plain_text(d.message));
   }
 }
 
@@ -376,12 +379,14 @@ void write_diagnostics(const Profile& profile, std::ostream& out) {
 void write_metrics(const Profile& profile, std::ostream& out) {
   write_heading(out, "Metrics");
   metrics_table(profile).write(out);
-  if (const std::string note = metrics_completeness_note(profile); !note.empty()) out << "  " << note << '\n';
+  if (const std::string note = metrics_completeness_note(profile); !note.empty()) out << "  " << plain_text(note) << '\n';
 }
 
 }  // namespace
 
-void write_text_report(const Profile& profile, std::ostream& out) {
+void write_text_report(const Profile& whole, std::ostream& out) {
+  std::optional<Profile> storage;
+  const Profile& profile = with_capped_names(whole, storage);
   const std::uint64_t instrumented_ns = profile.instrumented_ns();
   write_header(profile, instrumented_ns, out);
   if (profile.scopes.empty()) {

@@ -40,8 +40,8 @@ Action add_compare_command(CLI::App& app) {
   cmd->add_option("a", o->a, "Baseline profile (.nnprof)")->required();
   cmd->add_option("b", o->b, "Profile to compare with the baseline (.nnprof)")->required();
   cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
-  cmd->add_option("--format,-f", o->format, "text, md, json or html (default: from -o's extension, else text)")
-      ->transform(CLI::CheckedTransformer(kCompareFormats, CLI::ignore_case));
+  add_format_option(cmd, "--format,-f", o->format, kCompareFormats,
+                    "text, md, json or html (default: from -o's extension, else text)");
   cmd->add_option("--fail-on-regression", o->fail_pct,
                   "Exit with status 3 when a scope's verdict is 'regressed' and its mean time per call grew by "
                   "more than PCT percent")
@@ -67,8 +67,6 @@ Action add_compare_command(CLI::App& app) {
     const Comparison c = compare(a, b, o->compare);
     if (o->out.empty() || o->out == "-") {
       write_comparison(c, std::cout, o->format == ReportFormat::Auto ? ReportFormat::Text : o->format);
-      std::cout.flush();
-      if (!std::cout) throw Error("could not write to standard output");
     } else {
       export_comparison(c, o->out, o->format);
       std::cerr << "nnprof: wrote " << o->out << '\n';

@@ -32,8 +32,8 @@ Action add_model_compare_command(CLI::App& app) {
   cmd->add_option("profile", o->profile, "Profile (.nnprof) whose models were described with nnprof::describe_model")
       ->required();
   cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
-  cmd->add_option("--format,-f", o->format, "text, md or json (default: from -o's extension, else text)")
-      ->transform(CLI::CheckedTransformer(kModelCompareFormats, CLI::ignore_case));
+  add_format_option(cmd, "--format,-f", o->format, kModelCompareFormats,
+                    "text, md or json (default: from -o's extension, else text)");
   cmd->footer("Exit status: 0 when the comparison was written; 2 when the profile has no model descriptions or an "
               "argument is unusable.");
   return [cmd, o]() -> int {
@@ -46,8 +46,6 @@ Action add_model_compare_command(CLI::App& app) {
     const ModelComparison c = compare_models(p);
     if (o->out.empty() || o->out == "-") {
       write_model_comparison(c, std::cout, o->format == ReportFormat::Auto ? ReportFormat::Text : o->format);
-      std::cout.flush();
-      if (!std::cout) throw Error("could not write to standard output");
     } else {
       export_model_comparison(c, o->out, o->format);
       std::cerr << "nnprof: wrote " << o->out << '\n';
