@@ -239,7 +239,7 @@ TEST(HostilePrograms, PythonStillRaisesKeyboardInterrupt) {
       "    print('KeyboardInterrupt caught')\n";
   check(Case{"py_sigint", {"/usr/bin/python3", "-c", code}, 0, true});
   const Outcome direct = run({"/usr/bin/python3", "-c", code});
-  EXPECT_EQ(direct.out, "True Handlers.SIG_DFL\nKeyboardInterrupt caught\n");
+  EXPECT_EQ(direct.out, "True 0\nKeyboardInterrupt caught\n");  // 0: SIG_DFL
 }
 
 TEST(HostilePrograms, GnuSortInParallel) {

@@ -453,6 +453,13 @@ TEST_F(ReadOnlyQuery, WritesAttachAndSchemaChangesAreRefused) {
   }
   const nnprof::QueryResult ok = nnprof::query_profile(path("p.nnprof"), "pragma table_info(thread)");
   EXPECT_FALSE(ok.rows.empty());
+  // The table-valued form reads too (its first use declares a virtual table, which SQLite's
+  // authorizer reports as a schema update).
+  const nnprof::QueryResult columns =
+      nnprof::query_profile(path("p.nnprof"), "select name from pragma_table_info('thread') order by cid");
+  EXPECT_FALSE(columns.rows.empty());
+  e = error_of("update sqlite_master set sql = ''");  // SQLite refuses it itself
+  EXPECT_NE(e.find("may not be modified"), std::string::npos) << e;
 }
 
 TEST_F(ReadOnlyQuery, OneStatementAndNotAnEmptyOne) {

@@ -1008,6 +1008,14 @@ int authorize_reading(void* data, int action, const char* a1, const char* a2, co
     case SQLITE_PRAGMA:
       if (a1 != nullptr && schema_pragma(a1)) return SQLITE_OK;
       break;
+    case SQLITE_UPDATE:
+      // The first use of a table-valued pragma (pragma_table_info('slice')) on a connection
+      // declares its eponymous virtual table, which SQLite reports as an UPDATE of the schema
+      // table. Nothing can be written: the connection is read-only and defensive, and every
+      // statement must also pass sqlite3_stmt_readonly.
+      if (a1 != nullptr && (std::string_view(a1) == "sqlite_master" || std::string_view(a1) == "sqlite_schema"))
+        return SQLITE_OK;
+      break;
     default:
       break;
   }

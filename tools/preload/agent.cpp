@@ -445,5 +445,5 @@ extern "C" __attribute__((visibility("default"))) sighandler_t signal(int sig, s
   act.sa_flags = SA_RESTART;
   struct sigaction old {};
   if (sigaction(sig, &act, &old) != 0) return SIG_ERR;
-  return (old.sa_flags & SA_SIGINFO) != 0 ? reinterpret_cast<sighandler_t>(old.sa_sigaction) : old.sa_handler;
+  return old.sa_handler;  // shares its storage with sa_sigaction, as glibc's signal() returns it
 }
