@@ -569,7 +569,7 @@ class Builder {
       add(DiagnosticKind::CpuSampling, Severity::Warning, kNone, kNone, 1,
           "CPU sampling: the kernel walked the stacks of these samples, so their scope is found from the spans, which "
           "this session did not keep (ProfilerOptions::record_spans = false): no sample has a scope. Keep spans, or "
-          "sample with Unwinder::Libunwind to read the scope in the signal handler.");
+          "sample with Unwinder::Dwarf (nnprof record --unwind dwarf) to read the scope in the signal handler.");
     else if (has_scopes && without_scope > 0 && spans_dropped > 0)
       add(DiagnosticKind::CpuSampling, Severity::Info, kNone, kNone, 1,
           fmt::format("CPU sampling: {} samples taken by the kernel have no scope; some fell where spans were dropped "
