@@ -269,11 +269,19 @@ TEST_F(OutputSafety, CliWritesToDevicesInAPrivateDev) {
     if (exit_status(run("report " + profile + " -f text -o /dev/stdout >" + out + " 2>/dev/null")) != 0) return 15;
     if (!fs::is_symlink("/dev/stdout")) return 16;
     if (slurp(out).find("nnprof summary") == std::string::npos) return 17;
+#ifdef NNPROF_RECORD_TESTS
+    // record: the agent's Profile::save writes the device; the program's status is kept.
+    const std::string program = "/usr/bin/python3 -c 'import sys; print(1); sys.exit(3)'";
+    if (exit_status(run("record -o /dev/null -- " + program + " >" + out + " 2>" + err)) != 3) return 18;
+    if (!is_char_device("/dev/null")) return 19;
+    if (slurp(err).find("profile written to /dev/null") == std::string::npos || slurp(out) != "1\n") return 20;
+#endif
     return 0;
   });
   if (status < 0) GTEST_SKIP() << "mount namespaces are not permitted here (unshare(CLONE_NEWNS) needs root)";
   EXPECT_EQ(status, 0) << "10-11: writing /dev/null failed or replaced it; 12-14: /dev/full not reported or "
-                          "replaced; 15-17: /dev/stdout replaced or not written. stderr: "
+                          "replaced; 15-17: /dev/stdout replaced or not written; 18-20: record -o /dev/null "
+                          "changed the status, replaced the device or wrote nothing. stderr: "
                        << slurp(err);
 }
 

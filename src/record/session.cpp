@@ -356,8 +356,7 @@ void Session::drain_locked() {
   }
 }
 
-RawSnapshot Session::snapshot(bool with_records) {
-  InternalAllocations internal;
+RawSnapshot Session::empty_snapshot() const {
   RawSnapshot s;
   s.start = start_;
   s.unix_start_ns = unix_start_ns_;
@@ -367,6 +366,12 @@ RawSnapshot Session::snapshot(bool with_records) {
   s.keep_spans = options_.record_spans;
   s.overhead_ticks_per_scope = overhead_ticks_per_scope_;
   s.internal_site = &kCalibrationSite;
+  return s;
+}
+
+RawSnapshot Session::snapshot(bool with_records) {
+  InternalAllocations internal;
+  RawSnapshot s = empty_snapshot();
   // Before the threads: every node a heap block refers to then exists in the trees read below.
   // Skipped for statistics-only snapshots (stats(), total_time()): a heap snapshot scans memory.
   if (with_records) {
@@ -543,15 +548,7 @@ Session::ScopeTotals Session::scope_totals(std::string_view name) {
 
 RawSnapshot Session::scope_snapshot(std::string_view name) {
   InternalAllocations internal;
-  RawSnapshot s;
-  s.start = start_;
-  s.unix_start_ns = unix_start_ns_;
-  s.nominal_ns_per_tick = clock::nominal_ns_per_tick();
-  s.memory_cap_bytes = options_.memory_cap_bytes;
-  s.flight_recorder = options_.policy == BufferPolicy::FlightRecorder;
-  s.keep_spans = options_.record_spans;
-  s.overhead_ticks_per_scope = overhead_ticks_per_scope_;
-  s.internal_site = &kCalibrationSite;
+  RawSnapshot s = empty_snapshot();
   std::vector<BatchedNodeHeap> batched;
   if (auto heap = heap_source()) heap->batched_heap(batched);
   {

@@ -123,6 +123,8 @@ class Session {
   Chunk* chunk_for_starving_thread() noexcept;
 
  private:
+  /// A snapshot holding the session's own facts (start, clock, cap, policy), no thread yet.
+  RawSnapshot empty_snapshot() const;
   void drainer_main();
   void drain_locked();
   Chunk* obtain_chunk_locked() noexcept;

@@ -368,7 +368,11 @@ int run_record(const RecordOptions& o) {
       std::cerr << "nnprof: warning: " << how << " and left no profile: "
                 << missing_profile_cause(run, child, status, static_exe, cpu_rate(o) > 0) << '\n';
   } else {
-    if (!o.quiet) {
+    std::error_code ec;
+    // A profile sent to a device or a pipe (-o /dev/null) cannot be read back.
+    if (!o.quiet && !fs::is_regular_file(*root_profile, ec)) {
+      std::cerr << "nnprof: no report printed: " << *root_profile << " is not a regular file\n";
+    } else if (!o.quiet) {
       try {
         std::cout << Report(Profile::load(*root_profile));
         std::cout.flush();
