@@ -194,6 +194,12 @@ TEST(HostilePrograms, OwnSigprofAndSigsegvHandlers) {
   check(Case{"own_handlers", {hostile(), "own_handlers"}, 0, true});
 }
 
+TEST(HostilePrograms, CrashHandlerThatChainsToThePreviousActionStillLeavesAProfile) {
+  // It finds SIG_DFL before it (as without nnprof), and putting that back and raising again
+  // ends the process through the agent, which writes the profile first.
+  check(Case{"chained_crash", {hostile(), "chained_crash_handler"}, 128 + SIGSEGV, true});
+}
+
 TEST(HostilePrograms, ClosedDescriptorsThenACrashLeaveTheProgramsFileAlone) {
   for (bool memory : {false, true}) {
     const fs::path file = work_dir() / (memory ? "own_file_mem.txt" : "own_file.txt");

@@ -47,6 +47,16 @@ static void recover_segv(int sig) {
   siglongjmp(g_recover, 1);
 }
 
+/* A crash reporter's handler (Python's faulthandler, breakpad): it reports, puts back the
+ * action it found before it and raises again, so that the process ends as it would have. */
+static struct sigaction g_previous_segv;
+static void report_and_chain(int sig) {
+  static const char line[] = "crash reported; chaining to the previous action\n";
+  (void)!write(STDOUT_FILENO, line, sizeof line - 1);
+  sigaction(sig, &g_previous_segv, NULL);
+  raise(sig);
+}
+
 static void* tiny_thread(void* arg) {
   g_sink = (double)(size_t)arg;
   return NULL;
@@ -132,6 +142,17 @@ int main(int argc, char** argv) {
     burn(300);
     if (sigsetjmp(g_recover, 1) == 0) crash(NULL);
     printf("recovered from SIGSEGV; SIGPROF seen: %d\n", (int)g_sigprof_count);
+  } else if (strcmp(mode, "chained_crash_handler") == 0) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = report_and_chain;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &g_previous_segv);
+    /* What it found before it: SIG_DFL, with or without a profiler. */
+    printf("previous SIGSEGV action: %s\n", g_previous_segv.sa_handler == SIG_DFL ? "default" : "a handler");
+    fflush(stdout);
+    burn(100);
+    crash(NULL);
   } else if (strcmp(mode, "closed_fds") == 0 && argc > 2) {
     /* Closes every descriptor the agent may hold, fills the numbers with its own file, crashes. */
     for (int fd = 3; fd < 1024; ++fd) close(fd);

@@ -127,6 +127,18 @@ void futex_wake(std::uint32_t* word) { syscall(SYS_futex, word, FUTEX_WAKE_PRIVA
 
 void set_stage(Stage s) { std::atomic_ref<std::uint32_t>(agent().stage).store(s); }
 
+using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
+SigactionFn real_sigaction();
+
+/// Signals (bit sig - 1) on which the agent's handler stands in for SIG_DFL, and the action
+/// it installs there (set before any bit). See the interposed sigaction at the end.
+std::atomic<std::uint64_t> g_managed_signals{0};
+struct sigaction g_agent_action {};
+
+bool managed(int sig) {
+  return sig > 0 && sig <= 64 && (g_managed_signals.load(std::memory_order_acquire) >> (sig - 1) & 1) != 0;
+}
+
 void say(const std::string& line) {
   const std::string text = "nnprof: " + line + "\n";
   [[maybe_unused]] ssize_t rc = write(STDERR_FILENO, text.data(), text.size());
@@ -291,10 +303,11 @@ void on_signal(int sig, siginfo_t*, void*) {
     wait_for_flush(sig);
   }
   // Die the way the signal would have killed the program without us.
+  // Through the real sigaction: the interposed one would put this handler back for SIG_DFL.
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
-  sigaction(sig, &dfl, nullptr);
+  if (const SigactionFn real = real_sigaction()) real(sig, &dfl, nullptr);
   errno = saved_errno;
   raise(sig);
 }
@@ -315,11 +328,13 @@ void install_handlers() {
   // A second asynchronous signal during the wait would only wait again: hold them back.
   for (const auto& s : kEndingSignals)
     if (!is_crash(s.sig)) sigaddset(&sa.sa_mask, s.sig);
+  g_agent_action = sa;
   for (const auto& s : kEndingSignals) {
     struct sigaction old {};
     if (sigaction(s.sig, nullptr, &old) != 0) continue;
     if ((old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) continue;
-    sigaction(s.sig, &sa, nullptr);
+    if (sigaction(s.sig, &sa, nullptr) == 0 && s.sig <= 64)
+      g_managed_signals.fetch_or(std::uint64_t{1} << (s.sig - 1), std::memory_order_release);
   }
 }
 
@@ -389,20 +404,21 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
 }  // namespace
 
 // The program sees the dispositions it would have seen without the agent. The agent's
-// handlers sit on signals the program inherited at SIG_DFL, and some programs decide what to
-// do from what they find there: CPython installs its KeyboardInterrupt handler only when
-// SIGINT is SIG_DFL at start-up, so without this a Python training loop under `nnprof record`
-// would die at Ctrl-C instead of running its `except KeyboardInterrupt:` (saving a
-// checkpoint, say). sigaction and signal are interposed (this library is in LD_PRELOAD, so
-// its definitions win) and report the agent's handler as SIG_DFL; installing a handler still
-// replaces the agent's, as it should. glibc's signal() calls sigaction internally without
-// going through the PLT, hence both.
+// handlers sit on signals the program inherited at SIG_DFL, and programs decide things from
+// what they find there: CPython installs its KeyboardInterrupt handler only when SIGINT is
+// SIG_DFL at start-up (without this, Ctrl-C would kill a training loop instead of running its
+// `except KeyboardInterrupt:`), and Python code that saves `signal.getsignal(sig)` to restore
+// it later would get None, which `signal.signal` refuses. So sigaction and signal are
+// interposed (this library is in LD_PRELOAD, so its definitions win; glibc's signal() calls
+// sigaction without the PLT, hence both): on a managed signal the agent's handler is reported
+// as SIG_DFL, and setting SIG_DFL there installs the agent's handler, which ends the process
+// exactly as SIG_DFL would, after writing the profile. So a crash handler that chains to the
+// "previous" action (faulthandler, crash reporters) still leads to a profile. Installing any
+// other handler replaces the agent's, as it should.
 namespace {
 
-using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
-
-/// The real sigaction, resolved at load (the constructor calls it before installing handlers)
-/// so that a signal handler calling sigaction never runs dlsym.
+/// The real sigaction, resolved at load (the constructor calls sigaction before installing
+/// handlers), so that a signal handler calling sigaction never runs dlsym.
 SigactionFn real_sigaction() {
   static std::atomic<SigactionFn> real{nullptr};
   SigactionFn fn = real.load(std::memory_order_acquire);
@@ -412,8 +428,6 @@ SigactionFn real_sigaction() {
   }
   return fn;
 }
-
-[[maybe_unused]] const bool g_sigaction_resolved = real_sigaction() != nullptr;
 
 void hide_agent_handler(struct sigaction* old) {
   if (old == nullptr || (old->sa_flags & SA_SIGINFO) == 0 || old->sa_sigaction != &on_signal) return;
@@ -431,7 +445,8 @@ extern "C" __attribute__((visibility("default"))) int sigaction(int sig, const s
     errno = ENOSYS;
     return -1;
   }
-  const int rc = real(sig, act, old);
+  const bool to_default = act != nullptr && (act->sa_flags & SA_SIGINFO) == 0 && act->sa_handler == SIG_DFL;
+  const int rc = real(sig, to_default && managed(sig) ? &g_agent_action : act, old);
   if (rc == 0) hide_agent_handler(old);
   return rc;
 }
