@@ -328,6 +328,21 @@ TEST(ModelCompare, HeapFiguresWhenTracked) {
   EXPECT_TRUE(contains(written(c, ReportFormat::Text), "5.00 MiB in 13 allocations"));
 }
 
+TEST(ModelCompare, HumanFormatsCutHugeNamesAndJsonKeepsThem) {
+  // A crafted profile's 1 MB name must not make a report of megabytes per mention.
+  ModelComparison c = compare_models(two_models(7));
+  const std::string huge(1 << 20, 'm');
+  c.models.at(0).info.name = huge;
+  c.ratios.at(0).baseline = huge;
+  for (const ReportFormat f : {ReportFormat::Text, ReportFormat::Markdown}) {
+    const std::string out = written(c, f);
+    EXPECT_LT(out.size(), 64u * 1024) << to_string(f);
+    EXPECT_TRUE(contains(out, "more bytes")) << to_string(f);
+  }
+  const nlohmann::json j = nlohmann::json::parse(written(c, ReportFormat::Json));
+  EXPECT_EQ(j.dump().find(huge) != std::string::npos, true);
+}
+
 TEST(ModelCompare, OneModelIsReportedWithoutRatios) {
   Profile p;
   describe(p, small_model());

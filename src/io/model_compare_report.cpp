@@ -337,9 +337,33 @@ Json ratio_json(const ModelRatio& r) {
   return j;
 }
 
+/// The comparison as the human formats show it: every name cut at kNameDisplayLimit and every
+/// sentence at kTextDisplayLimit (issue 16: one 10 MB name made a report of gigabytes). JSON
+/// keeps them whole.
+ModelComparison capped(const ModelComparison& c) {
+  ModelComparison out = c;
+  const auto cap_parts = [](std::vector<ForwardPart>& parts) {
+    for (ForwardPart& p : parts) p.name = capped_name(p.name);
+  };
+  for (ModelRun& m : out.models) {
+    m.info.name = capped_name(m.info.name);
+    cap_parts(m.components);
+    cap_parts(m.operations);
+    for (std::string& n : m.notes) n = capped_name(n, kTextDisplayLimit);
+  }
+  for (ModelRatio& r : out.ratios) {
+    r.model = capped_name(r.model);
+    r.baseline = capped_name(r.baseline);
+    r.reason = capped_name(r.reason, kTextDisplayLimit);
+  }
+  for (std::string& n : out.notes) n = capped_name(n, kTextDisplayLimit);
+  return out;
+}
+
 }  // namespace
 
-void write_model_comparison_text(const ModelComparison& c, std::ostream& out) {
+void write_model_comparison_text(const ModelComparison& full, std::ostream& out) {
+  const ModelComparison c = capped(full);
   out << "nnprof model comparison\n=======================\n";
   out << fmt::format("  Models:   {} (ratios to {}, the smallest by parameters)\n", plain_text(model_list(c)),
                      plain_text(c.baseline().info.name));
@@ -371,7 +395,8 @@ void write_model_comparison_text(const ModelComparison& c, std::ostream& out) {
   check(out);
 }
 
-void write_model_comparison_markdown(const ModelComparison& c, std::ostream& out) {
+void write_model_comparison_markdown(const ModelComparison& full, std::ostream& out) {
+  const ModelComparison c = capped(full);
   out << "# nnprof model comparison\n\n";
   std::string models;
   for (const ModelRun& m : c.models) models += (models.empty() ? "**" : ", **") + markdown_escape(m.info.name) + "**";
