@@ -266,6 +266,11 @@ void check_dwarf_names_callers_without_frame_pointers(double hz) {
   ASSERT_GT(leaf, 30u);
   EXPECT_GT(with_caller, leaf * 9 / 10);
   EXPECT_GT(with_test, leaf * 9 / 10);
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's frames carry redzones: the 4 KiB copied per sample at 1 kHz can end
+  // before the outermost frame (the callers checked above are still found).
+  if (hz > 250) return;
+#endif
   EXPECT_EQ(p.cpu.truncated_stacks, 0u) << "every stack reached its outermost frame";
 }
 
