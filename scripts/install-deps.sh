@@ -10,6 +10,7 @@ packages=(
   libprotobuf-dev protobuf-compiler zlib1g-dev libtinyxml2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium
+  python3
 )
 
 missing=()
