@@ -206,6 +206,26 @@ __attribute__((noinline)) void calls_work_fifty(std::uint64_t n) {
   asm volatile("");  // not a tail call: this frame stays on the stack
 }
 
+struct WorkFiftySamples {
+  std::uint64_t leaf = 0;         ///< samples whose innermost function is work_fifty
+  std::uint64_t with_caller = 0;  ///< ... whose next frame is `caller`
+  std::uint64_t with_test = 0;    ///< ... whose stack reaches `outer`
+};
+
+// How well the unwinder kept work_fifty's direct caller and an outer frame.
+WorkFiftySamples count_work_fifty_samples(const Profile& p, std::string_view caller_name, const char* outer) {
+  WorkFiftySamples n;
+  for (const auto& s : p.cpu_samples) {
+    if (short_name(leaf_function(p, s)) != "work_fifty") continue;
+    ++n.leaf;
+    const auto& frames = p.stacks[s.stack].frames;
+    const auto caller = frames.size() > 1 ? p.frames[frames[1]].function : nnprof::kNone;
+    n.with_caller += caller != nnprof::kNone && short_name(p.str(caller)) == caller_name;
+    n.with_test += stack_has(p, s, outer);
+  }
+  return n;
+}
+
 // GCC omits the frame pointer of leaf functions even with -fno-omit-frame-pointer, so the
 // kernel's frame-pointer walk alone would go from work_fifty straight to this test's body;
 // the leaf's unwind rule and the copy of the top of the stack put calls_work_fifty back.
@@ -221,15 +241,8 @@ TEST(CpuProfiler, KernelStacksNameTheDirectCallerOfAFramelessLeaf) {
   while (thread_cpu_now() - start < std::chrono::milliseconds(300)) calls_work_fifty(50'000);
   sampler.stop();
   const Profile p = profiler.snapshot();
-  std::uint64_t leaf = 0, with_caller = 0, with_test = 0;
-  for (const auto& s : p.cpu_samples) {
-    if (short_name(leaf_function(p, s)) != "work_fifty") continue;
-    ++leaf;
-    const auto& frames = p.stacks[s.stack].frames;
-    const auto caller = frames.size() > 1 ? p.frames[frames[1]].function : nnprof::kNone;
-    with_caller += caller != nnprof::kNone && short_name(p.str(caller)) == "calls_work_fifty";
-    with_test += stack_has(p, s, "KernelStacksNameTheDirectCallerOfAFramelessLeaf");
-  }
+  const auto [leaf, with_caller, with_test] =
+      count_work_fifty_samples(p, "calls_work_fifty", "KernelStacksNameTheDirectCallerOfAFramelessLeaf");
   ASSERT_GT(leaf, 100u);
   EXPECT_GT(with_caller, leaf * 9 / 10);
   EXPECT_GT(with_test, leaf * 9 / 10);
@@ -254,15 +267,8 @@ void check_dwarf_names_callers_without_frame_pointers(double hz) {
   while (thread_cpu_now() - start < std::chrono::milliseconds(400)) calls_work_fifty_without_frame_pointer(50'000);
   sampler.stop();
   const Profile p = profiler.snapshot();
-  std::uint64_t leaf = 0, with_caller = 0, with_test = 0;
-  for (const auto& s : p.cpu_samples) {
-    if (short_name(leaf_function(p, s)) != "work_fifty") continue;
-    ++leaf;
-    const auto& frames = p.stacks[s.stack].frames;
-    const auto caller = frames.size() > 1 ? p.frames[frames[1]].function : nnprof::kNone;
-    with_caller += caller != nnprof::kNone && short_name(p.str(caller)) == "calls_work_fifty_without_frame_pointer";
-    with_test += stack_has(p, s, "check_dwarf_names_callers_without_frame_pointers");
-  }
+  const auto [leaf, with_caller, with_test] = count_work_fifty_samples(
+      p, "calls_work_fifty_without_frame_pointer", "check_dwarf_names_callers_without_frame_pointers");
   ASSERT_GT(leaf, 30u);
   EXPECT_GT(with_caller, leaf * 9 / 10);
   EXPECT_GT(with_test, leaf * 9 / 10);

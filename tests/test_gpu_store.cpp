@@ -16,32 +16,18 @@
 #include "io/chrome_trace.hpp"
 #include "nnprof/gpu.hpp"
 #include "nnprof/nnprof.hpp"
+#include "edit_store.hpp"
+#include "test_directory.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-class GpuStore : public ::testing::Test {
+class GpuStore : public nnprof::testing::TestDirectory {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nnprof_gpu_store_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  [[nodiscard]] std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  GpuStore() : TestDirectory("gpu_store") {}
 
-  static void run_sql(const std::string& file, const std::string& sql) {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
-    char* error = nullptr;
-    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-    const std::string message = error != nullptr ? error : "";
-    sqlite3_free(error);
-    sqlite3_close(db);
-    ASSERT_EQ(rc, SQLITE_OK) << sql << ": " << message;
-  }
+  static void run_sql(const std::string& file, const std::string& sql) { nnprof::testing::run_sql(file, sql); }
 
   static std::string load_error(const std::string& file) {
     try {
@@ -62,7 +48,6 @@ class GpuStore : public ::testing::Test {
     return "select name from pragma_table_info('" + table + "') order by cid";
   }
 
-  fs::path dir_;
 };
 
 TEST_F(GpuStore, EveryGpuFieldRoundTripsExactly) {

@@ -26,24 +26,17 @@
 #include "io/text_report.hpp"
 #include "model/metric_builder.hpp"
 #include "nnprof/nnprof.hpp"
+#include "test_directory.hpp"
 
 namespace fs = std::filesystem;
 
 
 namespace {
 
-class Metrics : public ::testing::Test {
+class Metrics : public nnprof::testing::TestDirectory {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nnprof_metrics_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  Metrics() : TestDirectory("metrics") {}
 
-  fs::path dir_;
 };
 
 const nnprof::MetricSeries& metric(const nnprof::Profile&& p, std::string_view name) = delete;

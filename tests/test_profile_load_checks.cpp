@@ -14,33 +14,19 @@
 #include <vector>
 
 #include "nnprof/nnprof.hpp"
+#include "edit_store.hpp"
+#include "test_directory.hpp"
 #include "sample_profiles.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-class ProfileLoadChecks : public ::testing::Test {
+class ProfileLoadChecks : public nnprof::testing::TestDirectory {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nnprof_load_checks_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  ProfileLoadChecks() : TestDirectory("load_checks") {}
 
-  static void run_sql(const std::string& file, const std::string& sql) {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
-    char* error = nullptr;
-    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-    const std::string message = error != nullptr ? error : "";
-    sqlite3_free(error);
-    sqlite3_close(db);
-    ASSERT_EQ(rc, SQLITE_OK) << sql << ": " << message;
-  }
+  static void run_sql(const std::string& file, const std::string& sql) { nnprof::testing::run_sql(file, sql); }
 
   // The same table without its NOT NULL constraints (as another program could have written it).
   static std::string without_constraints(const std::string& table) {
@@ -69,7 +55,6 @@ class ProfileLoadChecks : public ::testing::Test {
     for (const std::string& part : expected) EXPECT_NE(e.find(part), std::string::npos) << e;
   }
 
-  fs::path dir_;
 };
 
 TEST_F(ProfileLoadChecks, NullOrTextInANotNullColumnIsRefusedNamingTableRowAndColumn) {

@@ -14,22 +14,16 @@
 #include <vector>
 
 #include "nnprof/nnprof.hpp"
+#include "test_directory.hpp"
 #include "sample_profiles.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-class ProfileStore : public ::testing::Test {
+class ProfileStore : public nnprof::testing::TestDirectory {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nnprof_store_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  ProfileStore() : TestDirectory("store") {}
 
   static std::string load_error(const std::string& p) {
     try {
@@ -39,7 +33,6 @@ class ProfileStore : public ::testing::Test {
     }
     return "no error";
   }
-  fs::path dir_;
 };
 
 TEST_F(ProfileStore, RichProfileRoundTripsExactly) {
