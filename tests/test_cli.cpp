@@ -20,6 +20,7 @@
 
 #include "cli_run.hpp"
 #include "nnprof/nnprof.hpp"
+#include "test_directory.hpp"
 
 namespace {
 
@@ -214,12 +215,7 @@ TEST(Cli, HelpAndVersionSucceed) {
 // ---- nnprof record --memory on unmodified programs ----------------------------------------
 
 fs::path record_dir() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("nnprof_cli_record_" + std::to_string(::getpid()));
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-  }();
+  static const fs::path dir = nnprof::testing::process_directory("cli_record");
   return dir;
 }
 

@@ -24,18 +24,14 @@
 #include <vector>
 
 #include "nnprof/nnprof.hpp"
+#include "test_directory.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
 fs::path work_dir() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("nnprof_hostile_" + std::to_string(::getpid()));
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-  }();
+  static const fs::path dir = nnprof::testing::process_directory("hostile");
   return dir;
 }
 

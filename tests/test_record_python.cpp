@@ -11,6 +11,7 @@
 
 #include "cli_run.hpp"
 #include "nnprof/nnprof.hpp"
+#include "test_directory.hpp"
 
 namespace {
 
@@ -19,12 +20,7 @@ namespace fs = std::filesystem;
 constexpr const char* kPython = "/usr/bin/python3";
 
 fs::path out_dir() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("nnprof_record_python_" + std::to_string(::getpid()));
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-  }();
+  static const fs::path dir = nnprof::testing::process_directory("record_python");
   return dir;
 }
 
