@@ -1,0 +1,50 @@
+// Cells and blocks that many sections build the same way: numbers with their raw value, names
+// in their readable form, findings, and the columns of a table of scopes.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string_view>
+#include <vector>
+
+#include "analysis/bottleneck.hpp"
+#include "report/document.hpp"
+#include "report/report_data.hpp"
+
+namespace nnprof::report {
+
+Cell duration_cell(std::uint64_t ns);
+Cell duration_cell(double ns);
+Cell bytes_cell(std::uint64_t bytes);
+Cell count_cell(std::uint64_t count);
+/// `part` as a share of `whole`, with a bar; "n/a" (no bar) when `whole` is 0.
+Cell share_cell(std::uint64_t part, std::uint64_t whole);
+Cell fraction_cell(double fraction);
+/// A scope name (capped for display; `path`, when given, is the title).
+Cell scope_cell(const Profile& profile, StringId name, std::string_view path = {});
+/// A demangled function name: its readable form (analysis::readable_function) shown, the full
+/// signature as the title; the full one is shown when `full_names` (--full-names).
+Cell function_cell(std::string_view demangled);
+
+/// Whether tables show full function signatures instead of their readable form (--full-names;
+/// process-wide, set once by the CLI or the API before rendering).
+void set_full_names(bool full);
+[[nodiscard]] bool full_names();
+
+/// The bottlenecks as a Findings block, or `none` when there is none.
+Findings findings_of(const std::vector<analysis::Bottleneck>& found, analysis::Sentence none);
+
+/// What a column of a scope table holds (as io::ScopeColumn did). Shares of time are of the
+/// instrumented time; AllocShare of analysis::allocation_total; HeapShare of every heap byte.
+enum class ScopeColumn : std::uint8_t {
+  Rank, Name, Calls, Total, TotalShare, Self, SelfShare, Avg, AvgSelf, Min, Max, P50, P95, P99,
+  Items, Throughput, Allocated, AllocShare, Allocs, AllocPerCall,
+  HeapAllocated, HeapShare, HeapAllocs, HeapPerCall, HeapRetained, HeapPeakLive, GpuTime,
+};
+
+/// A table with one row per scope of `scopes`, in that order, and `columns` in the order given;
+/// GpuTime is appended when the profile has GPU tracing.
+Table scope_table(const ReportData& data, std::string id, const std::vector<const ScopeStats*>& scopes,
+                  std::initializer_list<ScopeColumn> columns);
+
+}  // namespace nnprof::report

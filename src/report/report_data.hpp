@@ -1,0 +1,92 @@
+// ReportData: everything the profile report shows, computed once under one set of limits.
+// "What does nnprof conclude about this profile?" is `analyse`; sections only describe its
+// results, and the JSON report serialises them. No format computes anything of its own.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "analysis/advisor.hpp"
+#include "analysis/bottleneck.hpp"
+#include "analysis/call_tree.hpp"
+#include "analysis/compute.hpp"
+#include "analysis/cpu_profile.hpp"
+#include "analysis/facts.hpp"
+#include "analysis/insights.hpp"
+#include "analysis/memory_findings.hpp"
+#include "analysis/rankings.hpp"
+#include "io/gpu_report_tables.hpp"
+#include "nnprof/critical_path.hpp"
+#include "nnprof/profile.hpp"
+
+namespace nnprof::report {
+
+/// How many rows each part of a report shows: the same for every format, so that the text,
+/// Markdown, HTML and JSON reports state the same facts. What a limit leaves out is counted
+/// and said.
+struct ReportLimits {
+  std::size_t hot_paths = 30;           ///< rankings by total and by self time
+  std::size_t most_called = 15;
+  std::size_t allocators = 15;          ///< by bytes allocated (memory counters) and by heap bytes
+  std::size_t leak_sites = 15;
+  std::size_t cpu_functions = 20;
+  std::size_t cpu_caller_functions = 5;  ///< hottest functions whose callers and callees are listed
+  std::size_t cpu_edges = 3;             ///< callers and callees listed per function
+  std::size_t hot_lines = 20;
+  std::size_t cpu_scopes = 15;
+  std::size_t cpu_scope_top = 3;         ///< hottest functions listed per scope
+  std::size_t kernels = 15;
+  std::size_t gpu_leaks = 10;
+  std::size_t critical_path_scopes = 15;
+  std::size_t critical_path_steps = 30;
+  analysis::TreeLimits call_tree{12, 200};  ///< deeper or longer trees are counted, not shown
+};
+
+/// CPU sampling results (empty unless profile.cpu.sampled).
+struct CpuData {
+  std::vector<analysis::CpuFunction> functions;  ///< the first limits.cpu_functions by self samples
+  std::size_t function_count = 0;                ///< all functions sampled
+  std::vector<analysis::CpuCallers> callers;     ///< of the first limits.cpu_caller_functions with self samples
+  std::vector<analysis::CpuLine> hot_lines;
+  std::vector<analysis::CpuScope> scopes;        ///< the first limits.cpu_scopes
+  std::size_t scope_count = 0;
+  analysis::SampleCount total;
+  std::vector<analysis::Bottleneck> findings;
+};
+
+/// Heap tracking results (empty unless profile.heap.tracked).
+struct HeapData {
+  std::vector<const ScopeStats*> allocators;  ///< by heap bytes allocated
+  std::size_t allocating_scopes = 0;
+  analysis::LeakVerdict verdict;
+};
+
+/// Everything the report of one profile shows. It refers to `profile`, which must outlive it.
+struct ReportData {
+  const Profile* profile = nullptr;
+  ReportLimits limits;
+  std::uint64_t instrumented_ns = 0;
+
+  std::vector<analysis::Bottleneck> bottlenecks;  ///< every finding, most severe first
+  std::vector<analysis::Bottleneck> memory_findings;
+  std::vector<analysis::Advice> advice;
+  std::vector<const ScopeStats*> by_total;
+  std::vector<const ScopeStats*> by_self;
+  std::vector<const ScopeStats*> most_called;
+  std::vector<const ScopeStats*> allocators;  ///< by bytes allocated while innermost (memory counters)
+  std::size_t allocating_scopes = 0;
+  std::vector<analysis::ScopeCompute> compute;
+  analysis::TreeWalk call_tree;
+  std::vector<analysis::Insight> insights;
+  HeapData heap;
+  CpuData cpu;
+  std::optional<io::GpuReportData> gpu;     ///< when profile.gpu.summary.traced
+  std::optional<CriticalPath> critical_path;  ///< when the profile has flows
+};
+
+/// Runs every analysis the report needs on `profile`, once.
+[[nodiscard]] ReportData analyse(const Profile& profile, const ReportLimits& limits = {});
+
+}  // namespace nnprof::report
