@@ -98,6 +98,7 @@ struct Bullets {
 
 /// What the analysis found: severity ("high", "medium", "low", "info"), title, what and what to do.
 struct Finding {
+  std::string kind;  ///< what was found, as a stable name ("hot_scope"); HTML data-kind
   std::string severity;
   std::string title;
   Sentence description;
