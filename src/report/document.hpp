@@ -36,7 +36,12 @@ struct Cell {
     return cell;
   }
   /// A scope or function name; `full` (when it differs) is the complete form.
-  static Cell named(std::string shown, std::string full = {});
+  static Cell named(std::string shown, std::string full = {}) {
+    Cell cell = words(std::move(shown));
+    if (full != cell.text) cell.title = std::move(full);
+    cell.name = true;
+    return cell;
+  }
   /// A number shown as `text`, sorted by `value`.
   static Cell number(std::string text, double value) {
     Cell cell = words(std::move(text));
