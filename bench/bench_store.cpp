@@ -65,5 +65,13 @@ BENCHMARK(BM_ExportChrome)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_ReportHtml(benchmark::State& state) { export_benchmark(state, nnprof::ReportFormat::Html); }
 BENCHMARK(BM_ReportHtml)->Unit(benchmark::kMillisecond)->UseRealTime();
+// The other human-readable reports and the JSON report of the same profile: their analysis is
+// what costs (the timeline is HTML's alone).
+void BM_ReportText(benchmark::State& state) { export_benchmark(state, nnprof::ReportFormat::Text); }
+BENCHMARK(BM_ReportText)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_ReportMarkdown(benchmark::State& state) { export_benchmark(state, nnprof::ReportFormat::Markdown); }
+BENCHMARK(BM_ReportMarkdown)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_ReportJson(benchmark::State& state) { export_benchmark(state, nnprof::ReportFormat::Json); }
+BENCHMARK(BM_ReportJson)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
