@@ -8,6 +8,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "collect/snapshot_facts.hpp"
 #include "model/annotation_key.hpp"
 #include "model/profile_builder.hpp"
 #include "nnprof/error.hpp"
@@ -21,7 +22,14 @@ namespace nnprof {
 
 namespace {
 std::atomic<std::uint64_t> g_next_profiler_id{1};
+
+// A profile of `raw` and of this process: the model reads only the snapshot, so the host
+// facts and the symbols of its stacks are added here, while the threads and modules are there.
+Profile build_profile_of_process(detail::RawSnapshot raw) {
+  collect::add_process_facts(raw);
+  return model::build_profile(raw);
 }
+}  // namespace
 
 Profiler::Profiler() : Profiler(ProfilerOptions{}) {}
 
@@ -65,6 +73,7 @@ void Profiler::stop(std::string_view name) noexcept {
 // question cost milliseconds. They read only the call-tree nodes of `name`.
 std::optional<ScopeStats> Profiler::stats(std::string_view name) const {
   detail::InternalAllocations internal;
+  // Only the statistics of `name` are read: no host facts or symbols needed.
   const Profile p = model::build_profile(session_->scope_snapshot(name));
   if (const ScopeStats* s = p.find_scope(name)) return *s;
   return std::nullopt;
@@ -143,7 +152,7 @@ void attach_machine_peaks(Profile& profile) {
 
 Profile Profiler::snapshot() const {
   detail::InternalAllocations internal;
-  Profile profile = model::build_profile(session_->snapshot(true));
+  Profile profile = build_profile_of_process(session_->snapshot(true));
   attach_machine_peaks(profile);
   return profile;
 }
@@ -174,7 +183,7 @@ std::vector<Bottleneck> Profiler::analyze_bottlenecks(const BottleneckThresholds
 
 std::vector<ScopeTiming> Profiler::top_by_time(std::size_t n) const {
   detail::InternalAllocations internal;
-  const Profile p = model::build_profile(session_->snapshot(false));
+  const Profile p = build_profile_of_process(session_->snapshot(false));
   std::vector<ScopeTiming> top;
   for (const ScopeStats& s : p.scopes) {  // already longest first
     if (top.size() == n) break;

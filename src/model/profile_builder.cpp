@@ -1,15 +1,12 @@
 #include "model/profile_builder.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
-#include "collect/host_info.hpp"
-#include "collect/symbols/symbolizer.hpp"
 #include "model/duration_accumulator.hpp"
 #include "model/flow_builder.hpp"
 #include "model/gpu_builder.hpp"
@@ -126,7 +123,7 @@ class Builder {
   }
 
   void metadata() {
-    const collect::HostInfo h = collect::read_host_info();
+    const detail::RawHost& h = raw_.host;
     Metadata& m = profile_.meta;
     m.nnprof_version = NNPROF_VERSION_STRING;
     m.hostname = h.hostname;
@@ -417,40 +414,31 @@ class Builder {
       add(DiagnosticKind::HeapTracking, Severity::Warning, kNone, kNone, 1, "Heap tracking: " + w + ".");
   }
 
-  // Every code address the profile refers to, symbolized once: heap stacks hold return
-  // addresses (looked up one byte earlier, in the call instruction), CPU stacks code addresses
-  // already adjusted by the sampler. An address gives one frame per function inlined there,
-  // innermost first, then the function that holds the code.
+  // Every code address the profile refers to, with the symbols src/collect found for it: heap
+  // stacks hold return addresses (looked up one byte earlier, in the call instruction), CPU
+  // stacks code addresses already adjusted by the sampler. An address gives one frame per
+  // function inlined there, innermost first, then the function that holds the code. An
+  // address without a symbol (a snapshot nobody symbolized) gives one frame without a name.
   void symbolize() {
-    std::vector<std::uintptr_t> returns, exact;
-    for (const detail::RawLeakGroup& g : raw_.heap.leaks) {
-      if (g.caller != 0) returns.push_back(g.caller);
-      if (g.stack != 0 && g.stack <= raw_.heap.stacks.size())
-        returns.insert(returns.end(), raw_.heap.stacks[g.stack - 1].begin(), raw_.heap.stacks[g.stack - 1].end());
-    }
-    for (const auto& stack : raw_.cpu.stacks) exact.insert(exact.end(), stack.begin(), stack.end());
-    for (auto* v : {&returns, &exact}) {
-      std::sort(v->begin(), v->end());
-      v->erase(std::unique(v->begin(), v->end()), v->end());
-    }
-    if (returns.empty() && exact.empty()) return;
-    collect::Symbolizer symbolizer;
+    const detail::StackAddresses addresses = detail::stack_addresses(raw_);
+    const detail::Symbol unresolved;
     for (const bool return_addresses : {true, false}) {
-      const std::vector<std::uintptr_t>& addresses = return_addresses ? returns : exact;
-      const std::vector<collect::Symbol> symbols = symbolizer.resolve_all(addresses, return_addresses);
-      for (std::size_t i = 0; i < addresses.size(); ++i) {
-        const collect::Symbol& sym = symbols[i];
+      const std::vector<std::uintptr_t>& list = return_addresses ? addresses.returns : addresses.code;
+      const auto& table = return_addresses ? raw_.symbols.at_return_address : raw_.symbols.at_code_address;
+      for (const std::uintptr_t address : list) {
+        const auto found = table.find(address);
+        const detail::Symbol& sym = found != table.end() ? found->second : unresolved;
         const StringId module = sym.module.empty() ? kNone : strings_(sym.module);
         auto text = [&](const std::string& v) { return v.empty() ? kNone : strings_(v); };
-        std::vector<std::uint32_t>& chain = frames_of_[{addresses[i], return_addresses}];
-        for (const collect::InlinedCall& in : sym.inlined) {
+        std::vector<std::uint32_t>& chain = frames_of_[{address, return_addresses}];
+        for (const detail::InlinedCall& in : sym.inlined) {
           chain.push_back(static_cast<std::uint32_t>(profile_.frames.size()));
           profile_.frames.push_back(
-              StackFrame{addresses[i], text(in.function), text(in.file), in.line, module, sym.module_offset, true});
+              StackFrame{address, text(in.function), text(in.file), in.line, module, sym.module_offset, true});
         }
         chain.push_back(static_cast<std::uint32_t>(profile_.frames.size()));
         profile_.frames.push_back(
-            StackFrame{addresses[i], text(sym.function), text(sym.file), sym.line, module, sym.module_offset, false});
+            StackFrame{address, text(sym.function), text(sym.file), sym.line, module, sym.module_offset, false});
       }
     }
   }
@@ -494,7 +482,7 @@ class Builder {
         info.id = it->second;
         info.os_tid = tid;
         if (auto n = names.find(tid); n != names.end()) info.name = n->second;
-        info.exited = !std::filesystem::exists(fmt::format("/proc/self/task/{}", tid));
+        info.exited = std::binary_search(raw_.host.exited_threads.begin(), raw_.host.exited_threads.end(), tid);
         profile_.threads.push_back(std::move(info));
       }
       return it->second;

@@ -1,4 +1,5 @@
-// Turns a session's raw snapshot (ticks, per-thread trees) into a Profile.
+// Turns a session's raw snapshot (ticks, per-thread trees) into a Profile: a pure function of
+// the snapshot, which carries the host facts and symbols src/collect added to it.
 #pragma once
 
 #include "nnprof/profile.hpp"

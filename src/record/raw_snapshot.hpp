@@ -1,7 +1,9 @@
 // What a session hands to the model: per-thread call trees and records, still in ticks.
-// The record layer fills it; src/model turns it into a Profile.
+// The record layer fills it, src/collect adds what only the running process can tell (host
+// facts, symbols: collect/snapshot_facts.hpp), and src/model turns it into a Profile.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -12,6 +14,7 @@
 #include "nnprof/detail/thread_state.hpp"
 #include "record/metric_registry.hpp"
 #include "record/raw_gpu.hpp"
+#include "record/raw_symbols.hpp"
 
 namespace nnprof::detail {
 
@@ -138,6 +141,20 @@ struct RawCpu {
   std::vector<std::string> warnings;  ///< become CpuSampling diagnostics
 };
 
+/// The machine and the process, as src/collect read them (uname, /proc) when the snapshot was
+/// taken, so that building a profile reads nothing but the snapshot.
+struct RawHost {
+  std::string hostname;
+  std::string os;
+  std::string cpu_model;
+  std::uint32_t logical_cpus = 0;
+  std::string compiler;
+  std::string command_line;
+  std::int64_t pid = 0;
+  /// Sampled threads outside the session that had already ended (no /proc/self/task entry), ascending.
+  std::vector<std::int64_t> exited_threads;
+};
+
 struct RawSnapshot {
   ClockPair start;
   ClockPair now;
@@ -162,6 +179,31 @@ struct RawSnapshot {
   RawGpu gpu;
   RawMetrics metrics;  ///< points are the threads' Metric records
   std::map<std::string, std::string> annotations;  ///< Profiler::annotate
+  RawHost host;
+  RawSymbols symbols;  ///< of every address in stack_addresses(*this)
 };
+
+/// The code addresses a snapshot's stacks refer to, each once, ascending: return addresses
+/// (heap callers and sampled heap stacks) and code addresses (CPU stacks, whose call sites the
+/// sampler already moved into the call instruction).
+struct StackAddresses {
+  std::vector<std::uintptr_t> returns;
+  std::vector<std::uintptr_t> code;
+};
+
+inline StackAddresses stack_addresses(const RawSnapshot& raw) {
+  StackAddresses a;
+  for (const RawLeakGroup& g : raw.heap.leaks) {
+    if (g.caller != 0) a.returns.push_back(g.caller);
+    if (g.stack != 0 && g.stack <= raw.heap.stacks.size())
+      a.returns.insert(a.returns.end(), raw.heap.stacks[g.stack - 1].begin(), raw.heap.stacks[g.stack - 1].end());
+  }
+  for (const auto& stack : raw.cpu.stacks) a.code.insert(a.code.end(), stack.begin(), stack.end());
+  for (auto* v : {&a.returns, &a.code}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  return a;
+}
 
 }  // namespace nnprof::detail

@@ -7,27 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "record/raw_symbols.hpp"
+
 namespace nnprof::collect {
 
-/// A function the compiler inlined at an address, with the source line reached in it.
-struct InlinedCall {
-  std::string function;  ///< demangled
-  std::string file;
-  std::uint32_t line = 0;
-
-  bool operator==(const InlinedCall&) const = default;
-};
-
-struct Symbol {
-  std::string function;  ///< demangled; empty when no symbol covers the address
-  std::string file;      ///< source file from DWARF line tables; empty without debug info
-  std::uint32_t line = 0;  ///< in `function`: where it called the outermost inlined function, if any
-  std::string module;  ///< path of the executable or shared object; empty when unmapped
-  std::uint64_t module_offset = 0;  ///< the address in the module's own ELF address space (what addr2line takes)
-  /// Functions inlined at this address, innermost first (the line executing is inlined[0]'s);
-  /// each was inlined into the next, the last into `function`. Empty without DWARF.
-  std::vector<InlinedCall> inlined;
-};
+// The symbolizer's results are the snapshot's symbol type, so that the model reads them
+// without including anything from this layer.
+using detail::InlinedCall;
+using detail::Symbol;
 
 /// Symbolizes addresses of the current process. Construction reads /proc/self/maps (~0.3 ms);
 /// each module's symbol table is loaded and sorted on its first lookup, its DWARF line
