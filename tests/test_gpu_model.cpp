@@ -47,18 +47,19 @@ TEST(GpuModel, KernelsAreAttributedToTheirLaunchingScope) {
   gpu->raw.traced = true;
   gpu->raw.status = "test";
   gpu->raw.devices.push_back(GpuDevice{});
+  detail::Session& session = *profiler.core().session;
   std::uint64_t t0 = 0, t1 = 0;
   {
     NNPROF_SCOPE_IN(profiler, "step");
     {
       NNPROF_SCOPE_IN(profiler, "forward");
       t0 = detail::monotonic_ns();
-      detail::record_gpu_launch(profiler, 101, CUPTI_CB_DOMAIN_RUNTIME_API, 211);
-      detail::record_gpu_launch(profiler, 102, CUPTI_CB_DOMAIN_RUNTIME_API, 211);
+      detail::record_gpu_launch(session, 101, CUPTI_CB_DOMAIN_RUNTIME_API, 211);
+      detail::record_gpu_launch(session, 102, CUPTI_CB_DOMAIN_RUNTIME_API, 211);
     }
     {
       NNPROF_SCOPE_IN(profiler, "backward");
-      detail::record_gpu_launch(profiler, 103, CUPTI_CB_DOMAIN_RUNTIME_API, 211);
+      detail::record_gpu_launch(session, 103, CUPTI_CB_DOMAIN_RUNTIME_API, 211);
       t1 = detail::monotonic_ns();
     }
   }
@@ -68,7 +69,7 @@ TEST(GpuModel, KernelsAreAttributedToTheirLaunchingScope) {
   gpu->raw.ops.push_back(kernel_op(gpu->raw, "relu", t1 + 105'000, t1 + 106'000, 102));
   gpu->raw.ops.push_back(kernel_op(gpu->raw, "grad", t1 + 107'000, t1 + 110'000, 103));
   gpu->raw.ops.push_back(kernel_op(gpu->raw, "orphan", t1 + 111'000, t1 + 112'000, 999));
-  profiler.core().session->set_gpu_source(gpu);
+  session.set_gpu_source(gpu);
   const Profile p = profiler.snapshot();
 
   ASSERT_TRUE(p.gpu.summary.traced);

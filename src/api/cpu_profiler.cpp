@@ -1,11 +1,12 @@
 #include "nnprof/cpu_profiler.hpp"
 
+#include "api/session_of.hpp"
 #include "collect/cpu/cpu_sampler.hpp"
 
 namespace nnprof {
 
 CpuProfiler::CpuProfiler(Profiler& profiler, const CpuProfilerOptions& options)
-    : run_(detail::CpuSampler::instance().start(profiler, options)) {}
+    : run_(detail::CpuSampler::instance().start(detail::session_of(profiler, "CPU sampling"), options)) {}
 
 CpuProfiler::~CpuProfiler() { stop(); }
 

@@ -1,9 +1,12 @@
-// The public views of a profile's GPU part and the names of the collector's states. The
-// collector itself (CudaProfiler, CudaTimer, gpu_available) lives in src/collect/gpu, or in
+// The public views of a profile's GPU part, the names of the collector's states, and
+// CudaProfiler's constructor, which hands the collector the session it writes to. The rest of
+// the collector (CudaProfiler, CudaTimer, gpu_available) lives in src/collect/gpu, or in
 // gpu_disabled.cpp where libnnprof is built without CUDA; what is here needs no CUDA at all.
 #include "nnprof/gpu.hpp"
 
 #include "analysis/gpu_streams.hpp"
+#include "api/session_of.hpp"
+#include "collect/gpu/gpu_tracing.hpp"
 
 namespace nnprof {
 
@@ -19,6 +22,10 @@ const char* to_string(GpuStatusCode code) noexcept {
     case GpuStatusCode::AlreadyRunning: return "already_running";
   }
   return "unknown";
+}
+
+CudaProfiler::CudaProfiler(Profiler& profiler, const CudaProfilerOptions& options) {
+  status_ = detail::start_gpu_tracing(detail::session_of(profiler, "GPU tracing"), options, tracer_);
 }
 
 CudaTiming timing_statistics(std::string_view name, const std::vector<double>& ms) {

@@ -1,11 +1,12 @@
 #include "nnprof/memory.hpp"
 
+#include "api/session_of.hpp"
 #include "collect/heap/heap_tracker.hpp"
 
 namespace nnprof {
 
 MemoryTracking::MemoryTracking(Profiler& profiler, const MemoryTrackingOptions& options)
-    : run_(detail::HeapTracker::instance().start(profiler, options)) {}
+    : run_(detail::HeapTracker::instance().start(detail::session_of(profiler, "heap tracking"), options)) {}
 
 MemoryTracking::~MemoryTracking() { stop(); }
 

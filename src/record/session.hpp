@@ -46,6 +46,17 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  /// The id of the profiler this session records for (SessionCore::id): a thread's cached
+  /// state belongs to this session when detail::tls_current.owner equals it.
+  [[nodiscard]] std::uint64_t profiler_id() const noexcept { return core_.id; }
+  /// False while the profiler is disabled: collectors then record nothing either.
+  [[nodiscard]] bool recording() const noexcept { return core_.enabled.load(std::memory_order_relaxed); }
+  /// The calling thread's state in this session: the cached one when it is current (inline),
+  /// otherwise attach_calling_thread. nullptr while the thread exits.
+  ThreadState* calling_thread() noexcept { return thread_state(core_); }
+  /// Finds or creates the calling thread's state in this session (detail::attach_thread).
+  ThreadState* attach_calling_thread() noexcept { return attach_thread(core_); }
+
   /// A new record for the calling thread, with its first chunks.
   std::shared_ptr<ThreadRecord> register_thread();
   /// The entry for `name`, created on first use (locks; callers cache per thread).

@@ -229,13 +229,12 @@ CpuSampler& CpuSampler::instance() {
 
 // ---- start / stop ------------------------------------------------------------------------
 
-std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& options) {
+std::uint64_t CpuSampler::start(Session& session, const CpuProfilerOptions& options) {
   InternalAllocations internal;
   if (!(options.hz >= kMinHz && options.hz <= kMaxHz))
     throw Error(fmt::format("CPU sampling rate {} Hz is out of range: choose 1 to 10000 samples per second", options.hz));
   if (options.max_stack_depth == 0 || options.max_stack_depth > kMaxStackDepth)
     throw Error(fmt::format("stack depth {} is out of range: choose 1 to {} frames", options.max_stack_depth, kMaxStackDepth));
-  if (profiler.core().session == nullptr) throw Error("CPU sampling needs a running profiler");
 
   std::unique_lock start_lock(manager_mu_);
   while (active_.load(std::memory_order_acquire)) {
@@ -312,7 +311,6 @@ std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& op
     warnings_ = std::move(warnings);
     options_ = options;
     options_.thread_scan_ms = std::clamp<std::uint32_t>(options.thread_scan_ms, 1, 1000);
-    core_ = &profiler.core();
     signal_ = sig;
     started_ = std::chrono::steady_clock::now();
     period_ns_ = static_cast<std::uint64_t>(std::llround(1e9 / options.hz));
@@ -335,7 +333,7 @@ std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& op
     ring_words_ = next_power_of_two(static_cast<std::uint64_t>(
         std::max({8192.0, handler_hz * record_words * 4.0 * drain_ms / 1000.0, 2.0 * largest})));
   }
-  g_config.core_id = core_->id;
+  g_config.core_id = session.profiler_id();
   g_config.period_ns = period_ns_;
   g_config.call_graph = options.call_graph;
   g_config.dwarf = copy_bytes_ > 0;
@@ -351,7 +349,7 @@ std::uint64_t CpuSampler::start(Profiler& profiler, const CpuProfilerOptions& op
   g_signal.store(sig, std::memory_order_release);
 
   source_ = std::make_shared<Source>();
-  core_->session->set_cpu_source(source_);
+  session.set_cpu_source(source_);
   const std::uint64_t run = epoch_.fetch_add(1, std::memory_order_acq_rel) + 1;
   g_config.running.store(true, std::memory_order_release);
   halted_.store(false, std::memory_order_release);

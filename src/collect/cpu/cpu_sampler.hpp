@@ -80,8 +80,9 @@ class CpuSampler {
   /// The one sampler of the process. Never destroyed (late signals may still arrive).
   static CpuSampler& instance();
 
-  /// Starts sampling into `profiler`; returns the run id. Throws nnprof::Error.
-  std::uint64_t start(Profiler& profiler, const CpuProfilerOptions& options);
+  /// Starts sampling into `session`, which keeps the samples as its CPU source; returns the
+  /// run id. Throws nnprof::Error.
+  std::uint64_t start(Session& session, const CpuProfilerOptions& options);
   /// Stops run `run` (0: whichever runs). Samples stay available to snapshots. A non-empty
   /// `why` says in the profile why sampling stopped before its owner stopped it.
   void stop(std::uint64_t run = 0, std::string_view why = {}) noexcept;
@@ -121,7 +122,6 @@ class CpuSampler {
   std::atomic<bool> halted_{false};  ///< its sampling stopped early: the program took the signal
   std::atomic<std::uint64_t> epoch_{0};
   CpuProfilerOptions options_;
-  SessionCore* core_ = nullptr;
   bool use_perf_ = false;
   bool kernel_stacks_ = false;  ///< perf events whose stacks the kernel walks (Unwinder::Kernel)
   std::string mechanism_, unwinder_;

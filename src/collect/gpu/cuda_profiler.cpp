@@ -1,8 +1,10 @@
-// nnprof::CudaProfiler and its neighbours, where the CUDA toolkit was found at build time.
+// nnprof::CudaProfiler and its neighbours, where the CUDA toolkit was found at build time
+// (its constructor, which hands the collector the profiler's session, is in src/api/gpu.cpp).
 #include <fmt/format.h>
 
 #include "collect/gpu/cuda_loader.hpp"
 #include "collect/gpu/cupti_tracer.hpp"
+#include "collect/gpu/gpu_tracing.hpp"
 #include "nnprof/gpu.hpp"
 #include "record/session.hpp"
 
@@ -23,18 +25,21 @@ GpuStatus probe(const detail::CuptiApi** cupti) {
 
 GpuStatus gpu_available() { return probe(nullptr); }
 
-CudaProfiler::CudaProfiler(Profiler& profiler, const CudaProfilerOptions& options) {
-  const detail::CuptiApi* cupti = nullptr;
-  status_ = probe(&cupti);
-  if (!status_.tracing()) return;
-  auto tracer = std::make_shared<detail::CuptiTracer>(profiler, options, *cupti, *detail::driver_state().api);
-  status_ = tracer->start();
-  if (!status_.tracing()) return;
-  tracer_ = std::move(tracer);
-  // The session keeps the tracer as its GPU source, so snapshots after stop() or after this
-  // object is gone still hold everything traced.
-  profiler.core().session->set_gpu_source(tracer_);
+namespace detail {
+GpuStatus start_gpu_tracing(Session& session, const CudaProfilerOptions& options, std::shared_ptr<CuptiTracer>& tracer) {
+  const CuptiApi* cupti = nullptr;
+  GpuStatus status = probe(&cupti);
+  if (!status.tracing()) return status;
+  auto started = std::make_shared<CuptiTracer>(session, options, *cupti, *driver_state().api);
+  status = started->start();
+  if (!status.tracing()) return status;
+  tracer = std::move(started);
+  // The session keeps the tracer as its GPU source, so snapshots after stop() or after the
+  // CudaProfiler is gone still hold everything traced.
+  session.set_gpu_source(tracer);
+  return status;
 }
+}  // namespace detail
 
 CudaProfiler::~CudaProfiler() { stop(); }
 

@@ -10,6 +10,7 @@
 #include "collect/gpu/nvml_sampler.hpp"
 #include "nnprof/detail/clock_read.hpp"
 #include "record/raw_gpu.hpp"
+#include "record/session.hpp"
 
 namespace nnprof::detail {
 
@@ -109,9 +110,9 @@ std::size_t BufferPool::allocated() const {
   return allocated_;
 }
 
-CuptiTracer::CuptiTracer(Profiler& profiler, const CudaProfilerOptions& options, const CuptiApi& cupti,
+CuptiTracer::CuptiTracer(Session& session, const CudaProfilerOptions& options, const CuptiApi& cupti,
                          const DriverApi& driver)
-    : profiler_(profiler), options_(options), cupti_(cupti), driver_(driver), buffers_(options.buffer_bytes) {
+    : session_(session), options_(options), cupti_(cupti), driver_(driver), buffers_(options.buffer_bytes) {
   parse_.api_name = [this](bool drv, std::uint32_t cbid) { return api_name(drv, cbid); };
 }
 
@@ -291,14 +292,13 @@ void CuptiTracer::on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
     record_occupancy(tl_runtime_depth > 0 ? tl_runtime_correlation : data->correlationId, data->functionParams, cbid);
   // Driver calls made by a runtime call get a record too: some activity records (device
   // allocations, copies of some kinds) carry the driver call's correlation id, not the runtime's.
-  record_gpu_launch(profiler_, data->correlationId, domain, cbid);
+  record_gpu_launch(session_, data->correlationId, domain, cbid);
 }
 
-void record_gpu_launch(Profiler& profiler, std::uint32_t correlation_id, std::uint32_t domain,
+void record_gpu_launch(Session& session, std::uint32_t correlation_id, std::uint32_t domain,
                        std::uint32_t cbid) noexcept {
-  SessionCore& core = profiler.core();
-  if (!core.enabled.load(std::memory_order_relaxed)) return;
-  ThreadState* ts = thread_state(core);
+  if (!session.recording()) return;
+  ThreadState* ts = session.calling_thread();
   if (ts == nullptr || !ts->keep_spans) return;
   write_record(ts, read_ticks(), pack_gpu_launch(correlation_id, domain, cbid),
                ts->top->node.load(std::memory_order_relaxed)->index, RecordKind::GpuLaunch);

@@ -21,11 +21,12 @@
 namespace nnprof::detail {
 
 class NvmlSampler;
+class Session;
 
 /// Writes one GpuLaunch record for a work-issuing CUDA call into the calling thread's buffer
-/// of `profiler` (what the API callback does; tests call it directly). Nothing while the
+/// of `session` (what the API callback does; tests call it directly). Nothing while the
 /// profiler is disabled or keeps no spans.
-void record_gpu_launch(Profiler& profiler, std::uint32_t correlation_id, std::uint32_t domain,
+void record_gpu_launch(Session& session, std::uint32_t correlation_id, std::uint32_t domain,
                        std::uint32_t cbid) noexcept;
 
 /// Activity buffers for CUPTI: reused, so that a long run allocates a handful.
@@ -50,7 +51,8 @@ class BufferPool {
 
 class CuptiTracer final : public GpuSource {
  public:
-  CuptiTracer(Profiler& profiler, const CudaProfilerOptions& options, const CuptiApi& cupti, const DriverApi& driver);
+  /// Traces into `session`, which must outlive this tracer's callbacks (stop() ends them).
+  CuptiTracer(Session& session, const CudaProfilerOptions& options, const CuptiApi& cupti, const DriverApi& driver);
   ~CuptiTracer() override;
 
   /// Subscribes and enables tracing; Tracing or the status that says why not.
@@ -73,7 +75,7 @@ class CuptiTracer final : public GpuSource {
   void record_occupancy(std::uint32_t correlation, const void* params, CUpti_CallbackId cbid) noexcept;
   void add_dropped() noexcept;
 
-  Profiler& profiler_;
+  Session& session_;
   const CudaProfilerOptions options_;
   const CuptiApi& cupti_;
   const DriverApi& driver_;

@@ -1,5 +1,6 @@
 // The GPU API where libnnprof was built without the CUDA toolkit: everything answers that GPU
 // collection is not built in, so a program written for GPUs still runs and profiles its CPU.
+#include "collect/gpu/gpu_tracing.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/gpu.hpp"
 
@@ -12,7 +13,6 @@ constexpr const char* kNotBuilt =
 
 GpuStatus gpu_available() { return {GpuStatusCode::NotBuilt, kNotBuilt}; }
 
-CudaProfiler::CudaProfiler(Profiler&, const CudaProfilerOptions&) : status_{GpuStatusCode::NotBuilt, kNotBuilt} {}
 CudaProfiler::~CudaProfiler() = default;
 void CudaProfiler::stop() noexcept {}
 bool CudaProfiler::active() const noexcept { return false; }
@@ -33,6 +33,10 @@ void CudaTimer::synchronize_warmup(CUstream_st*) {}
 }  // namespace nnprof
 
 namespace nnprof::detail {
+GpuStatus start_gpu_tracing(Session&, const CudaProfilerOptions&, std::shared_ptr<CuptiTracer>&) {
+  return {GpuStatusCode::NotBuilt, kNotBuilt};
+}
+
 // No NVTX headers without the toolkit: ranges are not emitted (ProfilerOptions::nvtx says so).
 void nvtx_push(const SourceLocation*) noexcept {}
 void nvtx_pop() noexcept {}

@@ -263,12 +263,11 @@ void HeapTracker::forked_child() noexcept {
 
 // ---- start / stop ------------------------------------------------------------------------
 
-std::uint64_t HeapTracker::start(Profiler& profiler, const MemoryTrackingOptions& options) {
+std::uint64_t HeapTracker::start(Session& session, const MemoryTrackingOptions& options) {
   InternalAllocations internal;
   std::string why;
   const bool hooks_ok = heap_hooks_available(&why);
   if (!hooks_ok && !(options.partial_ok && g_hooks.loaded.load(std::memory_order_acquire))) throw Error(why);
-  if (profiler.core().session == nullptr) throw Error("heap tracking needs a running profiler");
 
   std::lock_guard start_lock(start_mutex());
   if (active()) {
@@ -301,7 +300,7 @@ std::uint64_t HeapTracker::start(Profiler& profiler, const MemoryTrackingOptions
     forks_.store(0, std::memory_order_relaxed);
     if (!hooks_ok) warnings_.push_back(why);
     options_ = options;
-    core_ = &profiler.core();
+    session_ = &session;
     start_ticks_ = read_ticks();
     rss_initial_ = collect::read_process_memory().rss;
     sampler_stop_ = false;
@@ -345,7 +344,7 @@ std::uint64_t HeapTracker::start(Profiler& profiler, const MemoryTrackingOptions
       },
       &loader_code_);
   source_ = std::make_shared<TrackedHeap>();
-  core_->session->set_heap_source(source_);
+  session_->set_heap_source(source_);
   const std::uint64_t run = g_heap_hot.epoch.fetch_add(1, std::memory_order_acq_rel) + 1;  // threads attach anew
   active_.store(true, std::memory_order_release);
   g_heap_hot.tracking.store(true, std::memory_order_release);
@@ -431,7 +430,7 @@ HeapThread* HeapTracker::current_thread() noexcept {
 HeapThread* HeapTracker::attach() noexcept {
   InternalAllocations internal;
   if (!active()) return nullptr;
-  ThreadState* ts = attach_thread(*core_);
+  ThreadState* ts = session_->attach_calling_thread();
   if (ts == nullptr) return nullptr;  // the thread is exiting
   auto* t = static_cast<HeapThread*>(tls_heap.thread);
   try {

@@ -30,11 +30,11 @@ class HeapTracker {
   /// run in static destructors after everything else is gone.
   static HeapTracker& instance();
 
-  /// Starts tracking into `profiler`; returns the heap source its session now reads.
+  /// Starts tracking into `session`, which keeps the tracked heap as its heap source.
   /// Throws nnprof::Error when the hooks are missing or tracking already runs.
   /// Returns the run id (see MemoryTrackingOptions::partial_ok).
-  std::uint64_t start(Profiler& profiler, const MemoryTrackingOptions& options);
-  /// Stops run `run` (0: whichever runs); the profiler's later snapshots show the heap as it
+  std::uint64_t start(Session& session, const MemoryTrackingOptions& options);
+  /// Stops run `run` (0: whichever runs); the session's later snapshots show the heap as it
   /// was at this moment.
   /// `calling_thread_is_root` false: see MemoryTracking::stop_at_exit.
   void stop(std::uint64_t run = 0, bool calling_thread_is_root = true) noexcept;
@@ -88,7 +88,7 @@ class HeapTracker {
   // Read by the general path of the hooks (the fast path reads g_heap_hot: the run, the
   // heap in use and its peak).
   std::atomic<bool> active_{false};
-  SessionCore* core_ = nullptr;
+  Session* session_ = nullptr;  ///< the session of the current (or last) run
   MemoryTrackingOptions options_;
   std::uint64_t start_ticks_ = 0;
   collect::LiveBlocks live_;
