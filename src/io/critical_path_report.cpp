@@ -102,15 +102,10 @@ TextTable critical_path_steps_table(const Profile& profile, const CriticalPath& 
 }
 
 void write_critical_path_text(const Profile& profile, std::ostream& out) {
-  nnprof::write_critical_path(profile, critical_path(profile), out);
+  write_critical_path_text(profile, critical_path(profile), out);
 }
 
-}  // namespace nnprof::io
-
-namespace nnprof {
-
-void write_critical_path(const Profile& whole, const CriticalPath& path, std::ostream& out) {
-  using namespace io;
+void write_critical_path_text(const Profile& whole, const CriticalPath& path, std::ostream& out) {
   std::optional<Profile> storage;
   const Profile& profile = with_capped_names(whole, storage);
   const std::string_view title = "Critical path";
@@ -122,10 +117,6 @@ void write_critical_path(const Profile& whole, const CriticalPath& path, std::os
   out << "\n  " << steps_note(path, kTextSteps) << '\n';
   critical_path_steps_table(profile, path, kTextSteps, Headers::Terminal).write(out);
 }
-
-}  // namespace nnprof
-
-namespace nnprof::io {
 
 void write_critical_path_markdown(const Profile& profile, std::ostream& out) {
   const CriticalPath path = critical_path(profile);

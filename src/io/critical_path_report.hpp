@@ -26,6 +26,8 @@ TextTable critical_path_steps_table(const Profile& profile, const CriticalPath& 
 
 /// The sections: a heading, the summary sentence, the two tables.
 void write_critical_path_text(const Profile& profile, std::ostream& out);
+/// The text section of `path`, a critical path of `profile` (nnprof::write_critical_path).
+void write_critical_path_text(const Profile& profile, const CriticalPath& path, std::ostream& out);
 void write_critical_path_markdown(const Profile& profile, std::ostream& out);
 /// A <section id="critical-path"> to append to the HTML page.
 void write_critical_path_html(const Profile& profile, std::string& out);

@@ -1,5 +1,7 @@
 // The machine file: measured roofs cached as JSON, so that `nnprof machine` runs once per
 // machine rather than once per profile.
+#include "io/machine_file.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -9,9 +11,8 @@
 
 #include "io/output_file.hpp"
 #include "nnprof/error.hpp"
-#include "nnprof/roofline.hpp"
 
-namespace nnprof {
+namespace nnprof::io {
 
 namespace {
 constexpr int kMachineFileVersion = 1;
@@ -81,7 +82,7 @@ void save_machine_peaks(const MachinePeaks& p, const std::string& path) {
   j["bandwidth_bytes_per_second"] = p.bandwidth;
   j["bandwidth_one_core_bytes_per_second"] = p.bandwidth_one_core;
   j["measured_unix"] = p.measured_unix;
-  io::write_file_atomically(path, [&](std::ostream& out) { out << j.dump(2) << '\n'; });
+  write_file_atomically(path, [&](std::ostream& out) { out << j.dump(2) << '\n'; });
 }
 
-}  // namespace nnprof
+}  // namespace nnprof::io

@@ -16,11 +16,12 @@
 
 #include <fmt/format.h>
 
+#include "collect/machine/measure_peaks.hpp"
+
 #include "collect/host_info.hpp"
 #include "nnprof/error.hpp"
-#include "nnprof/roofline.hpp"
 
-namespace nnprof {
+namespace nnprof::collect {
 
 namespace {
 
@@ -190,10 +191,10 @@ double measure_triad(std::uint32_t threads, std::uint64_t array_bytes) {
 
 MachinePeaks measure_machine(const MachineMeasureOptions& options) {
   const Isa isa = detect_isa();
-  const std::uint32_t threads = options.threads != 0 ? options.threads : collect::usable_cpus();
+  const std::uint32_t threads = options.threads != 0 ? options.threads : usable_cpus();
   const std::uint64_t triad_bytes = options.triad_array_bytes != 0 ? options.triad_array_bytes : std::uint64_t{128} << 20;
   MachinePeaks p;
-  p.cpu_model = collect::read_host_info().cpu_model;
+  p.cpu_model = read_host_info().cpu_model;
   p.threads = threads;
   p.isa = isa.name;
   p.fp32_flops_one_core = measure_flops(isa.f32, 1, options.duration);
@@ -206,4 +207,4 @@ MachinePeaks measure_machine(const MachineMeasureOptions& options) {
   return p;
 }
 
-}  // namespace nnprof
+}  // namespace nnprof::collect
