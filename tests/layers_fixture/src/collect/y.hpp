@@ -1,0 +1,2 @@
+// Fixture of the LayerRuleCatchesUpwardInclude test: the collector header src/model/x.cpp includes.
+#pragma once
