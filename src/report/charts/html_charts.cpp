@@ -1,4 +1,4 @@
-#include "io/html_charts.hpp"
+#include "report/charts/html_charts.hpp"
 
 #include <algorithm>
 #include <array>
