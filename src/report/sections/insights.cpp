@@ -5,12 +5,9 @@
 namespace nnprof::report::sections {
 
 void insights(const ReportData& data, std::vector<Section>& out) {
+  // Without scopes there is nothing to conclude; the overview's hint says what to do.
+  if (data.profile->scopes.empty()) return;
   Section section{"insights", "Insights", {}};
-  if (data.profile->scopes.empty()) {
-    section.say(Sentence().words("No scopes, no insights."));
-    out.push_back(std::move(section));
-    return;
-  }
   Bullets bullets;
   for (const analysis::Insight& insight : data.insights) bullets.items.push_back(insight.sentence);
   section.add(std::move(bullets));

@@ -8,6 +8,8 @@ namespace nnprof::report::sections {
 
 void threads(const ReportData& data, std::vector<Section>& out) {
   const Profile& profile = *data.profile;
+  // Nothing recorded at all: the overview's hint says what to do.
+  if (profile.scopes.empty() && profile.threads.empty()) return;
   Section section{"threads", "Threads", {}};
   section.say(Sentence().words("Which threads did the work: time in each thread's top-level scopes."));
   if (profile.threads.empty()) {
