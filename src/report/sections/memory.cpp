@@ -1,0 +1,41 @@
+// Memory: the named memory counters (record_alloc / record_free), over time and each in a row.
+#include <string>
+#include <vector>
+
+#include "analysis/facts.hpp"
+#include "io/html_charts.hpp"
+#include "report/sections.hpp"
+#include "report/sections/resource_cells.hpp"
+
+namespace nnprof::report::sections {
+
+using namespace resource;
+
+void memory(const ReportData& data, std::vector<Section>& out) {
+  const Profile& profile = *data.profile;
+  if (profile.memory_counters.empty()) return;
+  Section section{"memory", "Memory counters", {}};
+  section.say(Sentence().words(
+      "Bytes in use over time: the sum of every named counter (record_alloc minus record_free)."));
+  Picture chart;
+  io::html::write_memory_chart(profile, chart.html);
+  section.add(std::move(chart));
+  section.say(analysis::memory_totals(profile), true);
+
+  Table table;
+  table.id = "counters-table";
+  table.style = Table::Style::Sortable;
+  table.filter_label = "Filter counters by name";
+  table.columns = {left("Counter", "counter"), right("Current", "current"), right("Peak", "peak"),
+                   right("Allocated", "alloc"), right("Freed", "freed"), right("Allocations", "allocs"),
+                   right("Frees", "frees")};
+  for (const MemoryCounter& c : profile.memory_counters) {
+    table.row({name_cell(profile.str(c.name)), bytes_value(c.current_bytes), bytes_value(c.peak_bytes),
+               bytes_value(c.alloc_bytes), bytes_value(c.freed_bytes), count_value(c.alloc_count),
+               count_value(c.free_count)});
+  }
+  section.add(std::move(table));
+  out.push_back(std::move(section));
+}
+
+}  // namespace nnprof::report::sections
