@@ -30,12 +30,16 @@ struct Cell {
   bool name = false;   ///< a scope or function name (HTML: class "name")
 
   /// Words, or a name shown in full.
-  static Cell words(std::string text) { return Cell{std::move(text)}; }
+  static Cell words(std::string text) {
+    Cell cell;
+    cell.text = std::move(text);
+    return cell;
+  }
   /// A scope or function name; `full` (when it differs) is the complete form.
   static Cell named(std::string shown, std::string full = {});
   /// A number shown as `text`, sorted by `value`.
   static Cell number(std::string text, double value) {
-    Cell cell{std::move(text)};
+    Cell cell = words(std::move(text));
     cell.value = value;
     return cell;
   }
