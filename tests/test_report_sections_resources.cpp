@@ -3,6 +3,7 @@
 // text, Markdown and HTML reports stated, once, with raw values beside the shown text.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -462,6 +463,217 @@ TEST(GpuSection, PerScopeTableAndItsShareOfCpuTime) {
   ASSERT_EQ(empty.size(), 2u);
   EXPECT_TRUE(blocks_of<Table>(empty[1]).empty());
   EXPECT_TRUE(said(no_scopes, empty[1], "No GPU work was launched inside a scope."));
+}
+
+// test_gpu_reports' GPU profile, its scopes "forward" and "backward" built by hand (1 ms each)
+// instead of recorded. One device ("Test GPU"), stream index 0 (CUPTI id 7, the default stream)
+// and index 1 (id 13). In microseconds of a 1 ms session:
+//
+//   stream 7:   gemm_kernel [0,100) [200,400) [500,800)   (grid 128, 128, 64; block 256)
+//   stream 13:  HtoD copy of 1 MiB from pageable memory [10,20), relu_kernel [100,150)
+//
+// Kernel time 650 µs, copy time 10 µs: GPU time 660 µs. Device memory, all allocated in
+// "forward": 4 MiB at 1 µs (never freed), 2 MiB at 2 µs, freed at 3 µs: peak 6 MiB at 2 µs.
+// NVML: 1.5 GB in use at its highest (2.5 µs), 60% / 80% GPU utilisation.
+Profile test_gpu_profile() {
+  using testing::kMiB;
+  using testing::kUs;
+  Profile p;
+  p.strings = {"forward", "backward", "gemm_kernel", "relu_kernel", "Memcpy HtoD"};
+  const DurationStats one_ms{1, testing::kMs, testing::kMs, testing::kMs, 1e6, 0.0, testing::kMs, testing::kMs,
+                             testing::kMs};
+  p.scopes = {testing::scope_stats(0, testing::kMs, one_ms), testing::scope_stats(1, testing::kMs, one_ms)};
+  CallTreeNode root;
+  root.children = {1, 2};
+  p.call_tree = {root, testing::tree_node(1, 0, 1, {}, p.scopes[0]), testing::tree_node(2, 0, 1, {}, p.scopes[1])};
+  p.meta.duration_ns = 1'000 * kUs;
+  constexpr std::uint32_t forward = 1;
+
+  GpuProfile& g = p.gpu;
+  GpuSummary& s = g.summary;
+  s.traced = true;
+  s.status = "CUPTI is tracing kernels, copies, memsets and device memory.";
+  s.clock_source = "monotonic-callback";
+  s.cupti_version = 26;
+  s.driver_version = 13000;
+  s.nvml = true;
+  GpuDevice d;
+  d.id = 0;
+  d.name = "Test GPU";
+  d.sms = 80;
+  d.memory_bytes = 16ULL << 30;
+  d.cc_major = 8;
+  g.devices.push_back(d);
+  g.streams.push_back(GpuStream{0, 1, 7, 0, true});
+  g.streams.push_back(GpuStream{0, 1, 13, 0, false});
+  const auto kernel = [](std::int32_t grid_x, std::uint32_t registers, double occupancy) {
+    GpuKernel k;
+    k.grid[0] = grid_x;
+    k.grid[1] = k.grid[2] = 1;
+    k.block[0] = 256;
+    k.block[1] = k.block[2] = 1;
+    k.registers_per_thread = registers;
+    k.occupancy = occupancy;
+    return k;
+  };
+  g.kernels = {kernel(128, 32, 0.5), kernel(128, 32, 0.5), kernel(64, 40, 0.25), kernel(32, 16, -1.0)};
+  GpuMemcpy copy;
+  copy.kind = MemcpyKind::HtoD;
+  copy.src = GpuMemoryKind::Pageable;
+  copy.dst = GpuMemoryKind::Device;
+  copy.bytes = kMiB;
+  g.memcpys.push_back(copy);
+  const auto op = [](GpuOpKind kind, std::uint32_t stream, StringId name, std::uint64_t start, std::uint64_t end,
+                     std::uint32_t detail) {
+    GpuOp o;
+    o.kind = kind;
+    o.stream = stream;
+    o.name = name;
+    o.start_ns = start;
+    o.end_ns = end;
+    o.detail = detail;
+    o.launch.node = forward;
+    return o;
+  };
+  g.ops = {op(GpuOpKind::Kernel, 0, 2, 0, 100 * kUs, 0), op(GpuOpKind::Kernel, 0, 2, 200 * kUs, 400 * kUs, 1),
+           op(GpuOpKind::Kernel, 0, 2, 500 * kUs, 800 * kUs, 2), op(GpuOpKind::Memcpy, 1, 4, 10 * kUs, 20 * kUs, 0),
+           op(GpuOpKind::Kernel, 1, 3, 100 * kUs, 150 * kUs, 3)};
+  const auto memory_event = [](std::uint64_t time, bool alloc, std::uint64_t address, std::uint64_t bytes) {
+    GpuMemoryEvent e;
+    e.time_ns = time;
+    e.alloc = alloc;
+    e.address = address;
+    e.bytes = bytes;
+    e.launch.node = forward;
+    return e;
+  };
+  g.memory_events = {memory_event(1 * kUs, true, 0x1000, 4 * kMiB), memory_event(2 * kUs, true, 0x2000, 2 * kMiB),
+                     memory_event(3 * kUs, false, 0x2000, 2 * kMiB)};
+  g.counters.push_back(GpuCounter{0, "nvml_memory_used", "bytes", {{0, 1e9}, {2'500, 1.5e9}, {5'000, 1.2e9}}});
+  g.counters.push_back(GpuCounter{0, "nvml_gpu_utilization", "percent", {{0, 40.0}, {1'000, 80.0}}});
+  GpuScopeStats fwd;
+  fwd.name = 0;
+  fwd.kernels = 4;
+  fwd.kernel_ns = 650 * kUs;
+  fwd.memcpys = 1;
+  fwd.memcpy_ns = 10 * kUs;
+  fwd.memcpy_bytes = kMiB;
+  fwd.alloc_bytes = 6 * kMiB;
+  fwd.alloc_count = 2;
+  fwd.free_bytes = 2 * kMiB;
+  g.scopes.push_back(fwd);
+  return p;
+}
+
+const std::vector<report::Cell>* row_starting(const Table& table, const Row& first) {
+  for (const auto& row : table.rows) {
+    const Row shown = texts(row);
+    if (shown.size() >= first.size() && std::equal(first.begin(), first.end(), shown.begin())) return &row;
+  }
+  return nullptr;
+}
+
+// The facts of test_gpu_reports' text, Markdown and HTML GPU sections, at the section level.
+TEST(GpuSection, TheFactsTheOldReportsStated) {
+  const Profile p = test_gpu_profile();
+  const auto sections = build(report::sections::gpu, report::analyse(p));
+  ASSERT_EQ(sections.size(), 2u);
+  const Section& s = sections[0];
+  EXPECT_EQ(s.id, "gpu");
+  EXPECT_EQ(fact(p, s, "Status"), "CUPTI is tracing kernels, copies, memsets and device memory.");
+  EXPECT_EQ(fact(p, s, "Device 0"), "Test GPU (80 SMs, 16.0 GiB, compute capability 8.0)");
+  EXPECT_EQ(fact(p, s, "CUPTI and driver"), "CUPTI API version 26, CUDA driver 13.0");
+  EXPECT_EQ(fact(p, s, "Clock source"), "monotonic-callback");
+  EXPECT_EQ(fact(p, s, "Kernels"), "4 kernels, 650 µs of kernel time");
+  EXPECT_EQ(fact(p, s, "Copies"), "1 copy, 1.00 MiB in 10.0 µs (105 GB/s), 1 pageable");
+  EXPECT_EQ(fact(p, s, "Memsets"), "none");
+  EXPECT_TRUE(fact(p, s, "GPU time").starts_with("660 µs"));
+  EXPECT_EQ(fact(p, s, "Records lost"), "none lost");
+
+  EXPECT_EQ(texts(table_with_id(s, "gpu-transfers-table").rows.at(0)),
+            (Row{"Memcpy HtoD", "1", "1.00 MiB", "10.0 µs", "105 GB/s", "1"}));
+  const Table& kernels = table_with_id(s, "gpu-kernels-table");
+  ASSERT_EQ(kernels.rows.size(), 2u);
+  EXPECT_EQ(texts(kernels.rows[0]), (Row{"1", "gemm_kernel", "3", "600 µs", "200 µs", "100 µs", "300 µs", "90.9%",
+                                         "128×1×1", "256×1×1", "32", "50.0%"}));
+  EXPECT_EQ(kernels.rows[0][3].value, 600e3);
+  EXPECT_EQ(texts(kernels.rows[1]), (Row{"2", "relu_kernel", "1", "50.0 µs", "50.0 µs", "50.0 µs", "50.0 µs", "7.6%",
+                                         "32×1×1", "256×1×1", "16", "n/a"}));
+  // The bars: gemm_kernel the longest (100%), relu_kernel 50 of 600 µs.
+  const auto pictures = blocks_of<report::Picture>(s);
+  ASSERT_EQ(pictures.size(), 1u);
+  EXPECT_NE(pictures[0]->html.find("<i style=\"width:100.0%\"></i></span><span class=\"kv\">600 µs (90.9%)</span>"),
+            std::string::npos);
+  EXPECT_NE(pictures[0]->html.find("<i style=\"width:8.3%\"></i></span><span class=\"kv\">50.0 µs (7.6%)</span>"),
+            std::string::npos);
+
+  const Table& streams = table_with_id(s, "gpu-streams-table");
+  EXPECT_EQ(texts(streams.rows.at(0)),
+            (Row{"0: Test GPU", "7 (default)", "3", "3", "600 µs", "200 µs", "2", "100 µs", "75.0%"}));
+  EXPECT_EQ(texts(streams.rows.at(1)),
+            (Row{"0: Test GPU", "13", "2", "1", "60.0 µs", "80.0 µs", "1", "80.0 µs", "42.9%"}));
+  const auto* device = row_starting(table_with_id(s, "gpu-devices-table"), {"0: Test GPU", "4", "650 µs", "65.0%"});
+  ASSERT_NE(device, nullptr);
+  EXPECT_EQ((*device)[5].text, "10.0 µs");
+  EXPECT_EQ((*device)[7].text, "60.0%");
+  EXPECT_EQ((*device)[8].text, "80.0%");
+  EXPECT_NE(row_starting(table_with_id(s, "gpu-memory-table"),
+                         {"0: Test GPU", "6.00 MiB", "2.00 µs", "4.00 MiB", "2", "1", "1.40 GiB", "1.39 GiB"}),
+            nullptr);
+  EXPECT_TRUE(said(p, s, "CUDA context, driver, library workspaces and other processes"));
+  EXPECT_EQ(texts(table_with_id(s, "gpu-leaks-table").rows.at(0)), (Row{"0: Test GPU", "forward", "1", "4.00 MiB"}));
+  for (const std::string& title : subheadings(s)) EXPECT_NE(title, "Peer-to-peer copies");  // no peer copies
+
+  const Table& scopes = table_with_id(sections[1], "gpu-scopes-table");
+  ASSERT_EQ(scopes.rows.size(), 1u);  // backward launched nothing
+  EXPECT_EQ(texts(scopes.rows[0]), (Row{"forward", "4", "650 µs", "1", "10.0 µs", "1.00 MiB", "6.00 MiB", "660 µs",
+                                        io::format_percent(660e3 / 1e6)}));
+}
+
+TEST(GpuSection, LostRecordsAndPeerCopies) {
+  Profile p = test_gpu_profile();
+  p.gpu.summary.records_dropped = 12;
+  p.gpu.summary.unmatched_correlations = 3;
+  GpuDevice second;
+  second.id = 1;
+  second.name = "Other GPU";
+  p.gpu.devices.push_back(second);
+  GpuMemcpy peer;
+  peer.kind = MemcpyKind::PtoP;
+  peer.bytes = 2'000'000;
+  peer.src_device = 0;
+  peer.dst_device = 1;
+  p.gpu.memcpys.push_back(peer);
+  GpuOp o;
+  o.kind = GpuOpKind::Memcpy;
+  o.stream = 1;
+  o.start_ns = 900 * testing::kUs;
+  o.end_ns = 920 * testing::kUs;
+  o.detail = 1;
+  p.gpu.ops.push_back(o);
+  const auto sections = build(report::sections::gpu, report::analyse(p));
+  const Section& s = sections.at(0);
+  EXPECT_EQ(fact(p, s, "Records lost"),
+            "12 records dropped (CUPTI had no buffer), 3 ops whose launching call was not seen");
+  // 2 MB in 20 µs: 100 GB/s.
+  const Table& peers = table_with_id(s, "gpu-peers-table");
+  ASSERT_EQ(peers.rows.size(), 1u);
+  EXPECT_EQ(texts(peers.rows[0]), (Row{"0: Test GPU", "1: Other GPU", "1", "1.91 MiB", "20.0 µs", "100 GB/s"}));
+  EXPECT_DOUBLE_EQ(peers.rows[0][5].value, 1e11);
+  EXPECT_NE(row_starting(table_with_id(s, "gpu-transfers-table"), {"Memcpy PtoP", "1", "1.91 MiB", "20.0 µs", "100 GB/s"}),
+            nullptr);
+}
+
+TEST(GpuSection, KernelNamesStayWholeInCellsAndEscapedInBars) {
+  Profile p = test_gpu_profile();
+  p.strings[p.gpu.ops[0].name] = "void gemm<float>(float*, int)";
+  const auto sections = build(report::sections::gpu, report::analyse(p));
+  const Section& s = sections.at(0);
+  EXPECT_EQ(table_with_id(s, "gpu-kernels-table").rows.at(0)[1].text, "void gemm<float>(float*, int)");
+  const auto pictures = blocks_of<report::Picture>(s);
+  ASSERT_EQ(pictures.size(), 1u);
+  EXPECT_NE(pictures[0]->html.find("void gemm&lt;float&gt;(float*, int)"), std::string::npos);
+  EXPECT_EQ(pictures[0]->html.find("gemm<float>"), std::string::npos);
 }
 
 TEST(GpuSection, NoneWithoutTracing) {
