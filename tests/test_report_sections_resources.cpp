@@ -113,10 +113,42 @@ TEST(MemorySection, CountersTableTotalsAndChart) {
   EXPECT_FALSE(pictures[0]->html.empty());  // the chart, or the note that no memory event was recorded
 }
 
-TEST(MemorySection, NoneWithoutCounters) {
+TEST(MemorySection, RawValuesOfTheRichProfile) {
+  const Profile p = testing::rich_profile();
+  const auto sections = build(report::sections::memory, report::analyse(p));
+  const auto* weights = [&]() -> const std::vector<report::Cell>* {
+    for (const auto& row : table_with_id(sections.at(0), "counters-table").rows)
+      if (row[0].text == "weights") return &row;
+    return nullptr;
+  }();
+  ASSERT_NE(weights, nullptr);
+  EXPECT_EQ((*weights)[1].text, "3.00 KiB");
+  EXPECT_EQ((*weights)[1].value, 3072.0);
+  EXPECT_NE(blocks_of<report::Picture>(sections[0]).at(0)->html.find("<svg class=\"mem\""), std::string::npos);
+}
+
+TEST(MemorySection, WithoutCountersOnlyTheHintOrNothingWithHeapTracking) {
   Profile p = testing::export_profile();
   p.memory_counters.clear();
-  EXPECT_TRUE(build(report::sections::memory, report::analyse(p)).empty());
+  const auto sections = build(report::sections::memory, report::analyse(p));
+  ASSERT_EQ(sections.size(), 1u);
+  EXPECT_EQ(sections[0].blocks.size(), 1u);
+  EXPECT_EQ(paragraphs(p, sections[0]),
+            (Row{"No memory counters were recorded: report allocations with record_alloc/record_free to see memory "
+                 "over time."}));
+  EXPECT_TRUE(build(report::sections::memory, report::analyse(testing::heap_profile())).empty());
+}
+
+TEST(MemorySection, BesideTheHeapWhenBothWereRecorded) {
+  Profile p = testing::heap_profile();
+  p.memory_counters = {MemoryCounter{0, 5, 5, 5, 0, 1, 0}};
+  p.memory_events = {MemoryEvent{1000, 0, 0, 5}};
+  p.memory = {5, 5, 1000};
+  const auto sections = build(report::sections::memory, report::analyse(p));
+  ASSERT_EQ(sections.size(), 1u);
+  EXPECT_EQ(table_with_id(sections[0], "counters-table").rows.size(), 1u);
+  EXPECT_NE(blocks_of<report::Picture>(sections[0]).at(0)->html.find("aria-label=\"Memory in use over time\""),
+            std::string::npos);
 }
 
 // ---- heap ---------------------------------------------------------------------------------

@@ -13,8 +13,19 @@ using namespace resource;
 
 void memory(const ReportData& data, std::vector<Section>& out) {
   const Profile& profile = *data.profile;
-  if (profile.memory_counters.empty()) return;
   Section section{"memory", "Memory counters", {}};
+  if (profile.memory_counters.empty()) {
+    // With heap tracking the heap section says what memory did; without it, how to see it.
+    if (profile.heap.tracked) return;
+    section.say(Sentence()
+                    .words("No memory counters were recorded: report allocations with ")
+                    .code("record_alloc")
+                    .words("/")
+                    .code("record_free")
+                    .words(" to see memory over time."));
+    out.push_back(std::move(section));
+    return;
+  }
   section.say(Sentence().words(
       "Bytes in use over time: the sum of every named counter (record_alloc minus record_free)."));
   Picture chart;
