@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "io/exporter.hpp"
-#include "io/html_charts.hpp"
+#include "report/charts/html_charts.hpp"
 #include "io/html_escape.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/profile.hpp"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "io/html_charts.hpp"
+#include "report/charts/html_charts.hpp"
 #include "io/html_escape.hpp"
 #include "io/metric_table.hpp"
 #include "io/metrics_json.hpp"

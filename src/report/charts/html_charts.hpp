@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/cpu_profile.hpp"
@@ -76,6 +77,18 @@ void write_heap_chart(const Profile& profile, std::string& out);
 /// time, histograms as the distribution of their points (40 bins, p50 and p99 marked); a note
 /// when no point was kept.
 void write_metric_chart(const Profile& profile, const MetricSeries& metric, std::string& out);
+
+/// The CSS each chart needs in the page (Picture::style), beside the page's general styles
+/// (tables, cards, notes). Each is complete for its chart, so a page holds only the styles of
+/// the charts it draws.
+/// The span timeline (write_timeline_svg).
+extern const std::string_view kTimelineStyle;
+/// Memory in use over time (write_memory_chart) and the metric charts (write_metric_chart).
+extern const std::string_view kMemoryChartStyle;
+/// The heap timeline (write_heap_chart): kMemoryChartStyle and the RSS and VmHWM lines.
+extern const std::string_view kHeapChartStyle;
+/// Horizontal bars of the top GPU kernels (class "kbars", rows "kb" with "kn", "kt", "kv").
+extern const std::string_view kKernelBarsStyle;
 
 /// Nodes of a flame tree narrower than this fraction of the root are left out of the page
 /// (counted in a note): they would be under a pixel wide until zoomed far in.

@@ -1,4 +1,4 @@
-#include "io/roofline_svg.hpp"
+#include "report/charts/roofline_svg.hpp"
 
 #include <algorithm>
 #include <cmath>

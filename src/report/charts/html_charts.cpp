@@ -1,4 +1,4 @@
-#include "io/html_charts.hpp"
+#include "report/charts/html_charts.hpp"
 
 #include <algorithm>
 #include <array>
@@ -744,6 +744,53 @@ void write_flame_graph(const analysis::FlameTree& tree, std::string& out) {
   }
   out += "</div>";
 }
+
+// The chart styles of the page html_report.cpp wrote (its kStyle, kHeapStyle and kGpuStyle), one
+// constant per chart.
+const std::string_view kTimelineStyle = R"CSS(
+.tl{display:block;max-width:100%;height:auto}
+.tl text{font:10.5px system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;fill:#4b5563}
+.tl .axis line{stroke:#e6e9ee;stroke-width:1}
+.tl .th{font-size:12px;font-weight:600;fill:#1c2330}
+.tl .tc{font-weight:400;fill:#6b7280}
+.tl .lane{fill:#f7f8fa}
+.tl rect.b:hover{stroke:#1c2330;stroke-width:1}
+.tl .bl{font-size:10px;fill:#1c2330;pointer-events:none}
+)CSS";
+
+// A macro, not a constant: the heap chart adds its lines to the same text, and string literals
+// concatenate where string_views do not.
+#define NNPROF_MEMORY_CHART_STYLE R"CSS(
+.mem{display:block;max-width:100%;height:auto}
+.mem text{font:10.5px system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;fill:#4b5563}
+.mem .axis line{stroke:#e6e9ee;stroke-width:1}
+.mem .line{fill:none;stroke:var(--accent);stroke-width:1.6}
+.mem .area{fill:var(--accent);fill-opacity:.12;stroke:none}
+.mem .base{stroke:#9aa3af;stroke-width:1}
+.mem .at{font-size:11.5px;fill:#374151;font-weight:600}
+.mem line.pk{stroke:#d9480f;stroke-dasharray:4 3;stroke-width:1}
+.mem circle.pk{fill:#d9480f;stroke:#fff;stroke-width:1.5}
+.mem .pkl{fill:#b13a0a;font-weight:600;font-size:11.5px}
+)CSS"
+
+const std::string_view kMemoryChartStyle = NNPROF_MEMORY_CHART_STYLE;
+
+const std::string_view kHeapChartStyle = NNPROF_MEMORY_CHART_STYLE R"CSS(
+.mem .rss{fill:none;stroke:#7c3aed;stroke-width:1.4}
+.mem .hwm{fill:none;stroke:#7c3aed;stroke-width:1;stroke-dasharray:3 3;opacity:.7}
+)CSS";
+
+#undef NNPROF_MEMORY_CHART_STYLE
+
+const std::string_view kKernelBarsStyle = R"CSS(
+.kbars{margin:4px 0 14px}
+.kb{display:flex;align-items:center;gap:10px;margin:3px 0;font-size:12.5px;font-variant-numeric:tabular-nums}
+.kb .kn{width:340px;flex:none;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;
+font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
+.kb .kt{flex:1;height:12px;background:var(--accent-soft);border-radius:3px;overflow:hidden}
+.kb .kt i{display:block;height:100%;background:var(--accent)}
+.kb .kv{width:170px;flex:none;text-align:right}
+)CSS";
 
 const std::string_view kFlameStyle = R"CSS(
 .flame-bar{display:flex;gap:10px;align-items:center;margin:6px 0}
