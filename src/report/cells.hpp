@@ -2,6 +2,7 @@
 // in their readable form, findings, and the columns of a table of scopes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string_view>
@@ -30,6 +31,10 @@ Cell function_cell(std::string_view demangled);
 /// process-wide, set once by the CLI or the API before rendering).
 void set_full_names(bool full);
 [[nodiscard]] bool full_names();
+
+/// "Top 30 of 120 scopes.": what a table cut at a limit says, `noun` naming what it lists
+/// (plural). Empty when `shown` is all of `total`.
+analysis::Sentence top_of(std::size_t shown, std::size_t total, std::string_view noun);
 
 /// The bottlenecks as a Findings block, or `none` when there is none.
 Findings findings_of(const std::vector<analysis::Bottleneck>& found, analysis::Sentence none);

@@ -758,9 +758,9 @@ const std::string_view kTimelineStyle = R"CSS(
 .tl .bl{font-size:10px;fill:#1c2330;pointer-events:none}
 )CSS";
 
-// A macro, not a constant: the heap chart adds its lines to the same text, and string literals
-// concatenate where string_views do not.
-#define NNPROF_MEMORY_CHART_STYLE R"CSS(
+namespace {
+
+constexpr char kMemoryRules[] = R"CSS(
 .mem{display:block;max-width:100%;height:auto}
 .mem text{font:10.5px system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;fill:#4b5563}
 .mem .axis line{stroke:#e6e9ee;stroke-width:1}
@@ -771,16 +771,29 @@ const std::string_view kTimelineStyle = R"CSS(
 .mem line.pk{stroke:#d9480f;stroke-dasharray:4 3;stroke-width:1}
 .mem circle.pk{fill:#d9480f;stroke:#fff;stroke-width:1.5}
 .mem .pkl{fill:#b13a0a;font-weight:600;font-size:11.5px}
-)CSS"
+)CSS";
 
-const std::string_view kMemoryChartStyle = NNPROF_MEMORY_CHART_STYLE;
-
-const std::string_view kHeapChartStyle = NNPROF_MEMORY_CHART_STYLE R"CSS(
-.mem .rss{fill:none;stroke:#7c3aed;stroke-width:1.4}
+constexpr char kHeapChartLines[] = R"CSS(.mem .rss{fill:none;stroke:#7c3aed;stroke-width:1.4}
 .mem .hwm{fill:none;stroke:#7c3aed;stroke-width:1;stroke-dasharray:3 3;opacity:.7}
 )CSS";
 
-#undef NNPROF_MEMORY_CHART_STYLE
+// Two literals as one, at compile time: the heap chart's style is the memory chart's and its
+// own lines, each written once.
+template <std::size_t A, std::size_t B>
+constexpr std::array<char, A + B - 1> joined(const char (&a)[A], const char (&b)[B]) {
+  std::array<char, A + B - 1> out{};
+  for (std::size_t i = 0; i + 1 < A; ++i) out[i] = a[i];
+  for (std::size_t i = 0; i < B; ++i) out[A - 1 + i] = b[i];
+  return out;
+}
+
+constexpr auto kHeapRules = joined(kMemoryRules, kHeapChartLines);
+
+}  // namespace
+
+const std::string_view kMemoryChartStyle{kMemoryRules, sizeof kMemoryRules - 1};
+
+const std::string_view kHeapChartStyle{kHeapRules.data(), kHeapRules.size() - 1};
 
 const std::string_view kKernelBarsStyle = R"CSS(
 .kbars{margin:4px 0 14px}
