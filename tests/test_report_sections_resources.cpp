@@ -16,6 +16,7 @@
 #include "io/format.hpp"
 #include "io/metric_html.hpp"
 #include "io/sentence_markup.hpp"
+#include "report/cells.hpp"
 #include "report/report_data.hpp"
 #include "report/sections.hpp"
 #include "sample_profiles.hpp"
@@ -313,6 +314,26 @@ TEST(CpuSection, FunctionsShowTheirReadableNameWithTheSignatureAsTitle) {
   EXPECT_EQ(t.rows[0][1].text, analysis::readable_function(full));
   EXPECT_NE(t.rows[0][1].text, full);
   EXPECT_EQ(t.rows[0][1].title, full);
+
+  // --full-names: the whole signature is shown, in the functions table and the scopes' hottest.
+  report::set_full_names(true);
+  const auto full_sections = build(report::sections::cpu_samples, report::analyse(p));
+  report::set_full_names(false);
+  EXPECT_EQ(table_with_id(full_sections.at(0), "cpu-functions-table").rows.at(0)[1].text, full);
+  bool hottest = false;
+  for (const auto& row : table_with_id(full_sections.at(0), "cpu-scopes-table").rows)
+    hottest = hottest || row[4].text.starts_with(full);
+  EXPECT_TRUE(hottest);
+}
+
+TEST(CpuSection, HugeNamesAreCappedWithTheFullNameAsTitle) {
+  Profile p = testing::cpu_profile();
+  p.strings[testing::kCpuMatmul] = std::string(5'000, 'm');
+  const auto sections = build(report::sections::cpu_samples, report::analyse(p));
+  const Table& t = table_with_id(sections.at(0), "cpu-functions-table");
+  EXPECT_LE(t.rows.at(0)[1].text.size(), io::kNameDisplayLimit + 64);
+  EXPECT_LE(t.rows.at(0)[1].title.size(), io::kTextDisplayLimit + 64);
+  EXPECT_GT(t.rows.at(0)[1].title.size(), t.rows.at(0)[1].text.size());
 }
 
 TEST(CpuSection, CallersLinesScopesAndFindings) {
@@ -751,7 +772,7 @@ TEST(MetricsSection, TableWithRawValuesAndCompletenessNote) {
   EXPECT_EQ(t.rows[0][3].value, 2e6);
   EXPECT_EQ(t.rows[0][7].text, "1.50 ms");
   EXPECT_EQ(t.rows[1][7].text, "n/a");  // no point kept: no percentile
-  EXPECT_FALSE(t.rows[1][7].numeric());
+  EXPECT_FALSE(t.rows[1][7].bar);
   EXPECT_EQ(t.rows[1][3].text, "2,000,000");
   EXPECT_TRUE(said(p, s, "3 observations of 1 metric(s) were not kept as points"));
   EXPECT_EQ(blocks_of<report::Picture>(s).size(), 2u);

@@ -7,7 +7,7 @@
 
 #include "analysis/cpu_profile.hpp"
 #include "analysis/function_name.hpp"
-#include "io/html_charts.hpp"
+#include "report/charts/html_charts.hpp"
 #include "io/report_tables.hpp"
 #include "report/sections.hpp"
 #include "report/sections/resource_cells.hpp"
@@ -20,9 +20,6 @@ using namespace resource;
 constexpr std::string_view kFlameHeading =
     "<h3>Flame graph</h3><p class=\"lead\">Every sampled stack merged, callers above callees (an icicle graph), "
     "each frame as wide as its samples. Instrumented scopes (blue) sit above the functions they ran.</p>";
-
-// A function's readable form shown, its full signature as the title.
-Cell function_name_cell(const std::string& name) { return name_cell(analysis::readable_function(name), name); }
 
 void add_functions(const ReportData& data, Section& section) {
   const CpuData& cpu = data.cpu;
@@ -45,9 +42,9 @@ void add_functions(const ReportData& data, Section& section) {
                    right("Total samples", "total")};
   for (std::size_t i = 0; i < cpu.functions.size(); ++i) {
     const analysis::CpuFunction& f = cpu.functions[i];
-    table.row({rank_cell(i), function_name_cell(f.name), Cell::words(f.module.empty() ? "?" : f.module),
-               share_value(f.self_share), count_value(f.self.samples), duration_value(f.self.ns),
-               share_value(f.total_share), count_value(f.total.samples)});
+    table.row({rank_cell(i), function_cell(f.name), Cell::words(f.module.empty() ? "?" : f.module),
+               fraction_cell(f.self_share), count_cell(f.self.samples), duration_cell(f.self.ns),
+               fraction_cell(f.total_share), count_cell(f.total.samples)});
   }
   section.add(std::move(table));
 }
@@ -78,8 +75,8 @@ void add_lines(const ReportData& data, Section& section) {
                    right("Self samples", "samples"), right("% of samples", "pct"), right("Time", "ns")};
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const analysis::CpuLine& l = lines[i];
-    table.row({rank_cell(i), name_cell(fmt::format("{}:{}", l.file, l.line)), function_name_cell(l.function),
-               count_value(l.self.samples), share_value(l.share), duration_value(l.self.ns)});
+    table.row({rank_cell(i), name_cell(fmt::format("{}:{}", l.file, l.line)), function_cell(l.function),
+               count_cell(l.self.samples), fraction_cell(l.share), duration_cell(l.self.ns)});
   }
   section.add(std::move(table));
 }
@@ -104,13 +101,14 @@ void add_scopes(const ReportData& data, Section& section) {
     for (const analysis::CpuFunction& f : scope.top) {
       if (f.self.samples == 0) continue;
       const std::string_view separator = top.empty() ? "" : ", ";
-      top += fmt::format("{}{} {}", separator, analysis::readable_function(f.name), io::format_percent(f.self_share));
+      const std::string shown = full_names() ? f.name : analysis::readable_function(f.name);
+      top += fmt::format("{}{} {}", separator, shown, io::format_percent(f.self_share));
       full += fmt::format("{}{} {}", separator, f.name, io::format_percent(f.self_share));
     }
-    Cell hottest = Cell::words(top.empty() ? "-" : top);
-    if (full != hottest.text && !top.empty()) hottest.title = full;
-    table.row({name_cell(scope.path), count_value(scope.samples.samples), share_value(scope.share),
-               duration_value(scope.samples.ns), std::move(hottest)});
+    Cell hottest = Cell::words(top.empty() ? "-" : io::capped_name(top, io::kTextDisplayLimit));
+    if (full != top) hottest.title = io::capped_name(full, io::kTextDisplayLimit);
+    table.row({name_cell(scope.path), count_cell(scope.samples.samples), fraction_cell(scope.share),
+               duration_cell(scope.samples.ns), std::move(hottest)});
   }
   section.add(std::move(table));
 }
@@ -145,7 +143,7 @@ void cpu_samples(const ReportData& data, std::vector<Section>& out) {
   add_lines(data, section);
   add_scopes(data, section);
   section.subheading("CPU findings");
-  section.add(findings_block(data.cpu.findings, analysis::no_cpu_bottlenecks(profile)));
+  section.add(findings_of(data.cpu.findings, analysis::no_cpu_bottlenecks(profile)));
   out.push_back(std::move(section));
 }
 

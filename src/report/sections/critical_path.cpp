@@ -22,7 +22,7 @@ Table scopes_table(const Profile& profile, const CriticalPath& path, std::size_t
   for (std::size_t i = 0; i < path.by_scope.size() && i < max_rows; ++i) {
     const CriticalPathScope& e = path.by_scope[i];
     table.row({rank_cell(i), name_cell(analysis::critical_step_label(profile, e.kind, e.name)),
-               duration_value(e.duration_ns), share_value(e.share), count_value(e.steps), count_value(e.threads)});
+               duration_cell(e.duration_ns), fraction_cell(e.share), count_cell(e.steps), count_cell(e.threads)});
   }
   return table;
 }
@@ -49,9 +49,9 @@ Table steps_table(const Profile& profile, const CriticalPath& path, const std::v
                    left("Thread", "thread"), right("Duration", "ns"),                     right("% of the path", "pct")};
   for (const std::size_t i : shown) {
     const CriticalPathStep& s = path.steps[i];
-    table.row({rank_cell(i), duration_value(s.start_ns), name_cell(analysis::critical_step_label(profile, s.kind, s.name)),
-               Cell::words(analysis::thread_label(profile, s.thread)), duration_value(s.duration_ns()),
-               share_value(s.share)});
+    table.row({rank_cell(i), duration_cell(s.start_ns), name_cell(analysis::critical_step_label(profile, s.kind, s.name)),
+               Cell::words(analysis::thread_label(profile, s.thread)), duration_cell(s.duration_ns()),
+               fraction_cell(s.share)});
   }
   return table;
 }

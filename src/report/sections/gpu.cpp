@@ -11,6 +11,7 @@
 #include "analysis/memory_findings.hpp"
 #include "io/gpu_report_tables.hpp"
 #include "io/html_escape.hpp"
+#include "report/charts/html_charts.hpp"
 #include "report/sections.hpp"
 #include "report/sections/resource_cells.hpp"
 
@@ -19,17 +20,6 @@ namespace {
 
 using namespace resource;
 using io::GpuReportData;
-
-// The kernel bars (kernel_bars below): one row per kernel, its name, a bar and its time.
-constexpr std::string_view kKernelBarsStyle = R"CSS(
-.kbars{margin:4px 0 14px}
-.kb{display:flex;align-items:center;gap:10px;margin:3px 0;font-size:12.5px;font-variant-numeric:tabular-nums}
-.kb .kn{width:340px;flex:none;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;
-font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
-.kb .kt{flex:1;height:12px;background:var(--accent-soft);border-radius:3px;overflow:hidden}
-.kb .kt i{display:block;height:100%;background:var(--accent)}
-.kb .kv{width:170px;flex:none;text-align:right}
-)CSS";
 
 std::string kernel_name(const Profile& profile, const io::GpuKernelSummary& k) {
   return k.name == kNone ? std::string("[unnamed]") : profile.str(k.name);
@@ -54,7 +44,7 @@ Cell bandwidth_cell(double gbytes_per_s, bool measured) {
 }
 
 // NVML percentages (0..100, negative when no sample was taken) as a share.
-Cell nvml_cell(double percent) { return percent < 0.0 ? not_known() : share_value(percent / 100.0); }
+Cell nvml_cell(double percent) { return percent < 0.0 ? not_known() : fraction_cell(percent / 100.0); }
 
 Table table_of(std::string id, std::vector<Column> columns) {
   Table table;
@@ -67,7 +57,7 @@ Table table_of(std::string id, std::vector<Column> columns) {
 // longest: where the GPU time went, at a glance.
 Picture kernel_bars(const Profile& profile, const GpuReportData& data, std::size_t shown) {
   Picture picture;
-  picture.style = kKernelBarsStyle;
+  picture.style = io::html::kKernelBarsStyle;
   const double longest = static_cast<double>(data.kernels.front().total_ns);
   std::string& out = picture.html;
   out += "<div class=\"kbars\" id=\"gpu-kernel-chart\">";
@@ -98,9 +88,9 @@ void add_transfers(const GpuReportData& data, Section& section) {
                           right("Achieved bandwidth", "bandwidth"), right("Pageable host memory", "pageable")});
   for (const io::GpuTransferSummary& t : data.transfers) {
     table.row({Cell::words(t.memset ? std::string("Memset") : fmt::format("Memcpy {}", to_string(t.kind))),
-               count_value(t.count), bytes_value(t.bytes), duration_value(t.total_ns),
+               count_cell(t.count), bytes_cell(t.bytes), duration_cell(t.total_ns),
                bandwidth_cell(t.gbytes_per_s(), t.total_ns > 0),
-               t.memset ? Cell::words("-") : count_value(t.pageable)});
+               t.memset ? Cell::words("-") : count_cell(t.pageable)});
   }
   section.add(std::move(table));
 }
@@ -131,10 +121,10 @@ void add_kernels(const ReportData& report, Section& section) {
     if (config && k.occupancy >= 0.0) {
       occupancy = Cell::share(io::format_percent(k.occupancy) + (k.occupancy_estimated ? " (est.)" : ""), k.occupancy);
     }
-    table.row({rank_cell(i), name_cell(kernel_name(profile, k)), count_value(k.calls), duration_value(k.total_ns),
-               duration_value(k.mean_ns), duration_value(k.min_ns), duration_value(k.max_ns), share_value(k.share),
+    table.row({rank_cell(i), name_cell(kernel_name(profile, k)), count_cell(k.calls), duration_cell(k.total_ns),
+               duration_cell(k.mean_ns), duration_cell(k.min_ns), duration_cell(k.max_ns), fraction_cell(k.share),
                config ? Cell::words(dims(k.grid)) : not_known(), config ? Cell::words(dims(k.block)) : not_known(),
-               config ? count_value(k.registers_per_thread) : not_known(), std::move(occupancy)});
+               config ? count_cell(k.registers_per_thread) : not_known(), std::move(occupancy)});
   }
   section.add(std::move(table));
 }
@@ -156,9 +146,9 @@ void add_streams(const Profile& profile, const GpuReportData& data, Section& sec
     const bool is_default = s.stream < profile.gpu.streams.size() && profile.gpu.streams[s.stream].is_default;
     table.row({device_cell(data, s.device),
                Cell::number(fmt::format("{}{}", s.stream_id, is_default ? " (default)" : ""), s.stream_id),
-               count_value(s.ops), count_value(s.kernels), duration_value(s.busy_ns), duration_value(s.idle_ns),
-               count_value(s.idle_gaps), duration_value(s.longest_gap_ns),
-               s.ops == 0 ? not_known() : share_value(s.efficiency)});
+               count_cell(s.ops), count_cell(s.kernels), duration_cell(s.busy_ns), duration_cell(s.idle_ns),
+               count_cell(s.idle_gaps), duration_cell(s.longest_gap_ns),
+               s.ops == 0 ? not_known() : fraction_cell(s.efficiency)});
   }
   section.add(std::move(table));
 }
@@ -177,9 +167,9 @@ void add_devices(const GpuReportData& data, Section& section) {
                           right("NVML GPU utilisation (max)", "nvml-max"),
                           right("NVML memory utilisation (mean)", "nvml-memory")});
   for (const DeviceStats& d : data.streams.devices) {
-    table.row({device_cell(data, d.device), count_value(d.kernels), duration_value(d.kernel_busy_ns),
-               share_value(d.kernel_busy_fraction), duration_value(d.busy_ns), duration_value(d.overlap_ns),
-               bytes_value(d.memcpy_bytes), nvml_cell(d.nvml_gpu_utilization_mean),
+    table.row({device_cell(data, d.device), count_cell(d.kernels), duration_cell(d.kernel_busy_ns),
+               fraction_cell(d.kernel_busy_fraction), duration_cell(d.busy_ns), duration_cell(d.overlap_ns),
+               bytes_cell(d.memcpy_bytes), nvml_cell(d.nvml_gpu_utilization_mean),
                nvml_cell(d.nvml_gpu_utilization_max), nvml_cell(d.nvml_memory_utilization_mean)});
   }
   section.add(std::move(table));
@@ -192,8 +182,8 @@ void add_peers(const GpuReportData& data, Section& section) {
                          {left("From device", "from"), left("To device", "to"), right("Copies", "copies"),
                           right("Bytes", "bytes"), right("Time", "ns"), right("Achieved bandwidth", "bandwidth")});
   for (const PeerBandwidth& p : data.streams.peers) {
-    table.row({device_cell(data, p.src_device), device_cell(data, p.dst_device), count_value(p.copies),
-               bytes_value(p.bytes), duration_value(p.busy_ns), bandwidth_cell(p.gbytes_per_s, p.busy_ns > 0)});
+    table.row({device_cell(data, p.src_device), device_cell(data, p.dst_device), count_cell(p.copies),
+               bytes_cell(p.bytes), duration_cell(p.busy_ns), bandwidth_cell(p.gbytes_per_s, p.busy_ns > 0)});
   }
   section.add(std::move(table));
 }
@@ -212,10 +202,10 @@ void add_memory(const GpuReportData& data, Section& section) {
                           right("Not allocations (context, driver, other)", "unexplained")});
   for (const GpuDeviceMemory& m : data.memory.devices) {
     const bool nvml = m.nvml_used_max > 0;
-    table.row({device_cell(data, m.device), bytes_value(m.peak_bytes),
-               m.alloc_count == 0 ? not_known() : duration_value(m.peak_time_ns), bytes_value(m.live_bytes),
-               count_value(m.alloc_count), count_value(m.free_count),
-               nvml ? bytes_value(m.nvml_used_max) : not_known(), nvml ? bytes_value(m.unexplained_bytes) : not_known()});
+    table.row({device_cell(data, m.device), bytes_cell(m.peak_bytes),
+               m.alloc_count == 0 ? not_known() : duration_cell(m.peak_time_ns), bytes_cell(m.live_bytes),
+               count_cell(m.alloc_count), count_cell(m.free_count),
+               nvml ? bytes_cell(m.nvml_used_max) : not_known(), nvml ? bytes_cell(m.unexplained_bytes) : not_known()});
   }
   section.add(std::move(table));
   for (const std::string& note : io::gpu_memory_notes(data)) section.say(Sentence().words(note), true);
@@ -234,7 +224,7 @@ void add_leaks(const ReportData& report, Section& section) {
   for (std::size_t i = 0; i < shown; ++i) {
     const GpuLeak& leak = data.memory.leaks[i];
     table.row({device_cell(data, leak.device), name_cell(analysis::scope_path_label(profile, leak.node)),
-               count_value(leak.blocks), bytes_value(leak.bytes)});
+               count_cell(leak.blocks), bytes_cell(leak.bytes)});
   }
   section.add(std::move(table));
 }
@@ -265,9 +255,9 @@ Section gpu_scopes(const Profile& profile) {
       const double fraction = static_cast<double>(s.gpu_ns()) / static_cast<double>(cpu->total_ns);
       share = Cell::number(io::format_percent(fraction), fraction);
     }
-    table.row({name_cell(name), count_value(s.kernels), duration_value(s.kernel_ns), count_value(s.memcpys),
-               duration_value(s.memcpy_ns), bytes_value(s.memcpy_bytes), bytes_value(s.alloc_bytes),
-               duration_value(s.gpu_ns()), std::move(share)});
+    table.row({name_cell(name), count_cell(s.kernels), duration_cell(s.kernel_ns), count_cell(s.memcpys),
+               duration_cell(s.memcpy_ns), bytes_cell(s.memcpy_bytes), bytes_cell(s.alloc_bytes),
+               duration_cell(s.gpu_ns()), std::move(share)});
   }
   section.add(std::move(table));
   return section;

@@ -5,7 +5,8 @@
 #include <vector>
 
 #include "analysis/memory_findings.hpp"
-#include "io/html_charts.hpp"
+#include "analysis/rankings.hpp"
+#include "report/charts/html_charts.hpp"
 #include "report/sections.hpp"
 #include "report/sections/resource_cells.hpp"
 
@@ -13,12 +14,6 @@ namespace nnprof::report::sections {
 namespace {
 
 using namespace resource;
-
-// The heap chart's lines (io::html::write_heap_chart): RSS solid, its peak (VmHWM) dashed.
-constexpr std::string_view kHeapChartStyle = R"CSS(
-.mem .rss{fill:none;stroke:#7c3aed;stroke-width:1.4}
-.mem .hwm{fill:none;stroke:#7c3aed;stroke-width:1;stroke-dasharray:3 3;opacity:.7}
-)CSS";
 
 // The sampled stack of a leak site, one frame per line: the title of its "allocated at" cell.
 std::string stack_text(const Profile& profile, const LeakSite& site) {
@@ -53,10 +48,11 @@ void add_allocators(const ReportData& data, Section& section) {
   for (std::size_t i = 0; i < top.size(); ++i) {
     const ScopeStats& s = *top[i];
     const HeapAttribution& h = s.heap;
-    table.row({rank_cell(i), name_cell(profile.str(s.name)), bytes_value(h.alloc_bytes),
-               share_value(analysis::share_of(h.alloc_bytes, profile.heap.alloc_bytes)), count_value(h.alloc_count),
-               s.time.count == 0 ? not_known() : bytes_value(h.alloc_bytes / s.time.count),
-               bytes_value(h.retained_bytes), count_value(h.retained_blocks), bytes_value(h.peak_live_bytes)});
+    const auto per_call = analysis::heap_bytes_per_call(s);
+    table.row({rank_cell(i), scope_cell(profile, s.name), bytes_cell(h.alloc_bytes),
+               share_cell(h.alloc_bytes, profile.heap.alloc_bytes), count_cell(h.alloc_count),
+               per_call ? bytes_cell(*per_call) : not_known(),
+               bytes_cell(h.retained_bytes), count_cell(h.retained_blocks), bytes_cell(h.peak_live_bytes)});
   }
   section.add(std::move(table));
 }
@@ -81,9 +77,9 @@ void add_leak_sites(const ReportData& data, Section& section) {
   for (std::size_t i = 0; i < rows; ++i) {
     const LeakSite& site = profile.leaks[i];
     Cell caller = name_cell(analysis::frame_label(profile, site.caller));
-    caller.title = stack_text(profile, site);
+    caller.title = io::capped_name(stack_text(profile, site), io::kTextDisplayLimit);
     table.row({rank_cell(i), name_cell(analysis::scope_path_label(profile, site.node)), std::move(caller),
-               count_value(site.blocks), bytes_value(site.bytes),
+               count_cell(site.blocks), bytes_cell(site.bytes),
                Cell::words(site.reachable ? "reachable" : unreachable)});
   }
   section.add(std::move(table));
@@ -99,7 +95,7 @@ void heap(const ReportData& data, std::vector<Section>& out) {
       "Heap in use (every malloc and new, tracked automatically), the process's resident set size (RSS) and its "
       "peak (VmHWM) over time; times are since the session start."));
   Picture chart;
-  chart.style = kHeapChartStyle;
+  chart.style = io::html::kHeapChartStyle;
   io::html::write_heap_chart(profile, chart.html);
   section.add(std::move(chart));
 
@@ -111,7 +107,7 @@ void heap(const ReportData& data, std::vector<Section>& out) {
   add_allocators(data, section);
   add_leak_sites(data, section);
   section.subheading("Memory findings");
-  section.add(findings_block(data.memory_findings, analysis::no_memory_bottlenecks()));
+  section.add(findings_of(data.memory_findings, analysis::no_memory_bottlenecks()));
   out.push_back(std::move(section));
 }
 

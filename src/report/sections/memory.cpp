@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "analysis/facts.hpp"
-#include "io/html_charts.hpp"
+#include "report/charts/html_charts.hpp"
 #include "report/sections.hpp"
 #include "report/sections/resource_cells.hpp"
 
@@ -29,6 +29,7 @@ void memory(const ReportData& data, std::vector<Section>& out) {
   section.say(Sentence().words(
       "Bytes in use over time: the sum of every named counter (record_alloc minus record_free)."));
   Picture chart;
+  chart.style = io::html::kMemoryChartStyle;
   io::html::write_memory_chart(profile, chart.html);
   section.add(std::move(chart));
   section.say(analysis::memory_totals(profile), true);
@@ -41,9 +42,9 @@ void memory(const ReportData& data, std::vector<Section>& out) {
                    right("Allocated", "alloc"), right("Freed", "freed"), right("Allocations", "allocs"),
                    right("Frees", "frees")};
   for (const MemoryCounter& c : profile.memory_counters) {
-    table.row({name_cell(profile.str(c.name)), bytes_value(c.current_bytes), bytes_value(c.peak_bytes),
-               bytes_value(c.alloc_bytes), bytes_value(c.freed_bytes), count_value(c.alloc_count),
-               count_value(c.free_count)});
+    table.row({scope_cell(profile, c.name), signed_bytes_cell(c.current_bytes), bytes_cell(c.peak_bytes),
+               bytes_cell(c.alloc_bytes), bytes_cell(c.freed_bytes), count_cell(c.alloc_count),
+               count_cell(c.free_count)});
   }
   section.add(std::move(table));
   out.push_back(std::move(section));

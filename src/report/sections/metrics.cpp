@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "io/html_charts.hpp"
+#include "report/charts/html_charts.hpp"
 #include "io/html_escape.hpp"
 #include "io/metric_html.hpp"
 #include "io/metric_table.hpp"
@@ -40,7 +40,7 @@ Table metrics_table(const Profile& profile) {
     const auto v = [&](double x) { return metric_cell(x, m.unit); };
     // Percentiles come from the points kept: none kept, none known.
     const auto p = [&](double x) { return s.percentile_points > 0 ? v(x) : not_known(); };
-    table.row({name_cell(profile.str(m.name)), Cell::words(io::metric_kind_name(m.kind)), count_value(s.count),
+    table.row({scope_cell(profile, m.name), Cell::words(io::metric_kind_name(m.kind)), count_cell(s.count),
                v(s.last), v(s.mean), v(s.stddev), v(s.min), p(s.p50), p(s.p90), p(s.p95), p(s.p99), v(s.max)});
   }
   return table;
@@ -49,6 +49,7 @@ Table metrics_table(const Profile& profile) {
 // One metric's chart with its name, kind and unit above it.
 Picture metric_chart(const Profile& profile, const MetricSeries& m) {
   Picture picture;
+  picture.style = io::html::kMemoryChartStyle;  // the metric charts draw as the memory chart does
   io::html::append(picture.html, "<h3>{} <span class=\"muted\">({}{})</span></h3><div class=\"scroll\">",
                    io::html::escape(profile.str(m.name)), io::metric_kind_name(m.kind),
                    m.unit.empty() ? std::string() : ", " + io::html::escape(m.unit));
