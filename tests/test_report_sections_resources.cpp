@@ -776,6 +776,9 @@ TEST(MetricsSection, TableWithRawValuesAndCompletenessNote) {
   EXPECT_EQ(t.rows[1][3].text, "2,000,000");
   EXPECT_TRUE(said(p, s, "3 observations of 1 metric(s) were not kept as points"));
   EXPECT_EQ(blocks_of<report::Picture>(s).size(), 2u);
+  EXPECT_NE(blocks_of<report::Picture>(s)[0]->html.find("A counter's chart shows its running total."), std::string::npos);
+  EXPECT_NE(blocks_of<report::Picture>(s)[1]->html.find("<h3>loss1 <span class=\"muted\">(gauge)</span></h3>"),
+            std::string::npos);
 }
 
 TEST(MetricsSection, ChartsStopAtTheirLimitAndSaySo) {

@@ -66,12 +66,17 @@ void metrics(const ReportData& data, std::vector<Section>& out) {
   Section section{"metrics", "Metrics", {}};
   section.say(Sentence().words(
       "Counters, gauges and histograms recorded by name. Count, last, mean, std dev, min and max cover every "
-      "observation; percentiles are exact over the points kept. A counter's last value is its running total."));
+      "observation; percentiles are exact over the points kept."));
   section.add(metrics_table(profile));
   if (const std::string note = io::metrics_completeness_note(profile); !note.empty()) section.say(Sentence().words(note));
 
   const std::size_t charts = std::min(profile.metrics.size(), io::html::kMetricChartLimit);
-  for (std::size_t i = 0; i < charts; ++i) section.add(metric_chart(profile, profile.metrics[i]));
+  for (std::size_t i = 0; i < charts; ++i) {
+    Picture chart = metric_chart(profile, profile.metrics[i]);
+    // Said with the charts: the table's "last / total" is a counter's total, its chart the running total.
+    if (i == 0) chart.html.insert(0, "<p class=\"muted\">A counter's chart shows its running total.</p>");
+    section.add(std::move(chart));
+  }
   if (charts < profile.metrics.size()) {
     // Said inside a picture: only formats that draw the charts have some left undrawn.
     Picture note;
