@@ -1,0 +1,90 @@
+// Metrics: counters, gauges and histograms recorded by name (nnprof/metrics.hpp): one row each,
+// what was not kept as points, and a chart per metric.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "report/charts/html_charts.hpp"
+#include "io/html_escape.hpp"
+#include "io/metric_html.hpp"
+#include "io/metric_table.hpp"
+#include "io/metrics_json.hpp"
+#include "report/sections.hpp"
+#include "report/sections/resource_cells.hpp"
+
+namespace nnprof::report::sections {
+namespace {
+
+using namespace resource;
+
+// A metric value in its unit, its raw value kept; "n/a" where there is none.
+Cell metric_cell(double value, const std::string& unit) {
+  if (!std::isfinite(value)) return not_known();
+  return Cell::number(io::format_metric_value(value, unit), value);
+}
+
+Table metrics_table(const Profile& profile) {
+  Table table;
+  table.id = "metrics-table";
+  table.style = Table::Style::Sortable;
+  table.filter_label = "Filter metrics by name";
+  table.columns = {left("Metric", "metric"), left("Kind", "kind"),   right("Count", "count"),
+                   right("Last / total", "last"), right("Mean", "mean"), right("Std dev", "stddev"),
+                   right("Min", "min"),       right("p50", "p50"),   right("p90", "p90"),
+                   right("p95", "p95"),       right("p99", "p99"),   right("Max", "max")};
+  for (const MetricSeries& m : profile.metrics) {
+    const MetricSummary& s = m.summary;
+    const auto v = [&](double x) { return metric_cell(x, m.unit); };
+    // Percentiles come from the points kept: none kept, none known.
+    const auto p = [&](double x) { return s.percentile_points > 0 ? v(x) : not_known(); };
+    table.row({scope_cell(profile, m.name), Cell::words(io::metric_kind_name(m.kind)), count_cell(s.count),
+               v(s.last), v(s.mean), v(s.stddev), v(s.min), p(s.p50), p(s.p90), p(s.p95), p(s.p99), v(s.max)});
+  }
+  return table;
+}
+
+// One metric's chart with its name, kind and unit above it.
+Picture metric_chart(const Profile& profile, const MetricSeries& m) {
+  Picture picture;
+  picture.style = io::html::kMemoryChartStyle;  // the metric charts draw as the memory chart does
+  io::html::append(picture.html, "<h3>{} <span class=\"muted\">({}{})</span></h3><div class=\"scroll\">",
+                   io::html::escape(profile.str(m.name)), io::metric_kind_name(m.kind),
+                   m.unit.empty() ? std::string() : ", " + io::html::escape(m.unit));
+  io::html::write_metric_chart(profile, m, picture.html);
+  picture.html += "</div>";
+  return picture;
+}
+
+}  // namespace
+
+void metrics(const ReportData& data, std::vector<Section>& out) {
+  const Profile& profile = *data.profile;
+  if (profile.metrics.empty()) return;
+  Section section{"metrics", "Metrics", {}};
+  section.say(Sentence().words(
+      "Counters, gauges and histograms recorded by name. Count, last, mean, std dev, min and max cover every "
+      "observation; percentiles are exact over the points kept."));
+  section.add(metrics_table(profile));
+  if (const std::string note = io::metrics_completeness_note(profile); !note.empty()) section.say(Sentence().words(note));
+
+  const std::size_t charts = std::min(profile.metrics.size(), io::html::kMetricChartLimit);
+  for (std::size_t i = 0; i < charts; ++i) {
+    Picture chart = metric_chart(profile, profile.metrics[i]);
+    // Said with the charts: the table's "last / total" is a counter's total, its chart the running total.
+    if (i == 0) chart.html.insert(0, "<p class=\"muted\">A counter's chart shows its running total.</p>");
+    section.add(std::move(chart));
+  }
+  if (charts < profile.metrics.size()) {
+    // Said inside a picture: only formats that draw the charts have some left undrawn.
+    Picture note;
+    io::html::append(note.html, "<p class=\"note\">{} more metrics are in the table but not drawn (a page draws at most {} charts).</p>",
+                     profile.metrics.size() - charts, io::html::kMetricChartLimit);
+    section.add(std::move(note));
+  }
+  out.push_back(std::move(section));
+}
+
+}  // namespace nnprof::report::sections
