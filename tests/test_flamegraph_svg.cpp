@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "cpu_export_fixture.hpp"
-#include "io/exporter.hpp"
+#include "io/exporter_registry.hpp"
 #include "io/utf8.hpp"
 #include "nnprof/error.hpp"
 

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <utility>
 
-#include "io/exporter.hpp"
+#include "io/exporter_registry.hpp"
 #include "io/html_charts.hpp"
 #include "io/html_escape.hpp"
 #include "nnprof/error.hpp"
