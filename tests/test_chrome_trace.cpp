@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/chrome_trace.hpp"
-#include "io/exporter.hpp"
+#include "io/exporter_registry.hpp"
 #include "nnprof/nnprof.hpp"
 #include "cpu_profile_fixture.hpp"
 #include "sample_profiles.hpp"

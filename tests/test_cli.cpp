@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -209,6 +211,47 @@ TEST(Cli, HelpAndVersionSucceed) {
   const CliRun v = run_cli("--version");
   EXPECT_EQ(v.status, 0);
   EXPECT_NE(v.output.find("nnprof 0."), std::string::npos) << v.output;
+}
+
+TEST(Cli, FormatOptionsListEveryFormatOfTheTable) {
+  struct Command {
+    std::string name, inputs;
+    nnprof::Document document;
+  };
+  const std::vector<Command> commands = {{"report", "a.nnprof", nnprof::Document::Profile},
+                                         {"export", "a.nnprof", nnprof::Document::Profile},
+                                         {"compare", "a.nnprof b.nnprof", nnprof::Document::Comparison},
+                                         {"model-compare", "a.nnprof", nnprof::Document::ModelComparison}};
+  for (const auto& [command, inputs, document] : commands) {
+    const CliRun help = run_cli(command + " --help");
+    ASSERT_EQ(help.status, 0) << help.output;
+    EXPECT_NE(help.output.find("Formats (FORMAT):"), std::string::npos) << help.output;
+    for (const nnprof::FormatInfo& info : nnprof::report_formats()) {
+      const std::string name(info.name);
+      if (!info.renders(document)) {
+        EXPECT_EQ(help.output.find(std::string(info.description)), std::string::npos) << command << ": " << name;
+        // Named, it is refused at once, with the formats that are accepted.
+        const CliRun refused = run_cli(command + " " + inputs + " --format " + name);
+        EXPECT_EQ(refused.status, 2) << refused.output;
+        EXPECT_NE(refused.output.find("'" + name + "' cannot write a " + nnprof::to_string(document)), std::string::npos)
+            << refused.output;
+        continue;
+      }
+      // "  markdown, md  Markdown, for ... (.md or .markdown)"
+      std::string names = name;
+      for (const std::string_view alias : info.aliases) names += ", " + std::string(alias);
+      const std::size_t line = help.output.find("  " + names + " ");
+      ASSERT_NE(line, std::string::npos) << command << " --help does not list " << names << ":\n" << help.output;
+      const std::string text = help.output.substr(line, help.output.find('\n', line) - line);
+      EXPECT_NE(text.find(std::string(info.description)), std::string::npos) << text;
+      for (const std::string_view extension : info.extensions)
+        EXPECT_NE(text.find(std::string(extension)), std::string::npos) << extension << " missing: " << text;
+    }
+  }
+  const CliRun unknown = run_cli("export a.nnprof --to bogus");
+  EXPECT_EQ(unknown.status, 2);
+  for (const nnprof::FormatInfo& info : nnprof::report_formats())
+    EXPECT_NE(unknown.output.find(std::string(info.name)), std::string::npos) << unknown.output;
 }
 
 #ifdef NNPROF_RECORD_TESTS

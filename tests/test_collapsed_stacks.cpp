@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cpu_export_fixture.hpp"
-#include "io/exporter.hpp"
+#include "io/exporter_registry.hpp"
 #include "nnprof/error.hpp"
 
 namespace nnprof {

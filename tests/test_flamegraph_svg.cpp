@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "cpu_export_fixture.hpp"
-#include "io/exporter.hpp"
+#include "io/exporter_registry.hpp"
 #include "io/utf8.hpp"
 #include "nnprof/error.hpp"
 
@@ -43,6 +43,7 @@ struct Frame {
   double y = 0;
   std::string fill;
   std::string label;    // the text drawn in the box
+  std::string readable; // data-l: the name the box shows, where it is not the full name
 };
 
 class ParsedSvg {
@@ -80,6 +81,7 @@ class ParsedSvg {
       f.y = rect->DoubleAttribute("y");
       f.fill = rect->Attribute("fill") != nullptr ? rect->Attribute("fill") : "";
       f.label = label->GetText() != nullptr ? label->GetText() : "";
+      f.readable = g->Attribute("data-l") != nullptr ? g->Attribute("data-l") : "";
       frames.push_back(f);
     }
   }
@@ -166,6 +168,47 @@ TEST(FlameGraphSvg, NamesAreEscapedAndReadBackExactly) {
   EXPECT_EQ(svg.text_of("title"), options.title);
   // ';' and the newline of the name became ':' and ' ' (as in the collapsed format).
   EXPECT_NE(svg.find("weird:name <T&> \"q\"", 2), nullptr);
+}
+
+TEST(FlameGraphSvg, BoxesShowTheReadableNameAndTooltipsTheFullSignature) {
+  Profile p = testing::cpu_export_profile();
+  const std::string signature =
+      "void nnprof::demo::matmul<float, 4>(float const*, float*, int) [clone .constprop.0]";
+  p.strings[p.frames[testing::kMatmul].function] = signature;  // kMatmulLoop's too: one string
+  p.strings[p.frames[testing::kDot].function] = "float dot(float const*, float const*, unsigned long)";
+  const ParsedSvg svg(flamegraph(p));
+  ASSERT_EQ(svg.parsed, tinyxml2::XML_SUCCESS) << svg.doc.ErrorStr();
+  const Frame* matmul = svg.find(signature, 3);
+  ASSERT_NE(matmul, nullptr) << "the tooltip's first line is the full signature";
+  EXPECT_EQ(matmul->title, signature + "\n7 samples, 63.64%\nmodule: libml.so");
+  EXPECT_EQ(matmul->readable, "nnprof::demo::matmul<float, 4>");
+  EXPECT_EQ(matmul->label, "nnprof::demo::matmul<float, 4>");  // 7 of 11 samples: wide enough for all of it
+  const Frame* dot = svg.find("float dot(float const*, float const*, unsigned long)", 4);
+  ASSERT_NE(dot, nullptr);
+  EXPECT_EQ(dot->readable, "dot");
+  EXPECT_EQ(dot->label, "dot");
+  // Plain names keep their text and need no data-l; neither do roots and frames without symbols.
+  for (const char* plain : {"main", "train_step", "all", "[unknown]", "libc.so.6+0x29234"}) {
+    bool seen = false;
+    for (const Frame& f : svg.frames) {
+      if (f.name != plain) continue;
+      seen = true;
+      EXPECT_EQ(f.readable, "") << plain;
+    }
+    EXPECT_TRUE(seen) << plain;
+  }
+  // A narrow box cuts the readable name, never the return type: "nnprof::demo..", not "void nnpr..".
+  io::FlameGraphOptions narrow;
+  narrow.width = 200;
+  const ParsedSvg small(flamegraph(p, narrow));
+  ASSERT_EQ(small.parsed, tinyxml2::XML_SUCCESS) << small.doc.ErrorStr();
+  const Frame* cut = small.find(signature, 3);
+  ASSERT_NE(cut, nullptr);
+  ASSERT_TRUE(cut->label.ends_with("..")) << cut->label;
+  EXPECT_TRUE(std::string_view("nnprof::demo::matmul<float, 4>").starts_with(cut->label.substr(0, cut->label.size() - 2)))
+      << cut->label;
+  // The script zooms and searches with both: it reads the label from data-l.
+  EXPECT_NE(svg.script.find("getAttribute(\"data-l\")"), std::string::npos);
 }
 
 TEST(FlameGraphSvg, InvalidUtf8AndControlCharactersDoNotBreakTheDocument) {

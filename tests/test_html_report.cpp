@@ -16,7 +16,7 @@
 #include <string_view>
 #include <utility>
 
-#include "io/exporter.hpp"
+#include "io/exporter_registry.hpp"
 #include "report/charts/html_charts.hpp"
 #include "io/html_escape.hpp"
 #include "nnprof/error.hpp"
@@ -491,11 +491,25 @@ TEST(HtmlReport, FlameGraphDataIsTheFlameTreeWithScopes) {
   const auto nodes = flame_nodes(html);
   const analysis::FlameTree tree = analysis::flame_tree(testing::cpu_profile(), {}, true);
   ASSERT_EQ(nodes.size(), tree.nodes.size());  // nothing narrow enough to leave out
-  EXPECT_EQ(nodes[0], nlohmann::json::parse(R"(["all","",-1,14,0,16000000,0])"));
-  EXPECT_EQ(nodes[1], nlohmann::json::parse(R"(["train_step","",0,12,0,14000000,1])"));
+  EXPECT_EQ(nodes[0], nlohmann::json::parse(R"(["all","",-1,14,0,16000000,0,"all"])"));
+  EXPECT_EQ(nodes[1], nlohmann::json::parse(R"(["train_step","",0,12,0,14000000,1,"train_step"])"));
   for (std::size_t i = 1; i < nodes.size(); ++i) {
     EXPECT_LT(nodes[i][2].get<std::int64_t>(), static_cast<std::int64_t>(i)) << "parents come first";
   }
+}
+
+TEST(HtmlReport, FlameGraphBoxesShowReadableNamesAndDetailsTheFullSignature) {
+  Profile p = testing::cpu_profile();
+  const std::string signature = "void ns::matmul<float, 4>(float const*, float*, int) [clone .constprop.0]";
+  p.strings[testing::kCpuMatmul] = signature;
+  const auto nodes = flame_nodes(html_of(p));
+  bool seen = false;
+  for (const auto& node : nodes) {
+    if (node[0] != signature) continue;
+    seen = true;
+    EXPECT_EQ(node[7], "ns::matmul<float, 4>") << node;  // the box's text; details(i) shows node[0]
+  }
+  EXPECT_TRUE(seen) << nodes;
 }
 
 TEST(HtmlReport, FlameGraphDataIsEscaped) {

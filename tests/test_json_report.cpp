@@ -14,7 +14,7 @@
 
 #include "cpu_profile_fixture.hpp"
 #include "sample_profiles.hpp"
-#include "io/exporter.hpp"
+#include "io/exporter_registry.hpp"
 #include "nnprof/nnprof.hpp"
 
 namespace nnprof {

@@ -23,6 +23,8 @@
 #include "io/html_report.hpp"
 #include "io/json_report.hpp"
 #include "io/markdown_report.hpp"
+#include "io/metric_table.hpp"
+#include "io/metrics_png.hpp"
 #include "io/text_report.hpp"
 #include "model/metric_builder.hpp"
 #include "nnprof/nnprof.hpp"
@@ -496,6 +498,115 @@ TEST_F(Metrics, PlotMetricsErrorsSayWhatToDo) {
     EXPECT_NE(std::string(e.what()).find("no metric"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(fs::exists(path("empty.png")));
+}
+
+// ---- readable numbers and text that fits in the PNG --------------------------------------
+
+TEST(MetricValues, LargeValuesAreWholeNumbersWithSeparatorsNotScientific) {
+  using nnprof::io::format_metric_value;
+  EXPECT_EQ(format_metric_value(37'050.3, "tokens/s"), "37,050 tokens/s");  // was 3.705e+04
+  EXPECT_EQ(format_metric_value(37'050.0, "tokens/s"), "37,050 tokens/s");
+  EXPECT_EQ(format_metric_value(1'234'567.89, ""), "1,234,568");
+  EXPECT_EQ(format_metric_value(-1'234.6, "x"), "-1,235 x");
+  EXPECT_EQ(format_metric_value(999.97, "ms"), "1000 ms");
+  EXPECT_EQ(format_metric_value(0.31274, "nats"), "0.3127 nats");
+  EXPECT_EQ(format_metric_value(2.5e-5, ""), "2.500e-05");
+  EXPECT_EQ(format_metric_value(3e15 + 0.5, ""), "3.000e+15");
+  EXPECT_EQ(format_metric_value(1'500, "ns"), "1.50 µs");
+  EXPECT_EQ(format_metric_value(std::nan(""), "x"), "n/a");
+}
+
+TEST(MetricValues, AxisLabelsAreShortWithSeparatorsOrDecimalPrefixes) {
+  using nnprof::io::format_axis_value;
+  EXPECT_EQ(format_axis_value(37'050.3, "tokens/s"), "37,050 tokens/s");
+  EXPECT_EQ(format_axis_value(105'000.0, "tokens/s"), "105,000 tokens/s");  // the demo's "05e+04 tokens/s"
+  EXPECT_EQ(format_axis_value(1'234'567.0, "tokens/s"), "1.23M tokens/s");
+  EXPECT_EQ(format_axis_value(999'999.7, ""), "1M");
+  EXPECT_EQ(format_axis_value(45.6e9, "FLOP"), "45.6G FLOP");
+  EXPECT_EQ(format_axis_value(-2.5e6, "x"), "-2.5M x");
+  EXPECT_EQ(format_axis_value(2e24, ""), "2e+24");  // beyond E: no prefix left
+  EXPECT_EQ(format_axis_value(999.7, ""), "1,000");
+  EXPECT_EQ(format_axis_value(12.345, "tokens/s"), "12.3 tokens/s");
+  EXPECT_EQ(format_axis_value(0.0, ""), "0");
+  EXPECT_EQ(format_axis_value(0.5, "loss"), "0.5 loss");
+  EXPECT_EQ(format_axis_value(1'500, "ns"), "1.50 µs");
+  EXPECT_EQ(format_axis_value(3.0 * 1024 * 1024, "bytes"), "3.00 MiB");
+  EXPECT_EQ(format_axis_value(std::nan(""), "x"), "n/a");
+}
+
+// Metrics whose labels and titles do not fit the old fixed layout: values in the tens of
+// thousands with a long unit, and a name longer than the image is wide.
+nnprof::Profile wide_text_profile() {
+  nnprof::Profiler p;
+  const nnprof::Gauge throughput = p.metrics().gauge("throughput", "tokens/s");
+  const nnprof::Gauge long_name = p.metrics().gauge(std::string(150, 'n') + "_" + std::string(150, 'm'), "bytes");
+  const nnprof::Histogram latency = p.metrics().histogram("latency", "ns");
+  for (int i = 0; i < 40; ++i) {
+    throughput.set(37'050.3 + 1'000.0 * i);
+    long_name.set(1e6 + i);
+    latency.record(1e6 * (1 + i % 7));
+  }
+  return p.snapshot();
+}
+
+TEST_F(Metrics, PngLayoutFitsTheWidestLabelAndEveryTitle) {
+  const nnprof::Profile prof = wide_text_profile();
+  const nnprof::io::MetricPngLayout layout = nnprof::io::metrics_png_layout(prof);
+  ASSERT_EQ(layout.panels.size(), 3U);
+  const nnprof::io::MetricPngPanelText& throughput = layout.panels[2];  // metrics are sorted by name
+  ASSERT_FALSE(throughput.title.empty());
+  EXPECT_TRUE(throughput.title[0].starts_with("throughput (gauge)")) << throughput.title[0];
+  EXPECT_EQ(throughput.y_low, "37,050 tokens/s");
+  EXPECT_EQ(throughput.y_high, "76,050 tokens/s");
+  std::string title;
+  for (const std::string& line : throughput.title) title += line;
+  EXPECT_NE(title.find("min 37,050 tokens/s"), std::string::npos) << title;
+  EXPECT_EQ(title.find("e+0"), std::string::npos) << title;
+
+  // Every panel's plot starts right of its widest value label, with room to spare.
+  EXPECT_GT(layout.widest_y_label, 60.0);  // "76,050 tokens/s" at 10.5 px
+  EXPECT_GE(layout.left_margin, layout.widest_y_label + 12.0);
+  EXPECT_LE(layout.left_margin, layout.widest_y_label + 30.0);
+
+  // Titles fit; one too long for a line is split into name and statistics, the name cut with "…".
+  EXPECT_GT(layout.title_limit, 900.0);
+  EXPECT_LE(layout.widest_title, layout.title_limit);
+  const nnprof::io::MetricPngPanelText& long_name = layout.panels[1];
+  ASSERT_EQ(long_name.title.size(), 2U);
+  EXPECT_TRUE(long_name.title[0].starts_with("nnnnnnnn")) << long_name.title[0];
+  EXPECT_TRUE(long_name.title[0].ends_with("…")) << long_name.title[0];
+  EXPECT_TRUE(long_name.title[1].starts_with("n=40, last ")) << long_name.title[1];
+  // A histogram's value axis counts points; its horizontal one spans the values.
+  const nnprof::io::MetricPngPanelText& latency = layout.panels[0];
+  EXPECT_EQ(latency.y_low, "0");
+  EXPECT_EQ(latency.x_left, "1.00 ms");
+  EXPECT_EQ(latency.x_right, "7.00 ms");
+}
+
+TEST_F(Metrics, PngTextStaysInsideTheImage) {
+  nnprof::plot_metrics(wide_text_profile(), path("wide.png"));
+  cairo_surface_t* img = cairo_image_surface_create_from_png(path("wide.png").c_str());
+  ASSERT_EQ(cairo_surface_status(img), CAIRO_STATUS_SUCCESS);
+  cairo_surface_flush(img);
+  const unsigned char* data = cairo_image_surface_get_data(img);
+  const int stride = cairo_image_surface_get_stride(img);
+  const int width = cairo_image_surface_get_width(img), height = cairo_image_surface_get_height(img);
+  // Nothing is drawn in the outer 6 pixels on either side: no label or title runs off an edge.
+  std::size_t edge = 0, inside = 0;
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      const auto* px = data + y * stride + x * 4;
+      const bool white = px[0] == 255 && px[1] == 255 && px[2] == 255;
+      if (white) continue;
+      if (x < 6 || x >= width - 6) {
+        ++edge;
+      } else {
+        ++inside;
+      }
+    }
+  cairo_surface_destroy(img);
+  EXPECT_EQ(edge, 0U);
+  EXPECT_GT(inside, 10'000U);
 }
 
 }  // namespace

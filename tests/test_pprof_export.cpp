@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cpu_export_fixture.hpp"
-#include "io/exporter.hpp"
+#include "io/exporter_registry.hpp"
 #include "io/proto/profile.pb.h"
 #include "nnprof/error.hpp"
 

@@ -13,7 +13,7 @@
 
 #include "analysis/rankings.hpp"
 #include "cpu_profile_fixture.hpp"
-#include "io/exporter.hpp"
+#include "io/exporter_registry.hpp"
 #include "io/format.hpp"
 #include "nnprof/profile.hpp"
 #include "sample_profiles.hpp"

@@ -8,22 +8,12 @@
 
 #include "analysis/compare.hpp"
 #include "io/compare_report.hpp"
+#include "io/formats.hpp"
 #include "io/output_file.hpp"
 #include "nnprof/error.hpp"
 #include "record/internal_allocations.hpp"
 
 namespace nnprof {
-namespace {
-
-ReportFormat format_for_path(const std::string& path) {
-  const ReportFormat format = io::document_format_for_path(path);
-  if (format != ReportFormat::Auto) return format;
-  throw Error(fmt::format("cannot tell the comparison's format from '{}': use a .txt, .md, .json or .html file "
-                          "name, or name the format explicitly",
-                          path));
-}
-
-}  // namespace
 
 Comparison compare(const Profile& a, const Profile& b, const CompareOptions& options) {
   detail::InternalAllocations internal;
@@ -36,23 +26,22 @@ Comparison compare(const Profile& a, const Profile& b, const CompareOptions& opt
 
 void write_comparison(const Comparison& comparison, std::ostream& out, ReportFormat format) {
   detail::InternalAllocations internal;
-  switch (format) {
+  switch (io::checked_format(format, Document::Comparison)) {
     case ReportFormat::Text: io::write_comparison_text(comparison, out); return;
     case ReportFormat::Markdown: io::write_comparison_markdown(comparison, out); return;
     case ReportFormat::Json: io::write_comparison_json(comparison, out); return;
     case ReportFormat::Html: io::write_comparison_html(comparison, out); return;
     default: break;
   }
-  throw Error(fmt::format("a comparison is written as text, markdown, json or html, not {}", to_string(format)));
+  throw Error(fmt::format("the format table says a comparison is written as {}, but nnprof has no such writer",
+                          to_string(format)));
 }
 
 void export_comparison(const Comparison& comparison, const std::string& path, ReportFormat format) {
   detail::InternalAllocations internal;
-  if (format == ReportFormat::Auto) format = format_for_path(path);
+  if (format == ReportFormat::Auto) format = io::format_for_path(path, Document::Comparison);
   // Checked before the file is created, so that a bad format leaves no file behind.
-  if (format != ReportFormat::Text && format != ReportFormat::Markdown && format != ReportFormat::Json &&
-      format != ReportFormat::Html)
-    throw Error(fmt::format("a comparison is written as text, markdown, json or html, not {}", to_string(format)));
+  io::checked_format(format, Document::Comparison);
   io::write_file_atomically(path, [&](std::ostream& out) { write_comparison(comparison, out, format); });
 }
 

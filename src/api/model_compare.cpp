@@ -7,24 +7,13 @@
 #include <fmt/format.h>
 
 #include "analysis/model_compare.hpp"
+#include "io/formats.hpp"
 #include "io/model_compare_report.hpp"
 #include "io/output_file.hpp"
 #include "nnprof/error.hpp"
 #include "record/internal_allocations.hpp"
 
 namespace nnprof {
-
-namespace {
-
-bool writable(ReportFormat format) {
-  return format == ReportFormat::Text || format == ReportFormat::Markdown || format == ReportFormat::Json;
-}
-
-[[noreturn]] void unsupported(ReportFormat format) {
-  throw Error(fmt::format("a model comparison is written as text, markdown or json, not {}", to_string(format)));
-}
-
-}  // namespace
 
 const char* to_string(ScalingVerdict verdict) noexcept {
   switch (verdict) {
@@ -44,26 +33,21 @@ ModelComparison compare_models(const Profile& profile) {
 void write_model_comparison(const ModelComparison& comparison, std::ostream& out, ReportFormat format) {
   detail::InternalAllocations internal;
   if (comparison.models.empty()) throw Error("the model comparison is empty: it compares no model");
-  switch (format) {
+  switch (io::checked_format(format, Document::ModelComparison)) {
     case ReportFormat::Text: io::write_model_comparison_text(comparison, out); return;
     case ReportFormat::Markdown: io::write_model_comparison_markdown(comparison, out); return;
     case ReportFormat::Json: io::write_model_comparison_json(comparison, out); return;
     default: break;
   }
-  unsupported(format);
+  throw Error(fmt::format("the format table says a model comparison is written as {}, but nnprof has no such writer",
+                          to_string(format)));
 }
 
 void export_model_comparison(const ModelComparison& comparison, const std::string& path, ReportFormat format) {
   detail::InternalAllocations internal;
-  if (format == ReportFormat::Auto) {
-    format = io::document_format_for_path(path);
-    if (format == ReportFormat::Auto)
-      throw Error(fmt::format("cannot tell the model comparison's format from '{}': use a .txt, .md or .json file "
-                              "name, or name the format explicitly",
-                              path));
-  }
+  if (format == ReportFormat::Auto) format = io::format_for_path(path, Document::ModelComparison);
   // Checked before the file is created, so that a bad format leaves no file behind.
-  if (!writable(format)) unsupported(format);
+  io::checked_format(format, Document::ModelComparison);
   io::write_file_atomically(path, [&](std::ostream& out) { write_model_comparison(comparison, out, format); });
 }
 

@@ -5,7 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "io/exporter.hpp"
+#include "io/exporter_registry.hpp"
+#include "io/formats.hpp"
 #include "io/output_file.hpp"
 #include "io/text_report.hpp"
 #include "nnprof/error.hpp"
@@ -13,33 +14,11 @@
 
 namespace nnprof {
 
-const char* to_string(ReportFormat format) noexcept {
-  switch (format) {
-    case ReportFormat::Auto: return "auto";
-    case ReportFormat::Text: return "text";
-    case ReportFormat::Markdown: return "markdown";
-    case ReportFormat::Json: return "json";
-    case ReportFormat::Html: return "html";
-    case ReportFormat::Csv: return "csv";
-    case ReportFormat::Chrome: return "chrome";
-    case ReportFormat::Collapsed: return "collapsed";
-    case ReportFormat::Pprof: return "pprof";
-    case ReportFormat::Flamegraph: return "flamegraph";
-  }
-  return "auto";
-}
-
 namespace {
 const io::Exporter& exporter_for(ReportFormat format, const std::string& path) {
-  const io::Exporter* e =
-      format == ReportFormat::Auto ? io::find_exporter_for_path(path) : io::find_exporter(to_string(format));
-  if (e == nullptr) {
-    if (format == ReportFormat::Auto)
-      throw Error(fmt::format("cannot tell the report format from '{}': use a .txt, .md, .json, .html, .csv, .trace.json, .folded, .pb.gz or .svg "
-                              "file name, or name the format explicitly",
-                              path));
-    throw Error(fmt::format("the {} format is not available in this build of nnprof", to_string(format)));
-  }
+  if (format == ReportFormat::Auto) format = io::format_for_path(path, Document::Profile);
+  const io::Exporter* e = io::find_exporter(format);
+  if (e == nullptr) throw Error(fmt::format("the {} format is not available in this build of nnprof", to_string(format)));
   return *e;
 }
 }  // namespace

@@ -13,8 +13,7 @@ void write_chrome_trace(const Profile& profile, std::ostream& out);
 
 class ChromeTraceExporter final : public Exporter {
  public:
-  [[nodiscard]] std::string_view name() const override { return "chrome"; }
-  [[nodiscard]] std::string_view extension() const override { return ".trace.json"; }
+  ChromeTraceExporter() noexcept : Exporter(ReportFormat::Chrome) {}
   void write(const Profile& profile, std::ostream& out) const override;
 };
 

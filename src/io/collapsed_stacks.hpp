@@ -90,8 +90,7 @@ std::map<std::vector<std::string>, std::uint64_t> parse_collapsed(std::istream& 
 /// sample, counted in samples.
 class CollapsedExporter final : public Exporter {
  public:
-  [[nodiscard]] std::string_view name() const override { return "collapsed"; }
-  [[nodiscard]] std::string_view extension() const override { return ".folded"; }
+  CollapsedExporter() noexcept : Exporter(ReportFormat::Collapsed) {}
   void write(const Profile& profile, std::ostream& out) const override;
 };
 

@@ -50,8 +50,7 @@ void write_csv(const Profile& profile, std::ostream& out);
 /// The "csv" format (".csv"): `write_csv`.
 class CsvExporter final : public Exporter {
  public:
-  [[nodiscard]] std::string_view name() const override { return "csv"; }
-  [[nodiscard]] std::string_view extension() const override { return ".csv"; }
+  CsvExporter() noexcept : Exporter(ReportFormat::Csv) {}
   void write(const Profile& profile, std::ostream& out) const override;
 };
 

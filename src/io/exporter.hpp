@@ -1,12 +1,13 @@
-// Exporters: every output format is one implementation of this interface ("record once,
-// export many"). The CLI, the library and the tests reach every format through the registry.
+// Exporters: every output format of a profile is one implementation of this interface
+// ("record once, export many"). The registry (exporter_registry.hpp) lists them; the format
+// table (report_formats(), io/formats.cpp) names them.
 #pragma once
 
 #include <iosfwd>
 #include <string_view>
-#include <vector>
 
 #include "nnprof/profile.hpp"
+#include "nnprof/report.hpp"
 
 namespace nnprof::io {
 
@@ -14,27 +15,22 @@ namespace nnprof::io {
 /// stream, so the same code writes to a file, a string in a test or an HTTP response.
 class Exporter {
  public:
-  Exporter() = default;
+  explicit Exporter(ReportFormat format) noexcept : format_(format) {}
   Exporter(const Exporter&) = delete;
   Exporter& operator=(const Exporter&) = delete;
   virtual ~Exporter() = default;
 
-  /// The format's name as users type it, e.g. "text".
-  [[nodiscard]] virtual std::string_view name() const = 0;
-  /// The file extension that selects this format, with its dot, e.g. ".txt".
-  [[nodiscard]] virtual std::string_view extension() const = 0;
+  [[nodiscard]] ReportFormat format() const noexcept { return format_; }
+  /// The format's name as users type it, e.g. "text" (from the format table).
+  [[nodiscard]] std::string_view name() const noexcept { return find_format(format_)->name; }
+  /// The extension nnprof gives files of this format, with its dot, e.g. ".txt" (from the
+  /// format table, which also lists the other extensions that select it).
+  [[nodiscard]] std::string_view extension() const noexcept { return find_format(format_)->extension(); }
   /// Writes `profile` to `out`. Throws nnprof::Error if the stream fails.
   virtual void write(const Profile& profile, std::ostream& out) const = 0;
+
+ private:
+  ReportFormat format_;
 };
-
-/// The built-in exporter named `name` (ASCII case-insensitive), or nullptr.
-[[nodiscard]] const Exporter* find_exporter(std::string_view name);
-
-/// The exporter whose extension ends `path` (ASCII case-insensitive), or nullptr. The
-/// longest matching extension wins, so ".trace.json" can be told apart from ".json".
-[[nodiscard]] const Exporter* find_exporter_for_path(std::string_view path);
-
-/// Every built-in exporter, in a fixed order.
-[[nodiscard]] std::vector<const Exporter*> all_exporters();
 
 }  // namespace nnprof::io

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/function_name.hpp"
 #include "io/format.hpp"
 #include "io/html_escape.hpp"
 #include "io/utf8.hpp"
@@ -124,6 +125,15 @@ std::string fit_label(std::string_view name, double width) {
   return std::string(name.substr(0, end)) + "..";
 }
 
+// What a frame's box says: a function as a reader names it ("ns::gemm<…>" rather than its
+// whole signature, analysis::readable_function); the tooltip keeps the full name. Roots,
+// addresses without a symbol, stackless samples and names without a parameter list (C
+// functions, names that are no signature) are shown as they are.
+std::string frame_label(const FoldedFrame& frame) {
+  const bool function = frame.kind == FoldedFrameKind::Function || frame.kind == FoldedFrameKind::Inlined;
+  return function && frame.name.find('(') != std::string::npos ? analysis::readable_function(frame.name) : frame.name;
+}
+
 std::string percent(std::uint64_t part, std::uint64_t whole) {
   return fmt::format("{:.2f}%", whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole));
 }
@@ -170,6 +180,8 @@ function init() {
     g.fg = { s: +g.getAttribute("data-s"), v: +g.getAttribute("data-v"), d: +g.getAttribute("data-d"),
              name: g.querySelector("title").textContent.split("\n")[0], rect: rect, text: g.querySelector("text"),
              fill: rect.getAttribute("fill"), info: g.getAttribute("data-info") };
+    // The box shows the readable name (data-l, where it differs); the tooltip the full one.
+    g.fg.label = g.getAttribute("data-l") || g.fg.name;
     frames.push(g);
     total = Math.max(total, g.fg.v);
     g.addEventListener("mouseover", function () { details.nodeValue = this.fg.name + " (" + this.fg.info + ")"; });
@@ -198,7 +210,7 @@ function place(g, x, width) {
   g.fg.rect.setAttribute("x", x.toFixed(2));
   g.fg.rect.setAttribute("width", width.toFixed(2));
   g.fg.text.setAttribute("x", (x + 3).toFixed(2));
-  g.fg.text.textContent = fit(g.fg.name, width);
+  g.fg.text.textContent = fit(g.fg.label, width);
 }
 function zoom(node) {
   var s = node.fg.s, v = node.fg.v, d = node.fg.d, scale = chartWidth / v;
@@ -228,7 +240,7 @@ function search(term) {
   try { re = new RegExp(term); } catch (e) { alert("Not a regular expression: " + e.message); return; }
   var hits = [];
   frames.forEach(function (g) {
-    if (re.test(g.fg.name)) {
+    if (re.test(g.fg.name) || re.test(g.fg.label)) {
       g.fg.rect.setAttribute("fill", "rgb(230,0,230)");
       hits.push(g.fg);
     } else {
@@ -340,13 +352,16 @@ void write_flamegraph_svg(const Profile& profile, std::ostream& out, const Flame
     std::string tooltip = node.frame.name + "\n" + info;
     if (!node.frame.module.empty()) tooltip += "\nmodule: " + node.frame.module;
     tooltip += kind_note(node.frame.kind);
-    html::append(svg, "<g class=\"f\" data-s=\"{}\" data-v=\"{}\" data-d=\"{}\" data-info=\"{}\">", p.start,
+    const std::string label = frame_label(node.frame);
+    html::append(svg, "<g class=\"f\" data-s=\"{}\" data-v=\"{}\" data-d=\"{}\" data-info=\"{}\"", p.start,
                  node.value, p.depth, xml_text(info));
+    if (label != node.frame.name) html::append(svg, " data-l=\"{}\"", xml_text(label));
+    svg += '>';
     html::append(svg, "<title>{}</title>", xml_text(tooltip));
     html::append(svg, "<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\" rx=\"2\" ry=\"2\"/>",
                  x, y, w, kFrameHeight - 1, frame_color(node.frame));
     html::append(svg, "<text x=\"{:.2f}\" y=\"{:.1f}\">{}</text></g>\n", x + 3, y + kFrameHeight - 4.5,
-                 xml_text(fit_label(node.frame.name, w)));
+                 xml_text(fit_label(label, w)));
   }
   svg += "</g>\n</svg>\n";
   out << svg;

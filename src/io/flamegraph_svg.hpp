@@ -29,8 +29,7 @@ void write_flamegraph_svg(const Profile& profile, std::ostream& out, const Flame
 /// The "flamegraph" format (".svg"): write_flamegraph_svg of every sample.
 class FlameGraphExporter final : public Exporter {
  public:
-  [[nodiscard]] std::string_view name() const override { return "flamegraph"; }
-  [[nodiscard]] std::string_view extension() const override { return ".svg"; }
+  FlameGraphExporter() noexcept : Exporter(ReportFormat::Flamegraph) {}
   void write(const Profile& profile, std::ostream& out) const override;
 };
 

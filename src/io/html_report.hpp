@@ -19,8 +19,7 @@ void write_html_report(const Profile& profile, std::ostream& out);
 /// The "html" format (".html"): `write_html_report`.
 class HtmlExporter final : public Exporter {
  public:
-  [[nodiscard]] std::string_view name() const override { return "html"; }
-  [[nodiscard]] std::string_view extension() const override { return ".html"; }
+  HtmlExporter() noexcept : Exporter(ReportFormat::Html) {}
   void write(const Profile& profile, std::ostream& out) const override;
 };
 

@@ -25,8 +25,7 @@ void write_json_report(const Profile& profile, std::ostream& out);
 /// The "json" format (".json"): `write_json_report`.
 class JsonExporter final : public Exporter {
  public:
-  [[nodiscard]] std::string_view name() const override { return "json"; }
-  [[nodiscard]] std::string_view extension() const override { return ".json"; }
+  JsonExporter() noexcept : Exporter(ReportFormat::Json) {}
   void write(const Profile& profile, std::ostream& out) const override;
 };
 

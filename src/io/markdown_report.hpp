@@ -31,8 +31,7 @@ void write_markdown_report(const Profile& profile, std::ostream& out);
 /// The "markdown" format (".md"): `write_markdown_report`.
 class MarkdownExporter final : public Exporter {
  public:
-  [[nodiscard]] std::string_view name() const override { return "markdown"; }
-  [[nodiscard]] std::string_view extension() const override { return ".md"; }
+  MarkdownExporter() noexcept : Exporter(ReportFormat::Markdown) {}
   void write(const Profile& profile, std::ostream& out) const override;
 };
 

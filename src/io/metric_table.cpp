@@ -9,21 +9,55 @@
 
 namespace nnprof::io {
 
+namespace {
+
+// `value` (below 1e15 in magnitude) rounded to a whole number with thousands separators:
+// "-37,050".
+std::string grouped(double value) {
+  const auto whole = static_cast<std::uint64_t>(std::llround(std::fabs(value)));
+  return value < 0 ? fmt::format("-{}", format_count(whole)) : format_count(whole);
+}
+
+std::string with_unit(const std::string& number, std::string_view unit) {
+  return unit.empty() ? number : fmt::format("{} {}", number, unit);
+}
+
+}  // namespace
+
 std::string format_metric_value(double value, std::string_view unit) {
   if (!std::isfinite(value)) return "n/a";
   if (unit == "ns") return format_duration(value);
   if (unit == "bytes" || unit == "B") return format_bytes(static_cast<std::int64_t>(std::llround(value)));
+  const double magnitude = std::fabs(value);
   std::string text;
-  if (value == std::floor(value) && std::fabs(value) < 1e15) {
-    const auto whole = static_cast<std::int64_t>(value);
-    text = whole < 0 ? fmt::format("-{}", format_count(static_cast<std::uint64_t>(-whole)))
-                     : format_count(static_cast<std::uint64_t>(whole));
-  } else if (std::fabs(value) >= 1e-3 && std::fabs(value) < 1e6) {
+  if ((value == std::floor(value) || magnitude >= 1000.0) && magnitude < 1e15) {
+    // Four significant digits would write 37,050.3 as 3.705e+04: from 1,000 up the whole
+    // number is both exact enough and readable.
+    text = grouped(value);
+  } else if (magnitude >= 1e-3 && magnitude < 1000.0) {
     text = fmt::format("{:.4g}", value);
   } else {
     text = fmt::format("{:.3e}", value);
   }
-  return unit.empty() ? text : fmt::format("{} {}", text, unit);
+  return with_unit(text, unit);
+}
+
+std::string format_axis_value(double value, std::string_view unit) {
+  if (!std::isfinite(value)) return "n/a";
+  if (unit == "ns") return format_duration(value);
+  if (unit == "bytes" || unit == "B") return format_bytes(static_cast<std::int64_t>(std::llround(value)));
+  const double magnitude = std::fabs(value);
+  if (magnitude < 999.5) return with_unit(fmt::format("{:.3g}", value), unit);
+  if (magnitude < 999'999.5) return with_unit(grouped(value), unit);
+  static constexpr std::string_view kPrefixes[] = {"M", "G", "T", "P", "E"};
+  double scaled = value / 1e6;
+  std::size_t prefix = 0;
+  while (std::fabs(scaled) >= 999.5 && prefix + 1 < std::size(kPrefixes)) {
+    scaled /= 1000.0;
+    ++prefix;
+  }
+  if (std::fabs(scaled) >= 999.5) return with_unit(fmt::format("{:.3g}", value), unit);
+  return with_unit(fmt::format("{:.3g}{}", scaled, kPrefixes[prefix]), unit);
 }
 
 TextTable metrics_table(const Profile& profile) {

@@ -6,13 +6,17 @@
 #include <cmath>
 #include <memory>
 #include <ostream>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "io/format.hpp"
 #include "io/metric_table.hpp"
 #include "io/metrics_json.hpp"
 #include "io/output_file.hpp"
+#include "io/utf8.hpp"
 #include "nnprof/error.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -30,7 +34,17 @@ namespace nnprof::io {
 
 namespace {
 
-constexpr double kLeft = 90.0, kRight = 20.0, kTop = 46.0, kBottom = 40.0;
+// Margins of a panel's plot, in pixels; the left one grows to fit the value-axis labels.
+constexpr double kOuterPad = 12.0, kLabelGap = 6.0, kMinLeft = 48.0, kRight = 20.0, kTop = 46.0, kBottom = 40.0;
+
+struct Font {
+  double size;
+  bool bold;
+};
+constexpr Font kTitleFont{13.0, true};
+constexpr Font kStatsFont{11.5, false};  // a title's second line
+constexpr Font kLabelFont{10.5, false};
+constexpr Font kNoteFont{12.0, false};
 
 struct SurfaceDeleter {
   void operator()(cairo_surface_t* s) const noexcept { cairo_surface_destroy(s); }
@@ -46,14 +60,46 @@ struct Area {
   [[nodiscard]] double h() const { return y1 - y0; }
 };
 
-void text(cairo_t* cr, double x, double y, const std::string& s, double size, bool bold = false, double align = 0.0) {
+void select_font(cairo_t* cr, Font font) {
   cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
-                         bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
-  cairo_set_font_size(cr, size);
+                         font.bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size(cr, font.size);
+}
+
+// How far `s` advances the pen: the width the text takes.
+double text_width(cairo_t* cr, const std::string& s, Font font) {
+  select_font(cr, font);
   cairo_text_extents_t ext;
   cairo_text_extents(cr, s.c_str(), &ext);
-  cairo_move_to(cr, x - align * ext.x_advance, y);
+  return ext.x_advance;
+}
+
+// `align`: 0 puts the text's start at x, 1 its end, 0.5 its middle.
+void text(cairo_t* cr, double x, double y, const std::string& s, Font font, double align = 0.0) {
+  const double width = text_width(cr, s, font);
+  cairo_move_to(cr, x - align * width, y);
   cairo_show_text(cr, s.c_str());
+}
+
+// `s` when it fits in `limit` pixels, otherwise its longest prefix (whole code points) that
+// fits with "…" after it.
+std::string fit_text(cairo_t* cr, const std::string& s, Font font, double limit) {
+  if (text_width(cr, s, font) <= limit) return s;
+  std::vector<std::size_t> ends;  // byte offsets after each code point
+  for (std::size_t at = 0; at < s.size();) {
+    at += std::max<std::size_t>(1, utf8_sequence_length(std::string_view(s).substr(at)));
+    ends.push_back(std::min(at, s.size()));
+  }
+  std::size_t lo = 0, hi = ends.size();  // the answer keeps lo code points; hi does not fit
+  while (hi - lo > 1) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (text_width(cr, s.substr(0, ends[mid - 1]) + "…", font) <= limit) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return (lo == 0 ? std::string() : s.substr(0, ends[lo - 1])) + "…";
 }
 
 void frame(cairo_t* cr, const Area& a) {
@@ -63,18 +109,21 @@ void frame(cairo_t* cr, const Area& a) {
   cairo_stroke(cr);
 }
 
-// Axis labels: value range on the left, `left`/`right` under the plot.
-void labels(cairo_t* cr, const Area& a, const std::string& low, const std::string& high, const std::string& left,
-            const std::string& right) {
+// Axis labels: value range on the left, the horizontal range under the plot.
+void labels(cairo_t* cr, const Area& a, const MetricPngPanelText& t) {
   cairo_set_source_rgb(cr, 0.29, 0.33, 0.39);
-  text(cr, a.x0 - 6, a.y0 + 10, high, 10.5, false, 1.0);
-  text(cr, a.x0 - 6, a.y1, low, 10.5, false, 1.0);
-  text(cr, a.x0, a.y1 + 15, left, 10.5);
-  text(cr, a.x1, a.y1 + 15, right, 10.5, false, 1.0);
+  text(cr, a.x0 - kLabelGap, a.y0 + 10, t.y_high, kLabelFont, 1.0);
+  text(cr, a.x0 - kLabelGap, a.y1, t.y_low, kLabelFont, 1.0);
+  text(cr, a.x0, a.y1 + 15, t.x_left, kLabelFont);
+  text(cr, a.x1, a.y1 + 15, t.x_right, kLabelFont, 1.0);
 }
 
-// Counters and gauges: the value over time, each pixel column folded to its min and max.
-void draw_series(cairo_t* cr, const MetricSeries& m, const Area& a, std::uint64_t end_ns) {
+// The value range a counter or gauge is drawn over: its points', from 0 for a counter, and
+// never empty.
+struct Range {
+  double lo, hi;
+};
+Range series_range(const MetricSeries& m) {
   double lo = m.points.front().value, hi = lo;
   for (const MetricPoint& p : m.points) {
     lo = std::min(lo, p.value);
@@ -85,7 +134,40 @@ void draw_series(cairo_t* cr, const MetricSeries& m, const Area& a, std::uint64_
     hi += std::max(1.0, std::fabs(hi) * 0.05);
     lo -= hi == lo ? 1.0 : 0.0;
   }
-  const double end = static_cast<double>(std::max<std::uint64_t>(end_ns, 1));
+  return {lo, hi};
+}
+
+// The time a series is drawn over: the session, or longer when a point came after it ended.
+std::uint64_t series_end(const MetricSeries& m, std::uint64_t session_ns) {
+  std::uint64_t end = session_ns;
+  for (const MetricPoint& p : m.points) end = std::max(end, p.time_ns);
+  return std::max<std::uint64_t>(end, 1);
+}
+
+// A histogram's points in 40 bins between their min and max.
+struct Distribution {
+  double lo, hi, width;
+  std::vector<std::uint64_t> bins;
+  std::uint64_t top;
+};
+constexpr int kBins = 40;
+Distribution distribution(const MetricSeries& m) {
+  Distribution d{m.points.front().value, m.points.front().value, 1.0, std::vector<std::uint64_t>(kBins, 0), 0};
+  for (const MetricPoint& p : m.points) {
+    d.lo = std::min(d.lo, p.value);
+    d.hi = std::max(d.hi, p.value);
+  }
+  d.width = d.hi > d.lo ? (d.hi - d.lo) / kBins : 1.0;
+  for (const MetricPoint& p : m.points)
+    ++d.bins[static_cast<std::size_t>(std::clamp(static_cast<int>((p.value - d.lo) / d.width), 0, kBins - 1))];
+  d.top = *std::max_element(d.bins.begin(), d.bins.end());
+  return d;
+}
+
+// Counters and gauges: the value over time, each pixel column folded to its min and max.
+void draw_series(cairo_t* cr, const MetricSeries& m, const Area& a, std::uint64_t end_ns) {
+  const auto [lo, hi] = series_range(m);
+  const double end = static_cast<double>(end_ns);
   const auto x = [&](std::uint64_t t) { return a.x0 + a.w() * std::min(static_cast<double>(t) / end, 1.0); };
   const auto y = [&](double v) { return a.y1 - a.h() * (v - lo) / (hi - lo); };
   cairo_set_source_rgb(cr, 0.15, 0.39, 0.92);
@@ -106,32 +188,21 @@ void draw_series(cairo_t* cr, const MetricSeries& m, const Area& a, std::uint64_
     cairo_line_to(cr, cx, y(clast));
   }
   cairo_stroke(cr);
-  labels(cr, a, format_metric_value(lo, m.unit), format_metric_value(hi, m.unit), "0 s", format_duration(end_ns));
 }
 
-// Histograms: the distribution of the points kept, in 40 bins between min and max.
+// Histograms: the distribution of the points kept, with the median and p99 marked.
 void draw_distribution(cairo_t* cr, const MetricSeries& m, const Area& a) {
-  double lo = m.points.front().value, hi = lo;
-  for (const MetricPoint& p : m.points) {
-    lo = std::min(lo, p.value);
-    hi = std::max(hi, p.value);
-  }
-  constexpr int kBins = 40;
-  const double width = hi > lo ? (hi - lo) / kBins : 1.0;
-  std::vector<std::uint64_t> bins(kBins, 0);
-  for (const MetricPoint& p : m.points)
-    ++bins[static_cast<std::size_t>(std::clamp(static_cast<int>((p.value - lo) / width), 0, kBins - 1))];
-  const std::uint64_t top = *std::max_element(bins.begin(), bins.end());
+  const Distribution d = distribution(m);
   const double bw = a.w() / kBins;
   cairo_set_source_rgb(cr, 0.15, 0.39, 0.92);
   for (int b = 0; b < kBins; ++b) {
-    if (bins[static_cast<std::size_t>(b)] == 0) continue;
-    const double h = a.h() * static_cast<double>(bins[static_cast<std::size_t>(b)]) / static_cast<double>(top);
+    const std::uint64_t n = d.bins[static_cast<std::size_t>(b)];
+    if (n == 0) continue;
+    const double h = a.h() * static_cast<double>(n) / static_cast<double>(d.top);
     cairo_rectangle(cr, a.x0 + b * bw + 1, a.y1 - h, bw - 2, h);
   }
   cairo_fill(cr);
-  // The median and p99 as vertical marks.
-  const auto xv = [&](double v) { return a.x0 + (hi > lo ? a.w() * (v - lo) / (hi - lo) : a.w() / 2); };
+  const auto xv = [&](double v) { return a.x0 + (d.hi > d.lo ? a.w() * (v - d.lo) / (d.hi - d.lo) : a.w() / 2); };
   cairo_set_source_rgb(cr, 0.85, 0.28, 0.06);
   cairo_set_line_width(cr, 1.2);
   for (const double v : {m.summary.p50, m.summary.p99}) {
@@ -139,19 +210,63 @@ void draw_distribution(cairo_t* cr, const MetricSeries& m, const Area& a) {
     cairo_line_to(cr, xv(v), a.y1);
   }
   cairo_stroke(cr);
-  labels(cr, a, "0", format_count(top), format_metric_value(lo, m.unit), format_metric_value(hi, m.unit));
 }
 
-std::string panel_title(const Profile& profile, const MetricSeries& m) {
+// A title's two parts: the metric's name and kind, and its summary.
+std::pair<std::string, std::string> title_parts(const Profile& profile, const MetricSeries& m) {
   const MetricSummary& s = m.summary;
   const auto v = [&](double x) { return format_metric_value(x, m.unit); };
-  std::string t = fmt::format("{} ({}): n={}", profile.str(m.name), metric_kind_name(m.kind), format_count(s.count));
-  if (m.kind == MetricKind::Counter) t += ", total " + v(s.last);
-  if (m.kind == MetricKind::Gauge) t += ", last " + v(s.last);
-  t += fmt::format(", mean {}, min {}, max {}", v(s.mean), v(s.min), v(s.max));
+  std::string stats = fmt::format("n={}", format_count(s.count));
+  if (m.kind == MetricKind::Counter) stats += ", total " + v(s.last);
+  if (m.kind == MetricKind::Gauge) stats += ", last " + v(s.last);
+  stats += fmt::format(", mean {}, min {}, max {}", v(s.mean), v(s.min), v(s.max));
   if (s.percentile_points > 0 && m.kind != MetricKind::Counter)
-    t += fmt::format(", p50 {}, p99 {}", v(s.p50), v(s.p99));
+    stats += fmt::format(", p50 {}, p99 {}", v(s.p50), v(s.p99));
+  // Names reach the picture as plain text: control characters shown, not drawn as boxes,
+  // and invalid UTF-8 (which stops cairo drawing) replaced.
+  return {fmt::format("{} ({})", plain_text(capped_name(profile.str(m.name))), metric_kind_name(m.kind)), stats};
+}
+
+// The panel's text: its title fitted to `limit` pixels, its axis labels.
+MetricPngPanelText panel_text(cairo_t* cr, const Profile& profile, const MetricSeries& m, double limit) {
+  MetricPngPanelText t;
+  const auto [name, stats] = title_parts(profile, m);
+  const std::string whole = name + ": " + stats;
+  if (text_width(cr, whole, kTitleFont) <= limit) {
+    t.title = {whole};
+  } else {
+    t.title = {fit_text(cr, name, kTitleFont, limit), fit_text(cr, stats, kStatsFont, limit)};
+  }
+  if (m.points.empty()) return t;
+  if (m.kind == MetricKind::Histogram) {
+    const Distribution d = distribution(m);
+    t.y_low = format_count(0);
+    t.y_high = format_count(d.top);
+    t.x_left = format_axis_value(d.lo, m.unit);
+    t.x_right = format_axis_value(d.hi, m.unit);
+  } else {
+    const Range r = series_range(m);
+    t.y_low = format_axis_value(r.lo, m.unit);
+    t.y_high = format_axis_value(r.hi, m.unit);
+    t.x_left = "0 s";
+    t.x_right = format_duration(series_end(m, profile.meta.duration_ns));
+  }
   return t;
+}
+
+MetricPngLayout layout(cairo_t* cr, const Profile& profile) {
+  MetricPngLayout l;
+  l.title_limit = kMetricPngWidth - 2 * kOuterPad;
+  const std::size_t panels = std::min(profile.metrics.size(), kMetricPngMaxPanels);
+  for (std::size_t i = 0; i < panels; ++i) {
+    l.panels.push_back(panel_text(cr, profile, profile.metrics[i], l.title_limit));
+    const MetricPngPanelText& t = l.panels.back();
+    l.widest_y_label = std::max({l.widest_y_label, text_width(cr, t.y_low, kLabelFont), text_width(cr, t.y_high, kLabelFont)});
+    for (std::size_t line = 0; line < t.title.size(); ++line)
+      l.widest_title = std::max(l.widest_title, text_width(cr, t.title[line], line == 0 ? kTitleFont : kStatsFont));
+  }
+  l.left_margin = std::max(kMinLeft, std::ceil(kOuterPad + l.widest_y_label + kLabelGap));
+  return l;
 }
 
 cairo_status_t write_to_stream(void* closure, const unsigned char* data, unsigned int length) {
@@ -161,6 +276,13 @@ cairo_status_t write_to_stream(void* closure, const unsigned char* data, unsigne
 }
 
 }  // namespace
+
+MetricPngLayout metrics_png_layout(const Profile& profile) {
+  // Text is measured on a scratch surface with the fonts the PNG is drawn with.
+  std::unique_ptr<cairo_surface_t, SurfaceDeleter> surface(cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 1));
+  std::unique_ptr<cairo_t, ContextDeleter> context(cairo_create(surface.get()));
+  return layout(context.get(), profile);
+}
 
 void write_metrics_png(const Profile& profile, const std::string& path) {
   if (profile.metrics.empty())
@@ -179,32 +301,40 @@ void write_metrics_png(const Profile& profile, const std::string& path) {
   cairo_t* cr = context.get();
   cairo_set_source_rgb(cr, 1, 1, 1);
   cairo_paint(cr);
-  const std::uint64_t end_ns = profile.meta.duration_ns;
+  const MetricPngLayout l = layout(cr, profile);
   for (std::size_t i = 0; i < panels; ++i) {
     const MetricSeries& m = profile.metrics[i];
+    const MetricPngPanelText& t = l.panels[i];
     const double top = static_cast<double>(i) * kMetricPngPanelHeight;
-    const Area a{kLeft, top + kTop, kMetricPngWidth - kRight, top + kMetricPngPanelHeight - kBottom};
+    const Area a{l.left_margin, top + kTop, kMetricPngWidth - kRight, top + kMetricPngPanelHeight - kBottom};
     cairo_set_source_rgb(cr, 0.07, 0.09, 0.15);
-    text(cr, 12, top + 24, panel_title(profile, m), 13, true);
+    if (t.title.size() == 1) {
+      text(cr, kOuterPad, top + 24, t.title[0], kTitleFont);
+    } else {
+      text(cr, kOuterPad, top + 18, t.title[0], kTitleFont);
+      cairo_set_source_rgb(cr, 0.29, 0.33, 0.39);
+      text(cr, kOuterPad, top + 35, t.title[1], kStatsFont);
+    }
     frame(cr, a);
     if (m.points.empty()) {
       cairo_set_source_rgb(cr, 0.29, 0.33, 0.39);
-      text(cr, a.x0 + a.w() / 2, a.y0 + a.h() / 2, "no points kept (statistics-only session or buffer cap)", 12, false,
+      text(cr, a.x0 + a.w() / 2, a.y0 + a.h() / 2, "no points kept (statistics-only session or buffer cap)", kNoteFont,
            0.5);
-    } else if (m.kind == MetricKind::Histogram) {
+      continue;
+    }
+    if (m.kind == MetricKind::Histogram) {
       draw_distribution(cr, m, a);
     } else {
-      std::uint64_t last = end_ns;
-      for (const MetricPoint& p : m.points) last = std::max(last, p.time_ns);
-      draw_series(cr, m, a, last);
+      draw_series(cr, m, a, series_end(m, profile.meta.duration_ns));
     }
+    labels(cr, a, t);
   }
   if (more) {
     cairo_set_source_rgb(cr, 0.29, 0.33, 0.39);
-    text(cr, 12, height - 10.0,
+    text(cr, kOuterPad, height - 10.0,
          fmt::format("{} more metrics are not drawn (a PNG holds {}): see save_metrics or the HTML report",
                      profile.metrics.size() - panels, kMetricPngMaxPanels),
-         12);
+         kNoteFont);
   }
   cairo_surface_flush(surface.get());
   write_file_atomically(path, [&](std::ostream& out) {

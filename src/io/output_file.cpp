@@ -13,6 +13,8 @@
 #include <ostream>
 #include <random>
 #include <streambuf>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -24,16 +26,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& path, const std::string& why) {
   throw Error(fmt::format("cannot write '{}': {}", path, why));
-}
-
-bool ends_with_ci(std::string_view s, std::string_view suffix) {
-  if (s.size() < suffix.size()) return false;
-  for (std::size_t i = 0; i < suffix.size(); ++i) {
-    char c = s[s.size() - suffix.size() + i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != suffix[i]) return false;
-  }
-  return true;
 }
 
 /// An owned descriptor.
@@ -305,14 +297,6 @@ std::string private_temp_base() {
 }
 
 }  // namespace
-
-ReportFormat document_format_for_path(std::string_view path) {
-  if (ends_with_ci(path, ".txt")) return ReportFormat::Text;
-  if (ends_with_ci(path, ".md") || ends_with_ci(path, ".markdown")) return ReportFormat::Markdown;
-  if (ends_with_ci(path, ".json")) return ReportFormat::Json;
-  if (ends_with_ci(path, ".html") || ends_with_ci(path, ".htm")) return ReportFormat::Html;
-  return ReportFormat::Auto;
-}
 
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& writer) {
   Target target = resolve(path);

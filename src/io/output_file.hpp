@@ -5,9 +5,6 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
-#include <string_view>
-
-#include "nnprof/report.hpp"
 
 namespace nnprof::io {
 
@@ -28,10 +25,5 @@ void write_file_atomically(const std::string& path, const std::function<void(std
 /// for a device, a FIFO or a descriptor it is a private temporary file whose bytes are then
 /// copied to the target.
 void write_file_by_name(const std::string& path, const std::function<void(const std::string& file)>& writer);
-
-/// The format of a document (a comparison, a model comparison) that `path`'s extension names,
-/// ASCII case-insensitively: .txt Text, .md or .markdown Markdown, .json Json, .html or .htm
-/// Html; Auto for any other extension.
-ReportFormat document_format_for_path(std::string_view path);
 
 }  // namespace nnprof::io

@@ -41,8 +41,7 @@ void decode_pprof(std::string_view data, perftools::profiles::Profile& message);
 /// The "pprof" format (".pb.gz"): write_pprof.
 class PprofExporter final : public Exporter {
  public:
-  [[nodiscard]] std::string_view name() const override { return "pprof"; }
-  [[nodiscard]] std::string_view extension() const override { return ".pb.gz"; }
+  PprofExporter() noexcept : Exporter(ReportFormat::Pprof) {}
   void write(const Profile& profile, std::ostream& out) const override;
 };
 

@@ -18,8 +18,7 @@ void write_text_report(const Profile& profile, std::ostream& out);
 /// The "text" format (".txt"): `write_text_report`.
 class TextExporter final : public Exporter {
  public:
-  [[nodiscard]] std::string_view name() const override { return "text"; }
-  [[nodiscard]] std::string_view extension() const override { return ".txt"; }
+  TextExporter() noexcept : Exporter(ReportFormat::Text) {}
   void write(const Profile& profile, std::ostream& out) const override;
 };
 

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "io/exporter.hpp"
+#include "io/exporter_registry.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/profile.hpp"
 

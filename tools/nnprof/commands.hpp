@@ -3,7 +3,6 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
-#include <map>
 #include <string>
 
 #include "nnprof/profile.hpp"
@@ -23,11 +22,13 @@ Action add_compare_command(CLI::App& app);
 Action add_model_compare_command(CLI::App& app);
 Action add_machine_command(CLI::App& app);
 
-/// Adds a format option (`--format,-f`, `--to`) that takes a name of `formats`, any case. The
-/// help shows FORMAT and `help` lists the names: CLI11's own description of a mapping is
-/// not legible. `formats` must outlive parsing.
-void add_format_option(CLI::App* cmd, const std::string& names, ReportFormat& format,
-                       const std::map<std::string, ReportFormat>& formats, const std::string& help);
+/// Adds a format option (`--format,-f`, `--to`) that takes the name or an alias of a format
+/// that renders `document` (report_formats()), any case. The option's help names those
+/// formats followed by `default_note` in parentheses, and the command's help ends with a
+/// line per format (names, extensions, description): CLI11's own description of a mapping
+/// is not legible. A footer the command sets itself follows that list: start it with "\n".
+void add_format_option(CLI::App* cmd, const std::string& names, ReportFormat& format, Document document,
+                       const std::string& default_note);
 
 /// Profile::load, refusing an empty profile with a message that says what to check.
 Profile load_nonempty(const std::string& path);

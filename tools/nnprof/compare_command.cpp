@@ -1,7 +1,6 @@
 // `nnprof compare A.nnprof B.nnprof`: what changed between two runs, with a verdict per scope
 // that a CI job can gate on (--fail-on-regression).
 #include <iostream>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,12 +18,6 @@ namespace {
 /// "bad input", 1 "internal error").
 constexpr int kRegressionStatus = 3;
 
-const std::map<std::string, ReportFormat> kCompareFormats = {{"text", ReportFormat::Text},
-                                                             {"md", ReportFormat::Markdown},
-                                                             {"markdown", ReportFormat::Markdown},
-                                                             {"json", ReportFormat::Json},
-                                                             {"html", ReportFormat::Html}};
-
 }  // namespace
 
 Action add_compare_command(CLI::App& app) {
@@ -40,8 +33,7 @@ Action add_compare_command(CLI::App& app) {
   cmd->add_option("a", o->a, "Baseline profile (.nnprof)")->required();
   cmd->add_option("b", o->b, "Profile to compare with the baseline (.nnprof)")->required();
   cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
-  add_format_option(cmd, "--format,-f", o->format, kCompareFormats,
-                    "text, md, json or html (default: from -o's extension, else text)");
+  add_format_option(cmd, "--format,-f", o->format, Document::Comparison, "default: from -o's extension, else text");
   cmd->add_option("--fail-on-regression", o->fail_pct,
                   "Exit with status 3 when a scope's verdict is 'regressed' and its mean time per call grew by "
                   "more than PCT percent")
@@ -57,7 +49,7 @@ Action add_compare_command(CLI::App& app) {
                   "(default 5)")
       ->check(CLI::NonNegativeNumber);
   cmd->footer(
-      "Exit status: 0 when the comparison was written (whatever it found); 3 with --fail-on-regression PCT when "
+      "\nExit status: 0 when the comparison was written (whatever it found); 3 with --fail-on-regression PCT when "
       "a scope regressed by more than PCT percent; 2 when a profile or an argument is unusable.");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;

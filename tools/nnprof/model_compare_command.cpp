@@ -1,7 +1,6 @@
 // `nnprof model-compare PROFILE`: the models described in one run (nnprof::describe_model) side
 // by side, with the ratios of each to the smallest and a scaling-efficiency verdict.
 #include <iostream>
-#include <map>
 #include <memory>
 #include <string>
 
@@ -11,15 +10,6 @@
 #include "nnprof/nnprof.hpp"
 
 namespace nnprof::cli {
-
-namespace {
-
-const std::map<std::string, ReportFormat> kModelCompareFormats = {{"text", ReportFormat::Text},
-                                                                  {"md", ReportFormat::Markdown},
-                                                                  {"markdown", ReportFormat::Markdown},
-                                                                  {"json", ReportFormat::Json}};
-
-}  // namespace
 
 Action add_model_compare_command(CLI::App& app) {
   struct Options {
@@ -32,9 +22,8 @@ Action add_model_compare_command(CLI::App& app) {
   cmd->add_option("profile", o->profile, "Profile (.nnprof) whose models were described with nnprof::describe_model")
       ->required();
   cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
-  add_format_option(cmd, "--format,-f", o->format, kModelCompareFormats,
-                    "text, md or json (default: from -o's extension, else text)");
-  cmd->footer("Exit status: 0 when the comparison was written; 2 when the profile has no model descriptions or an "
+  add_format_option(cmd, "--format,-f", o->format, Document::ModelComparison, "default: from -o's extension, else text");
+  cmd->footer("\nExit status: 0 when the comparison was written; 2 when the profile has no model descriptions or an "
               "argument is unusable.");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;

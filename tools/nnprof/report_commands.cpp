@@ -1,8 +1,13 @@
 // `nnprof report`, `nnprof export` and `nnprof query`: reading .nnprof files.
-#include <cctype>
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "nnprof/nnprof.hpp"
@@ -18,33 +23,75 @@ Profile load_nonempty(const std::string& path) {
   return p;
 }
 
-void add_format_option(CLI::App* cmd, const std::string& names, ReportFormat& format,
-                       const std::map<std::string, ReportFormat>& formats, const std::string& help) {
-  cmd->add_option(names, format, help)
+namespace {
+
+// "markdown, md": a format's name and its aliases, as the help lists them.
+std::string names_of(const FormatInfo& info) {
+  std::string names(info.name);
+  for (const std::string_view alias : info.aliases) names += ", " + std::string(alias);
+  return names;
+}
+
+// "a, b or c".
+std::string sentence_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += i + 1 == items.size() ? " or " : ", ";
+    out += items[i];
+  }
+  return out;
+}
+
+// The formats that render `document`, one a line in three columns: names, extensions, what
+// it is. Without a final line break: a command's own footer follows after a blank line.
+std::string formats_help(Document document) {
+  struct Row {
+    std::string names, extensions;
+    std::string_view description;
+  };
+  std::vector<Row> rows;
+  std::size_t names_width = 0, extensions_width = 0;
+  for (const FormatInfo& info : report_formats()) {
+    if (!info.renders(document)) continue;
+    Row row{names_of(info), {}, info.description};
+    for (const std::string_view extension : info.extensions)
+      row.extensions += (row.extensions.empty() ? "" : ", ") + std::string(extension);
+    names_width = std::max(names_width, row.names.size());
+    extensions_width = std::max(extensions_width, row.extensions.size());
+    rows.push_back(std::move(row));
+  }
+  std::string help = "Formats (FORMAT):";
+  for (const Row& row : rows)
+    help += fmt::format("\n  {:<{}}  {:<{}}  {}", row.names, names_width, row.extensions, extensions_width,
+                        row.description);
+  return help;
+}
+
+}  // namespace
+
+void add_format_option(CLI::App* cmd, const std::string& names, ReportFormat& format, Document document,
+                       const std::string& default_note) {
+  std::vector<std::string> known;
+  for (const FormatInfo& info : report_formats())
+    if (info.renders(document)) known.emplace_back(info.name);
+  cmd->add_option(names, format, fmt::format("{} ({})", sentence_list(known), default_note))
       ->transform(CLI::Validator(
-          [&formats](std::string& input) -> std::string {
-            std::string key = input;
-            for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-            const auto it = formats.find(key);
-            if (it == formats.end()) {
-              std::string known;
-              for (const auto& entry : formats) known += (known.empty() ? "" : ", ") + entry.first;
-              return "unknown format '" + input + "'; the formats are " + known;
-            }
-            input = std::to_string(static_cast<int>(it->second));
+          [document, known](std::string& input) -> std::string {
+            const FormatInfo* info = find_format(input);
+            if (info == nullptr)
+              return fmt::format("unknown format '{}'; the formats are {}", input, sentence_list(known));
+            if (!info->renders(document))
+              return fmt::format("'{}' cannot write a {}; the formats are {}", input, to_string(document),
+                                 sentence_list(known));
+            input = std::to_string(static_cast<int>(info->format));
             return {};
           },
           "", "format"))
       ->type_name("FORMAT");
+  cmd->footer([document] { return formats_help(document); });
 }
 
 namespace {
-
-const std::map<std::string, ReportFormat> kReportFormats = {
-    {"text", ReportFormat::Text}, {"md", ReportFormat::Markdown}, {"markdown", ReportFormat::Markdown},
-    {"json", ReportFormat::Json}, {"html", ReportFormat::Html},     {"csv", ReportFormat::Csv},
-    {"chrome", ReportFormat::Chrome}, {"collapsed", ReportFormat::Collapsed}, {"folded", ReportFormat::Collapsed},
-    {"pprof", ReportFormat::Pprof},   {"flamegraph", ReportFormat::Flamegraph}, {"svg", ReportFormat::Flamegraph}};
 
 /// Writes `report` in `format` to `out_path`, or to stdout when it is empty or "-" (main
 /// checks that standard output took it all).
@@ -75,8 +122,7 @@ std::shared_ptr<OutputOptions> add_file_and_output(CLI::App* cmd) {
 Action add_report_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("report", "Print or write a report of a .nnprof profile");
   auto o = add_file_and_output(cmd);
-  add_format_option(cmd, "--format,-f", o->format, kReportFormats,
-                    "text, md, json, html or csv (default: from -o's extension, else text)");
+  add_format_option(cmd, "--format,-f", o->format, Document::Profile, "default: from -o's extension, else text");
   auto root = std::make_shared<std::string>();
   CLI::Option* critical = cmd->add_option("--critical-path", *root,
                                           "Print only the critical path: of the whole run, or of the scope ROOT")
@@ -99,9 +145,7 @@ Action add_report_command(CLI::App& app) {
 Action add_export_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("export", "Convert a .nnprof profile to another tool's format");
   auto o = add_file_and_output(cmd);
-  add_format_option(cmd, "--to", o->format, kReportFormats,
-                    "chrome (Chrome/Perfetto trace JSON), pprof (.pb.gz), flamegraph (.svg), collapsed (.folded), "
-                    "json, csv, md, html or text (default: from -o's extension)");
+  add_format_option(cmd, "--to", o->format, Document::Profile, "default: from -o's extension");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
     if (o->format == ReportFormat::Auto && (o->out.empty() || o->out == "-"))

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/function_name.hpp"
 #include "io/format.hpp"
 #include "io/html_escape.hpp"
 #include "io/metric_table.hpp"
@@ -724,8 +725,12 @@ void write_flame_graph(const analysis::FlameTree& tree, std::string& out) {
       continue;
     }
     index[i] = static_cast<std::uint32_t>(nodes.size());
+    // Last, the name a box shows: a function's signature as a reader names it (the details
+    // line keeps the full signature).
+    const bool signature = i != 0 && !n.scope && n.name.find('(') != std::string::npos;
     nodes.push_back({n.name, n.module, i == 0 ? -1 : static_cast<std::int64_t>(index[n.parent]), n.total.samples,
-                     n.self.samples, n.total.ns, n.scope ? 1 : 0});
+                     n.self.samples, n.total.ns, n.scope ? 1 : 0,
+                     signature ? analysis::readable_function(n.name) : n.name});
   }
   // In an attribute, HTML-escaped: the page keeps a single <script> element, and no name can
   // end an element early.
@@ -821,7 +826,7 @@ const std::string_view kFlameScript = R"JS(
   'use strict';
   var doc = document, box = doc.getElementById('flame-canvas');
   if (!box) return;
-  var nodes = JSON.parse(box.getAttribute('data-nodes'));  // [name, module, parent, samples, self, ns, scope]
+  var nodes = JSON.parse(box.getAttribute('data-nodes'));  // [name, module, parent, samples, self, ns, scope, label]
   var kids = nodes.map(function () { return []; });
   nodes.forEach(function (n, i) { if (i > 0) kids[n[2]].push(i); });
   var info = doc.getElementById('flame-info');
@@ -851,7 +856,7 @@ const std::string_view kFlameScript = R"JS(
     el.style.background = color(i);
     el.setAttribute('data-i', i);
     el.title = details(i);
-    if (w > 28) el.textContent = label(i);
+    if (w > 28) el.textContent = (nodes[i][6] ? '[scope] ' : '') + nodes[i][7];
     frag.appendChild(el);
   }
   function draw() {
