@@ -11,17 +11,20 @@
 #include "io/output_file.hpp"
 #include "nnprof/error.hpp"
 #include "record/internal_allocations.hpp"
+#include "render/render.hpp"
+#include "report/model_comparison.hpp"
 
 namespace nnprof {
 
 namespace {
 
 bool writable(ReportFormat format) {
-  return format == ReportFormat::Text || format == ReportFormat::Markdown || format == ReportFormat::Json;
+  return format == ReportFormat::Text || format == ReportFormat::Markdown || format == ReportFormat::Json ||
+         format == ReportFormat::Html;
 }
 
 [[noreturn]] void unsupported(ReportFormat format) {
-  throw Error(fmt::format("a model comparison is written as text, markdown or json, not {}", to_string(format)));
+  throw Error(fmt::format("a model comparison is written as text, markdown, json or html, not {}", to_string(format)));
 }
 
 }  // namespace
@@ -45,12 +48,16 @@ void write_model_comparison(const ModelComparison& comparison, std::ostream& out
   detail::InternalAllocations internal;
   if (comparison.models.empty()) throw Error("the model comparison is empty: it compares no model");
   switch (format) {
-    case ReportFormat::Text: io::write_model_comparison_text(comparison, out); return;
-    case ReportFormat::Markdown: io::write_model_comparison_markdown(comparison, out); return;
+    case ReportFormat::Text: render::write_text(report::model_comparison_document(comparison), out); break;
+    case ReportFormat::Markdown: render::write_markdown(report::model_comparison_document(comparison), out); break;
+    case ReportFormat::Html: render::write_html(report::model_comparison_document(comparison), out); break;
     case ReportFormat::Json: io::write_model_comparison_json(comparison, out); return;
-    default: break;
+    default: unsupported(format);
   }
-  unsupported(format);
+  // A closed pipe or a full disk shows only when the buffer is written.
+  out.flush();
+  if (!out)
+    throw Error("could not write the model comparison: the output stream failed (disk full, or a closed pipe?)");
 }
 
 void export_model_comparison(const ModelComparison& comparison, const std::string& path, ReportFormat format) {
@@ -58,8 +65,8 @@ void export_model_comparison(const ModelComparison& comparison, const std::strin
   if (format == ReportFormat::Auto) {
     format = io::document_format_for_path(path);
     if (format == ReportFormat::Auto)
-      throw Error(fmt::format("cannot tell the model comparison's format from '{}': use a .txt, .md or .json file "
-                              "name, or name the format explicitly",
+      throw Error(fmt::format("cannot tell the model comparison's format from '{}': use a .txt, .md, .json or .html "
+                              "file name, or name the format explicitly",
                               path));
   }
   // Checked before the file is created, so that a bad format leaves no file behind.

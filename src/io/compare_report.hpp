@@ -1,7 +1,9 @@
-// Writers of a run comparison (nnprof::Comparison): text for the terminal, Markdown for a
-// pull request, a self-contained HTML page, and JSON for CI scripts (docs/JSON_SCHEMA.md).
+// The JSON of a run comparison (nnprof::Comparison) for CI scripts (docs/JSON_SCHEMA.md). Its
+// text, Markdown and HTML are report::comparison_document rendered by src/render.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <iosfwd>
 #include <string_view>
 
@@ -13,13 +15,13 @@ namespace nnprof::io {
 inline constexpr std::string_view kComparisonSchemaName = "nnprof-comparison";
 /// Its "schema_version": raised when a field changes meaning or is removed.
 inline constexpr int kComparisonSchemaVersion = 1;
+/// How many regressions and improvements the comparison ranks (the document's top tables and
+/// the JSON's top_regressions and top_improvements).
+inline constexpr std::size_t kComparisonTop = 10;
 
-/// Summary (runtime, calls, allocations with deltas; speedup; geometric mean; verdict), the
-/// top 10 regressions and improvements, every matched scope (the 30 largest changes of total
-/// time in the text form), scopes only in A or only in B, and the notes.
-void write_comparison_text(const Comparison& comparison, std::ostream& out);
-void write_comparison_markdown(const Comparison& comparison, std::ostream& out);
-void write_comparison_html(const Comparison& comparison, std::ostream& out);
+/// b - a, signed: how much a figure of run B exceeds run A's.
+std::int64_t signed_delta(std::uint64_t a, std::uint64_t b);
+
 /// Every field of the comparison; times in integer nanoseconds, ratios as numbers.
 void write_comparison_json(const Comparison& comparison, std::ostream& out);
 

@@ -17,7 +17,8 @@ namespace {
 const std::map<std::string, ReportFormat> kModelCompareFormats = {{"text", ReportFormat::Text},
                                                                   {"md", ReportFormat::Markdown},
                                                                   {"markdown", ReportFormat::Markdown},
-                                                                  {"json", ReportFormat::Json}};
+                                                                  {"json", ReportFormat::Json},
+                                                                  {"html", ReportFormat::Html}};
 
 }  // namespace
 
@@ -33,7 +34,7 @@ Action add_model_compare_command(CLI::App& app) {
       ->required();
   cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
   add_format_option(cmd, "--format,-f", o->format, kModelCompareFormats,
-                    "text, md or json (default: from -o's extension, else text)");
+                    "text, md, json or html (default: from -o's extension, else text)");
   cmd->footer("Exit status: 0 when the comparison was written; 2 when the profile has no model descriptions or an "
               "argument is unusable.");
   return [cmd, o]() -> int {
