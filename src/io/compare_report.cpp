@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nnprof/error.hpp"
+#include "report/comparison.hpp"
 
 namespace nnprof::io {
 namespace {
@@ -75,10 +76,6 @@ void check(std::ostream& out) {
 
 }  // namespace
 
-std::int64_t signed_delta(std::uint64_t a, std::uint64_t b) {
-  return b >= a ? static_cast<std::int64_t>(b - a) : -static_cast<std::int64_t>(a - b);
-}
-
 void write_comparison_json(const Comparison& c, std::ostream& out) {
   Json j = Json::object();
   j["schema"] = kComparisonSchemaName;
@@ -91,7 +88,7 @@ void write_comparison_json(const Comparison& c, std::ostream& out) {
   s["runtime_basis"] = c.runtime_basis;
   s["runtime_a_ns"] = c.runtime_a_ns;
   s["runtime_b_ns"] = c.runtime_b_ns;
-  s["runtime_delta_ns"] = signed_delta(c.runtime_a_ns, c.runtime_b_ns);
+  s["runtime_delta_ns"] = report::signed_delta(c.runtime_a_ns, c.runtime_b_ns);
   s["speedup"] = ratio_json(c.speedup);
   s["geomean_ratio"] = ratio_json(c.geomean_ratio);
   s["geomean_scopes"] = c.geomean_scopes;
@@ -100,8 +97,8 @@ void write_comparison_json(const Comparison& c, std::ostream& out) {
   s["stable"] = c.stable;
   s["unreliable"] = c.unreliable;
   j["summary"] = s;
-  j["top_regressions"] = names(c.top_regressions(kComparisonTop));
-  j["top_improvements"] = names(c.top_improvements(kComparisonTop));
+  j["top_regressions"] = names(c.top_regressions(report::kComparisonTop));
+  j["top_improvements"] = names(c.top_improvements(report::kComparisonTop));
   Json scopes = Json::array();
   for (const ScopeChange& sc : c.scopes) {
     Json e = Json::object();

@@ -28,6 +28,10 @@ Sentence run_line(const RunTotals& run) {
 
 }  // namespace
 
+std::int64_t signed_delta(std::uint64_t a, std::uint64_t b) {
+  return b >= a ? static_cast<std::int64_t>(b - a) : -static_cast<std::int64_t>(a - b);
+}
+
 namespace compare_cells {
 
 std::string signed_duration(std::int64_t ns) {

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "io/compare_report.hpp"
 #include "nnprof/compare.hpp"
+#include "report/comparison.hpp"
 #include "report/document.hpp"
 
 namespace nnprof::report {

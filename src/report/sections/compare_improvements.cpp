@@ -1,4 +1,4 @@
-// The scopes judged improved that saved the most time, at most io::kComparisonTop.
+// The scopes judged improved that saved the most time, at most kComparisonTop.
 #include <fmt/format.h>
 
 #include "report/comparison_sections.hpp"
@@ -6,8 +6,8 @@
 namespace nnprof::report::sections {
 
 void compare_improvements(const Comparison& c, std::vector<Section>& out) {
-  Section section{"improvements", fmt::format("Top {} improvements", io::kComparisonTop), {}};
-  const auto rows = c.top_improvements(io::kComparisonTop);
+  Section section{"improvements", fmt::format("Top {} improvements", kComparisonTop), {}};
+  const auto rows = c.top_improvements(kComparisonTop);
   if (rows.empty()) {
     section.say(Sentence().words("No scope improved."));
   } else {

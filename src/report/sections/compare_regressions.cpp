@@ -1,4 +1,4 @@
-// The scopes judged regressed that added the most time, at most io::kComparisonTop.
+// The scopes judged regressed that added the most time, at most kComparisonTop.
 #include <fmt/format.h>
 
 #include "report/comparison_sections.hpp"
@@ -6,8 +6,8 @@
 namespace nnprof::report::sections {
 
 void compare_regressions(const Comparison& c, std::vector<Section>& out) {
-  Section section{"regressions", fmt::format("Top {} regressions", io::kComparisonTop), {}};
-  const auto rows = c.top_regressions(io::kComparisonTop);
+  Section section{"regressions", fmt::format("Top {} regressions", kComparisonTop), {}};
+  const auto rows = c.top_regressions(kComparisonTop);
   if (rows.empty()) {
     section.say(Sentence().words("No scope regressed."));
   } else {

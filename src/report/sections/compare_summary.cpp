@@ -61,13 +61,13 @@ Table summary_table(const Comparison& c) {
                {"Change", Align::Right, "change"}};
   const auto value = [](std::uint64_t v) { return static_cast<double>(v); };
   const auto time_row = [&](std::string label, std::uint64_t a, std::uint64_t b) {
-    const std::int64_t d = io::signed_delta(a, b);
+    const std::int64_t d = signed_delta(a, b);
     t.row({Cell::words(std::move(label)), Cell::number(io::format_duration(a), value(a)),
            Cell::number(io::format_duration(b), value(b)), Cell::number(signed_duration(d), static_cast<double>(d)),
            change(value(a), value(b))});
   };
   const auto count_row = [&](std::string label, std::uint64_t a, std::uint64_t b) {
-    const std::int64_t d = io::signed_delta(a, b);
+    const std::int64_t d = signed_delta(a, b);
     t.row({Cell::words(std::move(label)), Cell::number(io::format_count(a), value(a)),
            Cell::number(io::format_count(b), value(b)), Cell::number(signed_count(d), static_cast<double>(d)),
            change(value(a), value(b))});
@@ -79,7 +79,7 @@ Table summary_table(const Comparison& c) {
                                a ? Cell::number(io::format_bytes(*a), value(*a)) : na(),
                                b ? Cell::number(io::format_bytes(*b), value(*b)) : na()};
     if (a && b) {
-      const std::int64_t d = io::signed_delta(*a, *b);
+      const std::int64_t d = signed_delta(*a, *b);
       cells.push_back(Cell::number(signed_bytes(d), static_cast<double>(d)));
       cells.push_back(change(value(*a), value(*b)));
     } else {
