@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -15,8 +18,10 @@
 
 #include "analysis/statistics/mann_whitney.hpp"
 #include "analysis/statistics/welch.hpp"
+#include "io/sentence_markup.hpp"
 #include "nnprof/compare.hpp"
 #include "nnprof/error.hpp"
+#include "report/comparison.hpp"
 
 namespace {
 
@@ -451,6 +456,158 @@ std::string written(const Comparison& c, nnprof::ReportFormat format) {
   return out.str();
 }
 
+// ---- the document: what every human format says ------------------------------------
+
+using nnprof::report::Bullets;
+using nnprof::report::Document;
+using nnprof::report::Paragraph;
+using nnprof::report::Section;
+using nnprof::report::Table;
+
+std::string plain(const nnprof::analysis::Sentence& s) { return nnprof::io::render(nnprof::Profile{}, s); }
+
+const Section& section(const Document& d, std::string_view id) {
+  for (const Section& s : d.sections)
+    if (s.id == id) return s;
+  throw std::runtime_error("no section " + std::string(id));
+}
+
+template <typename B>
+std::vector<const B*> blocks(const Section& s) {
+  std::vector<const B*> found;
+  for (const auto& block : s.blocks)
+    if (const auto* b = std::get_if<B>(&block)) found.push_back(b);
+  return found;
+}
+
+// The section's only table.
+const Table& table(const Section& s) {
+  const auto tables = blocks<Table>(s);
+  if (tables.size() != 1) throw std::runtime_error("section " + s.id + " has " + std::to_string(tables.size()) + " tables");
+  return *tables[0];
+}
+
+std::vector<std::string> paragraphs(const Section& s) {
+  std::vector<std::string> text;
+  for (const Paragraph* p : blocks<Paragraph>(s)) text.push_back(plain(p->text));
+  return text;
+}
+
+// The cells of `t` under `header`, by row.
+std::vector<const nnprof::report::Cell*> column(const Table& t, std::string_view header) {
+  std::size_t i = 0;
+  while (i < t.columns.size() && t.columns[i].header != header) ++i;
+  if (i == t.columns.size()) throw std::runtime_error("no column " + std::string(header));
+  std::vector<const nnprof::report::Cell*> cells;
+  for (const auto& row : t.rows) cells.push_back(&row.at(i));
+  return cells;
+}
+
+TEST(CompareDocument, SectionsInReadingOrder) {
+  const Document d = nnprof::report::comparison_document(two_x_comparison());
+  EXPECT_EQ(d.title, "nnprof comparison");
+  std::vector<std::string> ids;
+  for (const Section& s : d.sections) ids.push_back(s.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"summary", "regressions", "improvements", "scopes", "removed", "added",
+                                           "method"}));
+  ASSERT_EQ(d.about.items.size(), 2u);
+  EXPECT_EQ(d.about.items[0].label, "A (baseline)");
+  EXPECT_EQ(d.about.items[1].label, "B");
+}
+
+TEST(CompareDocument, SummarySaysTheVerdictTotalsSpeedupAndGeomean) {
+  const Comparison c = two_x_comparison();
+  const Section& s = section(nnprof::report::comparison_document(c), "summary");
+  const std::vector<std::string> text = paragraphs(s);
+  ASSERT_EQ(text.size(), 3u);
+  EXPECT_EQ(text[0], "Verdict: REGRESSED (1 regressed, 0 improved, 1 stable, 0 unreliable)");
+  EXPECT_EQ(text[1], fmt::format("Speedup: {:.3f}x (B is {:.2f}x as {}; A's session wall time / B's)", c.speedup,
+                                 c.speedup >= 1.0 ? c.speedup : 1.0 / c.speedup, c.speedup >= 1.0 ? "fast" : "slow"));
+  EXPECT_EQ(text[2], fmt::format("Geometric mean of per-call time ratios (B/A): {:.3f}x over 2 scopes", c.geomean_ratio));
+  const Table& t = table(s);
+  ASSERT_GE(t.rows.size(), 3u);
+  EXPECT_EQ(t.rows[0][0].text, "Runtime (session wall time)");
+  EXPECT_EQ(t.rows[0][1].value, static_cast<double>(c.runtime_a_ns));
+  EXPECT_EQ(t.rows[0][2].value, static_cast<double>(c.runtime_b_ns));
+  EXPECT_EQ(t.rows[0][3].value, static_cast<double>(c.runtime_b_ns) - static_cast<double>(c.runtime_a_ns));
+  EXPECT_EQ(t.rows[1][0].text, "Instrumented time");
+  EXPECT_EQ(t.rows[2][0].text, "Scope calls");
+  EXPECT_EQ(t.rows[2][1].text, "65");  // 30 + 30 + 5
+  EXPECT_EQ(t.rows[2][2].text, "65");
+  EXPECT_EQ(t.rows[2][3].text, "0");
+  EXPECT_EQ(t.rows[2][4].text, "+0.0%");
+  // No heap tracking and no memory counters: no rows that would read as zero allocations.
+  EXPECT_EQ(t.rows.size(), 3u);
+}
+
+TEST(CompareDocument, ChangeTablesHoldEveryFigureWithItsRawValue) {
+  const Comparison c = two_x_comparison();
+  const Document d = nnprof::report::comparison_document(c);
+  const ScopeChange& m = scope(c, "matmul");
+  const Table& regressions = table(section(d, "regressions"));
+  ASSERT_EQ(regressions.rows.size(), 1u);
+  EXPECT_EQ(paragraphs(section(d, "regressions")).at(0), "By the time they added.");
+  const auto& row = regressions.rows[0];
+  std::vector<std::string> headers;
+  for (const auto& col : regressions.columns) headers.push_back(col.header);
+  EXPECT_EQ(headers, (std::vector<std::string>{"Scope", "Calls A", "Calls B", "Mean A", "Mean B", "Ratio", "Change",
+                                               "Total delta", "Test", "p", "Verdict"}));
+  EXPECT_EQ(row[0].text, "matmul");
+  EXPECT_TRUE(row[0].name);
+  EXPECT_EQ(row[1].text, "30");
+  EXPECT_EQ(row[2].text, "30");
+  EXPECT_EQ(row[3].value, m.a.mean_ns);
+  EXPECT_EQ(row[4].value, m.b.mean_ns);
+  EXPECT_EQ(row[5].text, fmt::format("{:.2f}x", m.ratio));  // about 2.00x
+  EXPECT_EQ(row[5].value, m.ratio);
+  EXPECT_EQ(row[6].text, fmt::format("{:+.1f}%", m.change * 100));  // about +100%
+  EXPECT_EQ(row[6].value, m.change);
+  EXPECT_EQ(row[7].value, static_cast<double>(m.total_delta_ns));
+  EXPECT_EQ(row[8].text, "U");
+  EXPECT_EQ(row[9].value, m.p_value);
+  EXPECT_EQ(row[10].text, "regressed");
+  EXPECT_EQ(paragraphs(section(d, "improvements")), std::vector<std::string>{"No scope improved."});
+  EXPECT_TRUE(blocks<Table>(section(d, "improvements")).empty());
+  // Every matched scope, largest change of total time first, with its verdict.
+  const Table& all = table(section(d, "scopes"));
+  ASSERT_EQ(all.rows.size(), 2u);
+  EXPECT_EQ(all.rows[0][0].text, "matmul");
+  EXPECT_EQ(all.rows[1][0].text, "<script>alert(1)</script> | x");
+  EXPECT_EQ(all.rows[1][10].text, "stable");
+  // Only in one run: name, calls, total.
+  const Table& removed = table(section(d, "removed"));
+  ASSERT_EQ(removed.rows.size(), 1u);
+  EXPECT_EQ(removed.rows[0][0].text, "gone");
+  EXPECT_EQ(removed.rows[0][1].text, "5");
+  EXPECT_EQ(removed.rows[0][2].value, static_cast<double>(c.removed[0].total_ns));
+  const Table& added = table(section(d, "added"));
+  ASSERT_EQ(added.rows.size(), 1u);
+  EXPECT_EQ(added.rows[0][0].text, "new");
+}
+
+TEST(CompareDocument, MethodStatesTheTestAndEveryScopesNote) {
+  // "init" has too few calls; "loss" moved its typical call and its mean in opposite directions.
+  std::vector<std::uint64_t> a_calls = calls(29, 10'000, 0.02, 1);
+  a_calls.insert(a_calls.begin(), 5'000'000);
+  const Profile a = make_profile({{"loss", a_calls}, {"init", calls(2, 1 * kMs, 0.1, 3)}});
+  const Profile b = make_profile({{"loss", calls(30, 12'000, 0.02, 2)}, {"init", calls(2, 1 * kMs, 0.1, 4)}});
+  const Section& s = section(nnprof::report::comparison_document(nnprof::compare(a, b)), "method");
+  const std::vector<std::string> text = paragraphs(s);
+  ASSERT_EQ(text.size(), 1u);
+  EXPECT_NE(text[0].find("two-sided Mann-Whitney U test"), std::string::npos) << text[0];
+  EXPECT_NE(text[0].find("alpha 0.05; a verdict needs 5 calls on each side"), std::string::npos) << text[0];
+  EXPECT_NE(text[0].find("below 5.0% counts as stable"), std::string::npos) << text[0];
+  const auto lists = blocks<Bullets>(s);
+  ASSERT_EQ(lists.size(), 1u);
+  std::vector<std::string> notes;
+  for (const auto& item : lists[0]->items) notes.push_back(plain(item));
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_TRUE(notes[0].starts_with("loss: the typical call and the mean moved in opposite directions")) << notes[0];
+  EXPECT_EQ(notes[1], "Too few calls for a verdict (fewer than 5 in a run): init");
+}
+
+// ---- the formats, end to end --------------------------------------------------------
+
 TEST(CompareReport, TextSaysTheVerdictAndTheNumbers) {
   const Comparison c = two_x_comparison();
   const std::string text = written(c, nnprof::ReportFormat::Text);
@@ -463,12 +620,16 @@ TEST(CompareReport, TextSaysTheVerdictAndTheNumbers) {
                                      std::string("Geometric mean"), std::string("Only in A (removed)"), std::string("gone"),
                                      std::string("Only in B (added)"), std::string("new"), std::string("Mann-Whitney")})
     EXPECT_NE(text.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << text;
+  EXPECT_TRUE(text.starts_with("nnprof comparison\n=================\n")) << text;
 }
 
 TEST(CompareReport, MarkdownEscapesNamesInTables) {
   const std::string md = written(two_x_comparison(), nnprof::ReportFormat::Markdown);
   EXPECT_NE(md.find("# nnprof comparison"), std::string::npos);
   EXPECT_NE(md.find("| Scope"), std::string::npos);
+  EXPECT_NE(md.find("| matmul"), std::string::npos);
+  EXPECT_NE(md.find("## Top 10 regressions"), std::string::npos);
+  EXPECT_NE(md.find("Verdict: REGRESSED (1 regressed, 0 improved, 1 stable, 0 unreliable)"), std::string::npos) << md;
   EXPECT_NE(md.find("\\<script\\>"), std::string::npos) << md;
   EXPECT_EQ(md.find("<script>"), std::string::npos);
   EXPECT_NE(md.find("\\|"), std::string::npos);  // the pipe cannot split a cell
@@ -478,9 +639,16 @@ TEST(CompareReport, HtmlIsSelfContainedAndEscaped) {
   const std::string html = written(two_x_comparison(), nnprof::ReportFormat::Html);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
-  EXPECT_EQ(html.find("<script"), std::string::npos);  // no script at all, and no name as markup
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);  // no name as markup
+  // The page's own script (sortable tables) is its only one, inline.
+  const std::size_t script = html.find("<script");
+  ASSERT_NE(script, std::string::npos);
+  EXPECT_EQ(html.find("<script", script + 1), std::string::npos);
   EXPECT_EQ(html.find("src=\"http"), std::string::npos);
-  EXPECT_NE(html.find("class=\"verdict v-regressed\""), std::string::npos);
+  EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
+  EXPECT_NE(html.find("Verdict: REGRESSED (1 regressed, 0 improved, 1 stable, 0 unreliable)"), std::string::npos);
+  EXPECT_NE(html.find("<section id=\"regressions\"><h2>Top 10 regressions</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<table class=\"sortable\" id=\"scopes-table\">"), std::string::npos);
   EXPECT_NE(html.find("</html>"), std::string::npos);
 }
 

@@ -136,7 +136,36 @@ TEST(CompareCli, MarkdownAndHtmlByFormatAndExtension) {
   ASSERT_EQ(h.status, 0) << h.output;
   const std::string page = slurp(html);
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
-  EXPECT_NE(page.find("v-regressed"), std::string::npos);
+  EXPECT_NE(page.find("Verdict: REGRESSED"), std::string::npos);
+  EXPECT_NE(page.find("<section id=\"regressions\"><h2>Top 10 regressions</h2>"), std::string::npos);
+  EXPECT_NE(page.find("<td class=\"name\" title=\"matmul\">matmul</td>"), std::string::npos);
+  EXPECT_NE(page.find("old_cache"), std::string::npos);
+  EXPECT_NE(page.find("new_cache"), std::string::npos);
+  EXPECT_NE(page.find("</html>"), std::string::npos);
+  // `--format html` to standard output: the same page.
+  const CliRun stdout_html =
+      run_cli("compare " + runs().before.string() + " " + runs().after.string() + " --format html");
+  ASSERT_EQ(stdout_html.status, 0) << stdout_html.output;
+  EXPECT_EQ(stdout_html.output.rfind("<!DOCTYPE html>", 0), 0u);
+}
+
+TEST(CompareCli, MarkdownAndTextFilesByExtension) {
+  const std::string both = runs().before.string() + " " + runs().after.string();
+  const fs::path md = runs().dir / "diff.md";
+  const CliRun m = run_cli("compare " + both + " -o " + md.string());
+  ASSERT_EQ(m.status, 0) << m.output;
+  const std::string doc = slurp(md);
+  EXPECT_TRUE(doc.starts_with("# nnprof comparison")) << doc;
+  for (const char* expected : {"## Summary", "Verdict: REGRESSED", "## Top 10 regressions", "| matmul",
+                               "## Only in A (removed)", "old_cache", "## Only in B (added)", "## Method and notes"})
+    EXPECT_NE(doc.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << doc;
+  const fs::path txt = runs().dir / "diff.txt";
+  const CliRun t = run_cli("compare " + both + " -o " + txt.string());
+  ASSERT_EQ(t.status, 0) << t.output;
+  const std::string text = slurp(txt);
+  EXPECT_TRUE(text.starts_with("nnprof comparison\n")) << text;
+  EXPECT_NE(text.find("Verdict: REGRESSED"), std::string::npos) << text;
+  EXPECT_NE(text.find("new_cache"), std::string::npos) << text;
 }
 
 TEST(CompareCli, FailOnRegressionGivesExitStatus3AboveTheThreshold) {

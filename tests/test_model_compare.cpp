@@ -14,12 +14,14 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "io/model_compare_report.hpp"
+#include "io/sentence_markup.hpp"
 #include "nnprof/nnprof.hpp"
+#include "report/model_comparison.hpp"
 #include "sample_profiles.hpp"
 
 #ifdef NNPROF_CLI_PATH
@@ -116,6 +118,37 @@ std::string written(const ModelComparison& c, ReportFormat format) {
   std::ostringstream out;
   write_model_comparison(c, out, format);
   return out.str();
+}
+
+// ---- reading a document -------------------------------------------------------------
+
+std::string plain(const analysis::Sentence& s) { return io::render(Profile{}, s); }
+
+const report::Section* find_section(const report::Document& d, std::string_view id) {
+  for (const report::Section& s : d.sections)
+    if (s.id == id) return &s;
+  return nullptr;
+}
+
+template <typename B>
+std::vector<const B*> blocks(const report::Section& s) {
+  std::vector<const B*> found;
+  for (const auto& block : s.blocks)
+    if (const auto* b = std::get_if<B>(&block)) found.push_back(b);
+  return found;
+}
+
+std::vector<std::string> headers(const report::Table& t) {
+  std::vector<std::string> h;
+  for (const report::Column& c : t.columns) h.push_back(c.header);
+  return h;
+}
+
+// The row of `t` whose first cell reads `label`.
+const std::vector<report::Cell>& row(const report::Table& t, std::string_view label) {
+  for (const auto& r : t.rows)
+    if (!r.empty() && r[0].text == label) return r;
+  throw std::runtime_error("no row " + std::string(label));
 }
 
 // ---- descriptions -------------------------------------------------------------------
@@ -334,7 +367,7 @@ TEST(ModelCompare, HumanFormatsCutHugeNamesAndJsonKeepsThem) {
   const std::string huge(1 << 20, 'm');
   c.models.at(0).info.name = huge;
   c.ratios.at(0).baseline = huge;
-  for (const ReportFormat f : {ReportFormat::Text, ReportFormat::Markdown}) {
+  for (const ReportFormat f : {ReportFormat::Text, ReportFormat::Markdown, ReportFormat::Html}) {
     const std::string out = written(c, f);
     EXPECT_LT(out.size(), 64u * 1024) << to_string(f);
     EXPECT_TRUE(contains(out, "more bytes")) << to_string(f);
@@ -356,7 +389,15 @@ TEST(ModelCompare, OneModelIsReportedWithoutRatios) {
   const std::string text = written(c, ReportFormat::Text);
   EXPECT_TRUE(contains(text, "470,528"));
   EXPECT_TRUE(contains(text, "need two"));
-  EXPECT_FALSE(contains(text, "Scaling efficiency"));
+  EXPECT_FALSE(contains(text, "Scaling Efficiency"));
+  const report::Document d = report::model_comparison_document(c);
+  EXPECT_EQ(find_section(d, "scaling"), nullptr) << "no ratios: no scaling section";
+  const report::Section* spec = find_section(d, "specifications");
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(row(*blocks<report::Table>(*spec).at(0), "small")[4].text, "470,528");
+  const report::Section* notes = find_section(d, "notes");
+  ASSERT_NE(notes, nullptr);
+  EXPECT_TRUE(contains(plain(blocks<report::Bullets>(*notes).at(0)->items.back()), "need two"));
 }
 
 TEST(ModelCompare, AModelThatNeverRanSaysSo) {
@@ -404,8 +445,81 @@ TEST(ModelCompareReport, MarkdownHasTheSeedsTables) {
   EXPECT_TRUE(contains(md, "| Tokens per second"));
   EXPECT_TRUE(contains(md, "50 tokens/s"));
   EXPECT_TRUE(contains(md, "7.14 tokens/s"));
-  EXPECT_TRUE(contains(md, "### medium vs small: **1.29** by FLOPs per token"));
-  EXPECT_TRUE(contains(md, "✅ **Linear or better**"));
+  EXPECT_TRUE(contains(md, "### medium vs small: 1.29 by FLOPs per token"));
+  EXPECT_TRUE(contains(md, "✅ Linear or better. "));
+  EXPECT_TRUE(md.starts_with("# nnprof model comparison\n")) << md;
+  EXPECT_TRUE(contains(md, "| Models  | **small**, **medium** (ratios to **small**, the smallest by parameters) |")) << md;
+}
+
+TEST(ModelCompareDocument, SectionsTablesAndVerdicts) {
+  const ModelComparison c = compare_models(two_models(7));
+  const report::Document d = report::model_comparison_document(c);
+  EXPECT_EQ(d.title, "nnprof model comparison");
+  std::vector<std::string> ids;
+  for (const report::Section& s : d.sections) ids.push_back(s.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"specifications", "performance", "scaling", "forward"}));
+  ASSERT_EQ(d.about.items.size(), 1u);
+  EXPECT_EQ(plain(d.about.items[0].value), "small, medium (ratios to small, the smallest by parameters)");
+
+  const report::Table& spec = *blocks<report::Table>(*find_section(d, "specifications")).at(0);
+  EXPECT_EQ(headers(spec), (std::vector<std::string>{"Model", "Dimensions", "Layers", "Heads", "Parameters", "Context",
+                                                      "Vocabulary", "Weights", "KV cache"}));
+  const auto& small = row(spec, "small");
+  EXPECT_EQ(small[1].text, "128");
+  EXPECT_EQ(small[2].text, "2");
+  EXPECT_EQ(small[3].text, "4");
+  EXPECT_EQ(small[4].text, "470,528");
+  EXPECT_EQ(small[4].value, 470'528.0);
+  EXPECT_EQ(small[5].text, "64");
+  EXPECT_EQ(small[6].text, "256");
+  EXPECT_EQ(small[7].value, 4.0 * 470'528);
+  EXPECT_EQ(small[8].value, 2.0 * 2 * 64 * 128 * 4);
+  EXPECT_EQ(row(spec, "medium")[4].text, "3,454,464");
+
+  const report::Table& perf = *blocks<report::Table>(*find_section(d, "performance")).at(0);
+  EXPECT_EQ(headers(perf), (std::vector<std::string>{"Metric", "small", "medium", "Ratio (medium/small)"}));
+  const auto& tps = row(perf, "Tokens per second");
+  EXPECT_EQ(tps[1].text, "50 tokens/s");
+  EXPECT_DOUBLE_EQ(tps[1].value, 50.0);
+  EXPECT_EQ(tps[2].text, "7.14 tokens/s");
+  EXPECT_NEAR(tps[3].value, 1.0 / 7.0, 1e-12);
+  EXPECT_EQ(row(perf, "Inferences")[1].text, "2");
+  EXPECT_EQ(row(perf, "Tokens generated")[2].text, "20");
+  EXPECT_EQ(row(perf, "Total inference time")[1].value, 400.0 * kMs);
+  EXPECT_NEAR(row(perf, "Total inference time")[3].value, 7.0, 1e-12);
+  EXPECT_EQ(row(perf, "Mean inference time")[1].value, 200.0 * kMs);
+  EXPECT_TRUE(contains(row(perf, "Mean inference time")[1].text, " ± "));
+  EXPECT_NEAR(row(perf, "Time per token")[3].value, 7.0, 1e-12);
+  EXPECT_NEAR(row(perf, "FLOPs per token")[3].value, 9.0, 1e-12);
+  EXPECT_DOUBLE_EQ(row(perf, "Weights + KV cache")[1].value,
+                   static_cast<double>(small_model().weight_bytes + small_model().kv_cache_bytes));
+  EXPECT_THROW((void)row(perf, "Heap allocated"), std::runtime_error) << "no heap tracking: no heap rows";
+
+  const report::Section& scaling = *find_section(d, "scaling");
+  EXPECT_TRUE(contains(plain(blocks<report::Paragraph>(scaling).at(0)->text),
+                       "At least 0.9 is linear or better, 0.6 to 0.9 sub-linear, below 0.6 poor."));
+  const report::Table& eff = *blocks<report::Table>(scaling).at(0);
+  const auto& medium = row(eff, "medium");
+  EXPECT_EQ(medium[1].text, "small");
+  EXPECT_NEAR(medium[3].value, 9.0, 1e-12);
+  EXPECT_NEAR(medium[4].value, 7.0, 1e-12);
+  EXPECT_NEAR(medium[5].value, 9.0 / 7.0, 1e-12);
+  EXPECT_EQ(medium[5].text, "1.29");
+  EXPECT_EQ(medium[7].text, "Linear or better (by FLOPs per token)");
+  ASSERT_EQ(blocks<report::Subheading>(scaling).size(), 1u);
+  EXPECT_EQ(blocks<report::Subheading>(scaling)[0]->title, "medium vs small: 1.29 by FLOPs per token");
+  const std::string verdict = plain(blocks<report::Paragraph>(scaling).at(1)->text);
+  EXPECT_TRUE(verdict.starts_with("✅ Linear or better. ")) << verdict;
+  EXPECT_TRUE(contains(verdict, c.ratios[0].reason)) << verdict;
+
+  const report::Section& forward = *find_section(d, "forward");
+  const auto tables = blocks<report::Table>(forward);
+  ASSERT_EQ(tables.size(), 2u);
+  EXPECT_EQ(tables[0]->rows.at(0)[0].text, "block");
+  EXPECT_EQ(tables[1]->rows.at(0)[0].text, "matmul");
+  // small: 240 ms of block over 20 passes; medium (7x the time) per pass against it: 7x.
+  EXPECT_DOUBLE_EQ(row(*tables[0], "block")[1].value, 12.0 * kMs);
+  EXPECT_NEAR(row(*tables[0], "block").back().value, 7.0, 1e-12);
 }
 
 TEST(ModelCompareReport, JsonHasEveryFigure) {
@@ -436,12 +550,28 @@ TEST(ModelCompareReport, JsonHasEveryFigure) {
   EXPECT_TRUE(r["heap_alloc_bytes"].is_null());
 }
 
+TEST(ModelCompareReport, HtmlIsAPageOfTheSameDocument) {
+  ModelComparison c = compare_models(two_models(7));
+  c.models.at(1).info.name = "<script>alert(1)</script>";
+  c.ratios.at(0).model = c.models[1].info.name;
+  const std::string html = written(c, ReportFormat::Html);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_TRUE(contains(html, "<section id=\"specifications\"><h2>Model Specifications</h2>"));
+  EXPECT_TRUE(contains(html, "<section id=\"scaling\"><h2>Scaling Efficiency</h2>"));
+  EXPECT_TRUE(contains(html, "<section id=\"forward\"><h2>Forward Pass Analysis</h2>"));
+  EXPECT_TRUE(contains(html, "data-v=\"470528\">470,528</td>")) << "numbers carry their raw value";
+  EXPECT_TRUE(contains(html, "50 tokens/s"));
+  EXPECT_TRUE(contains(html, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_FALSE(contains(html, "<script>alert"));
+  EXPECT_TRUE(contains(html, "</html>"));
+}
+
 TEST(ModelCompareReport, OtherFormatsAreRefused) {
   const ModelComparison c = compare_models(two_models(7));
   std::ostringstream out;
-  EXPECT_THROW(write_model_comparison(c, out, ReportFormat::Html), Error);
-  EXPECT_THROW(export_model_comparison(c, "/tmp/x.html"), Error);
+  EXPECT_THROW(write_model_comparison(c, out, ReportFormat::Csv), Error);
   EXPECT_THROW(export_model_comparison(c, "/tmp/x.unknown"), Error);
+  EXPECT_THROW(export_model_comparison(c, "/tmp/x.csv", ReportFormat::Csv), Error);
 }
 
 // ---- recorded -----------------------------------------------------------------------
@@ -525,7 +655,29 @@ TEST_F(ModelCompareCli, WritesMarkdownJsonAndText) {
   const CliRun text = run_cli("model-compare " + path("run.nnprof"));
   ASSERT_EQ(text.status, 0) << text.output;
   EXPECT_TRUE(text.output.starts_with("nnprof model comparison")) << text.output;
-  EXPECT_TRUE(contains(text.output, "medium vs small: Linear or better.")) << text.output;
+  EXPECT_TRUE(contains(text.output, "medium vs small: 1.29 by FLOPs per token")) << text.output;
+  EXPECT_TRUE(contains(text.output, "Linear or better. ")) << text.output;
+  EXPECT_TRUE(contains(text.output, "470,528")) << text.output;
+
+  const CliRun txt = run_cli("model-compare " + path("run.nnprof") + " -o " + path("models.txt"));
+  ASSERT_EQ(txt.status, 0) << txt.output;
+  EXPECT_EQ(slurp(path("models.txt")), text.output) << "a .txt file holds what standard output shows";
+}
+
+TEST_F(ModelCompareCli, WritesHtml) {
+  two_models(7).save(path("run.nnprof"));
+  const CliRun html = run_cli("model-compare " + path("run.nnprof") + " -o " + path("models.html"));
+  ASSERT_EQ(html.status, 0) << html.output;
+  EXPECT_TRUE(contains(html.output, "wrote")) << html.output;
+  const std::string page = slurp(path("models.html"));
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  for (const char* expected : {"Model Specifications", "Performance Metrics", "Scaling Efficiency",
+                               "Forward Pass Analysis", "470,528", "3,454,464", "50 tokens/s",
+                               "medium vs small: 1.29 by FLOPs per token", "</html>"})
+    EXPECT_TRUE(contains(page, expected)) << expected;
+  const CliRun stdout_html = run_cli("model-compare " + path("run.nnprof") + " --format html");
+  ASSERT_EQ(stdout_html.status, 0) << stdout_html.output;
+  EXPECT_EQ(stdout_html.output.rfind("<!DOCTYPE html>", 0), 0u);
 }
 
 TEST_F(ModelCompareCli, AProfileWithoutModelsExitsWith2) {
@@ -540,10 +692,14 @@ TEST_F(ModelCompareCli, AProfileWithoutModelsExitsWith2) {
 
 TEST_F(ModelCompareCli, BadOutputsExitWith2) {
   two_models(7).save(path("run.nnprof"));
-  const CliRun html = run_cli("model-compare " + path("run.nnprof") + " -o " + path("models.html"));
-  EXPECT_EQ(html.status, 2) << html.output;
-  EXPECT_TRUE(contains(html.output, "text, markdown or json")) << html.output;
-  EXPECT_FALSE(fs::exists(path("models.html")));
+  const CliRun csv = run_cli("model-compare " + path("run.nnprof") + " -o " + path("models.csv"));
+  EXPECT_EQ(csv.status, 2) << csv.output;
+  EXPECT_TRUE(contains(csv.output, "cannot tell the model comparison's format")) << csv.output;
+  EXPECT_TRUE(contains(csv.output, "use a .txt, .md, .json or .html file name")) << csv.output;
+  EXPECT_FALSE(fs::exists(path("models.csv")));
+  const CliRun format = run_cli("model-compare " + path("run.nnprof") + " --format csv");
+  EXPECT_EQ(format.status, 2) << format.output;
+  EXPECT_TRUE(contains(format.output, "--format")) << format.output;
   const CliRun missing = run_cli("model-compare " + path("missing.nnprof"));
   EXPECT_EQ(missing.status, 2) << missing.output;
   EXPECT_TRUE(contains(missing.output, "no such file")) << missing.output;

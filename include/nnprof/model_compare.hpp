@@ -124,12 +124,12 @@ struct NNPROF_API ModelComparison {
 /// when none is described, or when a description is malformed.
 NNPROF_API ModelComparison compare_models(const Profile& profile);
 
-/// Writes `comparison` to `out` as Text, Markdown or Json (docs/JSON_SCHEMA.md,
-/// "nnprof-model-comparison"); other formats throw nnprof::Error.
+/// Writes `comparison` to `out` as Text, Markdown, Json (docs/JSON_SCHEMA.md,
+/// "nnprof-model-comparison") or Html (one self-contained page); other formats throw nnprof::Error.
 NNPROF_API void write_model_comparison(const ModelComparison& comparison, std::ostream& out, ReportFormat format);
 
 /// Writes `comparison` to `path` in `format`, or in the one its extension names (.txt, .md,
-/// .json). The file appears complete or not at all. Throws nnprof::Error.
+/// .json, .html). The file appears complete or not at all. Throws nnprof::Error.
 NNPROF_API void export_model_comparison(const ModelComparison& comparison, const std::string& path,
                                         ReportFormat format = ReportFormat::Auto);
 

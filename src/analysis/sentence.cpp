@@ -45,6 +45,10 @@ Sentence& Sentence::scope(StringId name) {
   return add(std::move(part));
 }
 
+Sentence& Sentence::name(std::string_view text) {
+  return add(make_part(Part::Kind::Name, std::uint64_t{0}, text));
+}
+
 Sentence& Sentence::duration(std::uint64_t ns) { return add(make_part(Part::Kind::Duration, ns)); }
 Sentence& Sentence::duration(double ns) { return add(make_part(Part::Kind::Duration, ns)); }
 Sentence& Sentence::share(double fraction) { return add(make_part(Part::Kind::Share, fraction)); }

@@ -18,6 +18,7 @@ struct Part {
     Words,     ///< `text` as it stands
     Code,      ///< `text` is an identifier or a call the user can type: NNPROF_SCOPE("name")
     Scope,     ///< the name of `scope`
+    Name,      ///< `text` is a name given as text (a scope of a comparison, a model, a command line), shown like a scope
     Duration,  ///< `number` nanoseconds
     Share,     ///< `number` as a fraction, printed as a percentage; NaN when there was no whole
     Count,     ///< `number`, an integer count
@@ -44,6 +45,9 @@ class Sentence {
   /// A demangled function name, as code, shortened for reading (readable_function).
   Sentence& function(std::string_view demangled);
   Sentence& scope(StringId name);
+  /// A name that no profile's string table holds (a comparison's scope, a model): marked up
+  /// like a scope. The caller caps it for display (io::capped_name).
+  Sentence& name(std::string_view text);
   Sentence& duration(std::uint64_t ns);
   Sentence& duration(double ns);
   Sentence& share(double fraction);

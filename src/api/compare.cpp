@@ -12,6 +12,8 @@
 #include "io/output_file.hpp"
 #include "nnprof/error.hpp"
 #include "record/internal_allocations.hpp"
+#include "render/render.hpp"
+#include "report/comparison.hpp"
 
 namespace nnprof {
 
@@ -27,14 +29,15 @@ Comparison compare(const Profile& a, const Profile& b, const CompareOptions& opt
 void write_comparison(const Comparison& comparison, std::ostream& out, ReportFormat format) {
   detail::InternalAllocations internal;
   switch (io::checked_format(format, Document::Comparison)) {
-    case ReportFormat::Text: io::write_comparison_text(comparison, out); return;
-    case ReportFormat::Markdown: io::write_comparison_markdown(comparison, out); return;
+    case ReportFormat::Text: render::write_text(report::comparison_document(comparison), out); break;
+    case ReportFormat::Markdown: render::write_markdown(report::comparison_document(comparison), out); break;
+    case ReportFormat::Html: render::write_html(report::comparison_document(comparison), out); break;
     case ReportFormat::Json: io::write_comparison_json(comparison, out); return;
-    case ReportFormat::Html: io::write_comparison_html(comparison, out); return;
     default: break;
   }
-  throw Error(fmt::format("the format table says a comparison is written as {}, but nnprof has no such writer",
-                          to_string(format)));
+  // A closed pipe or a full disk shows only when the buffer is written.
+  out.flush();
+  if (!out) throw Error("could not write the comparison: the output stream failed (disk full, or a closed pipe?)");
 }
 
 void export_comparison(const Comparison& comparison, const std::string& path, ReportFormat format) {

@@ -12,6 +12,8 @@
 #include "io/output_file.hpp"
 #include "nnprof/error.hpp"
 #include "record/internal_allocations.hpp"
+#include "render/render.hpp"
+#include "report/model_comparison.hpp"
 
 namespace nnprof {
 
@@ -34,13 +36,16 @@ void write_model_comparison(const ModelComparison& comparison, std::ostream& out
   detail::InternalAllocations internal;
   if (comparison.models.empty()) throw Error("the model comparison is empty: it compares no model");
   switch (io::checked_format(format, Document::ModelComparison)) {
-    case ReportFormat::Text: io::write_model_comparison_text(comparison, out); return;
-    case ReportFormat::Markdown: io::write_model_comparison_markdown(comparison, out); return;
+    case ReportFormat::Text: render::write_text(report::model_comparison_document(comparison), out); break;
+    case ReportFormat::Markdown: render::write_markdown(report::model_comparison_document(comparison), out); break;
+    case ReportFormat::Html: render::write_html(report::model_comparison_document(comparison), out); break;
     case ReportFormat::Json: io::write_model_comparison_json(comparison, out); return;
     default: break;
   }
-  throw Error(fmt::format("the format table says a model comparison is written as {}, but nnprof has no such writer",
-                          to_string(format)));
+  // A closed pipe or a full disk shows only when the buffer is written.
+  out.flush();
+  if (!out)
+    throw Error("could not write the model comparison: the output stream failed (disk full, or a closed pipe?)");
 }
 
 void export_model_comparison(const ModelComparison& comparison, const std::string& path, ReportFormat format) {

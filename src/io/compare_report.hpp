@@ -1,5 +1,5 @@
-// Writers of a run comparison (nnprof::Comparison): text for the terminal, Markdown for a
-// pull request, a self-contained HTML page, and JSON for CI scripts (docs/JSON_SCHEMA.md).
+// The JSON of a run comparison (nnprof::Comparison) for CI scripts (docs/JSON_SCHEMA.md). Its
+// text, Markdown and HTML are report::comparison_document rendered by src/render.
 #pragma once
 
 #include <iosfwd>
@@ -14,12 +14,6 @@ inline constexpr std::string_view kComparisonSchemaName = "nnprof-comparison";
 /// Its "schema_version": raised when a field changes meaning or is removed.
 inline constexpr int kComparisonSchemaVersion = 1;
 
-/// Summary (runtime, calls, allocations with deltas; speedup; geometric mean; verdict), the
-/// top 10 regressions and improvements, every matched scope (the 30 largest changes of total
-/// time in the text form), scopes only in A or only in B, and the notes.
-void write_comparison_text(const Comparison& comparison, std::ostream& out);
-void write_comparison_markdown(const Comparison& comparison, std::ostream& out);
-void write_comparison_html(const Comparison& comparison, std::ostream& out);
 /// Every field of the comparison; times in integer nanoseconds, ratios as numbers.
 void write_comparison_json(const Comparison& comparison, std::ostream& out);
 

@@ -1,5 +1,5 @@
-// Writers of a model comparison (nnprof::ModelComparison): text for the terminal, Markdown
-// for a pull request or a wiki, and JSON for scripts (docs/JSON_SCHEMA.md).
+// The JSON of a model comparison (nnprof::ModelComparison) for scripts (docs/JSON_SCHEMA.md).
+// Its text, Markdown and HTML are report::model_comparison_document rendered by src/render.
 #pragma once
 
 #include <iosfwd>
@@ -14,10 +14,6 @@ inline constexpr std::string_view kModelComparisonSchemaName = "nnprof-model-com
 /// Its "schema_version": raised when a field changes meaning or is removed.
 inline constexpr int kModelComparisonSchemaVersion = 1;
 
-/// Model specifications, performance per model with the ratios to the smallest, scaling
-/// efficiency with its verdict and reason, the forward-pass breakdown, and the notes.
-void write_model_comparison_text(const ModelComparison& comparison, std::ostream& out);
-void write_model_comparison_markdown(const ModelComparison& comparison, std::ostream& out);
 /// Every field of the comparison; times in nanoseconds, absent figures as null.
 void write_model_comparison_json(const ModelComparison& comparison, std::ostream& out);
 

@@ -109,6 +109,9 @@ std::string render(const Profile& profile, const analysis::Sentence& sentence, c
       case Kind::Scope:
         out += markup.scope(profile.str(part.scope));
         break;
+      case Kind::Name:
+        out += markup.scope(part.text);
+        break;
       default: {
         const std::string number = markup.text(format_number(part));
         out += part.key ? markup.key(number) : number;

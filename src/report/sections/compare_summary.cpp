@@ -1,0 +1,127 @@
+// The comparison's summary: the verdict first, then runtime, calls and allocations of both runs
+// with their deltas, then the speedup and the geometric mean of the per-call time ratios.
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "io/format.hpp"
+#include "report/comparison_sections.hpp"
+
+namespace nnprof::report::sections {
+namespace {
+
+using namespace compare_cells;
+
+std::string upper(const char* s) {
+  std::string r(s);
+  for (char& c : r) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  return r;
+}
+
+Sentence verdict_sentence(const Comparison& c) {
+  return Sentence()
+      .words(fmt::format("Verdict: {} (", upper(to_string(c.verdict))))
+      .count(c.regressed)
+      .words(" regressed, ")
+      .count(c.improved)
+      .words(" improved, ")
+      .count(c.stable)
+      .words(" stable, ")
+      .count(c.unreliable)
+      .words(" unreliable)");
+}
+
+// Ratios keep their fixed decimals ("2.000x"): a reader compares them digit by digit.
+Sentence speedup_sentence(const Comparison& c) {
+  if (c.speedup <= 0.0) return Sentence().words(fmt::format("Speedup: n/a (B's {} is 0)", c.runtime_basis));
+  const std::string how = c.speedup >= 1.0 ? fmt::format("B is {:.2f}x as fast", c.speedup)
+                                           : fmt::format("B is {:.2f}x as slow", 1.0 / c.speedup);
+  return Sentence()
+      .words("Speedup: ")
+      .words(fmt::format("{:.3f}x", c.speedup))
+      .words(fmt::format(" ({}; A's {} / B's)", how, c.runtime_basis));
+}
+
+Sentence geomean_sentence(const Comparison& c) {
+  if (c.geomean_scopes == 0)
+    return Sentence().words("Geometric mean of per-call time ratios: n/a (no scope had a verdict)");
+  return Sentence()
+      .words(fmt::format("Geometric mean of per-call time ratios (B/A): {:.3f}x over ", c.geomean_ratio))
+      .count(c.geomean_scopes, "scope", "scopes");
+}
+
+Table summary_table(const Comparison& c) {
+  Table t;
+  t.id = "compare-summary";
+  t.columns = {{"Metric", Align::Left, "metric"},
+               {"A", Align::Right, "a"},
+               {"B", Align::Right, "b"},
+               {"Delta", Align::Right, "delta"},
+               {"Change", Align::Right, "change"}};
+  const auto value = [](std::uint64_t v) { return static_cast<double>(v); };
+  const auto time_row = [&](std::string label, std::uint64_t a, std::uint64_t b) {
+    const std::int64_t d = signed_delta(a, b);
+    t.row({Cell::words(std::move(label)), Cell::number(io::format_duration(a), value(a)),
+           Cell::number(io::format_duration(b), value(b)), Cell::number(signed_duration(d), static_cast<double>(d)),
+           change(value(a), value(b))});
+  };
+  const auto count_row = [&](std::string label, std::uint64_t a, std::uint64_t b) {
+    const std::int64_t d = signed_delta(a, b);
+    t.row({Cell::words(std::move(label)), Cell::number(io::format_count(a), value(a)),
+           Cell::number(io::format_count(b), value(b)), Cell::number(signed_count(d), static_cast<double>(d)),
+           change(value(a), value(b))});
+  };
+  // A side without the data says n/a, never 0: "no heap tracking" is not "no allocations".
+  const auto na = [] { return Cell::words("n/a"); };
+  const auto bytes_row = [&](std::string label, std::optional<std::uint64_t> a, std::optional<std::uint64_t> b) {
+    std::vector<Cell> cells = {Cell::words(std::move(label)),
+                               a ? Cell::number(io::format_bytes(*a), value(*a)) : na(),
+                               b ? Cell::number(io::format_bytes(*b), value(*b)) : na()};
+    if (a && b) {
+      const std::int64_t d = signed_delta(*a, *b);
+      cells.push_back(Cell::number(signed_bytes(d), static_cast<double>(d)));
+      cells.push_back(change(value(*a), value(*b)));
+    } else {
+      cells.push_back(na());
+      cells.push_back(na());
+    }
+    t.row(std::move(cells));
+  };
+  const auto opt = [](bool has, std::uint64_t v) { return has ? std::optional<std::uint64_t>(v) : std::nullopt; };
+  time_row(fmt::format("Runtime ({})", c.runtime_basis), c.runtime_a_ns, c.runtime_b_ns);
+  if (c.runtime_basis != "instrumented time") time_row("Instrumented time", c.a.instrumented_ns, c.b.instrumented_ns);
+  count_row("Scope calls", c.a.calls, c.b.calls);
+  if (c.a.heap_tracked || c.b.heap_tracked) {
+    bytes_row("Heap allocated", opt(c.a.heap_tracked, c.a.heap_alloc_bytes), opt(c.b.heap_tracked, c.b.heap_alloc_bytes));
+    if (c.a.heap_tracked && c.b.heap_tracked) {
+      count_row("Heap allocations", c.a.heap_alloc_count, c.b.heap_alloc_count);
+    } else {
+      t.row({Cell::words("Heap allocations"),
+             c.a.heap_tracked ? Cell::number(io::format_count(c.a.heap_alloc_count), value(c.a.heap_alloc_count)) : na(),
+             c.b.heap_tracked ? Cell::number(io::format_count(c.b.heap_alloc_count), value(c.b.heap_alloc_count)) : na(),
+             na(), na()});
+    }
+    bytes_row("Heap peak", opt(c.a.heap_tracked, c.a.heap_peak_bytes), opt(c.b.heap_tracked, c.b.heap_peak_bytes));
+  }
+  if (c.a.has_memory_counters || c.b.has_memory_counters) {
+    bytes_row("Allocated (memory counters)", opt(c.a.has_memory_counters, c.a.counter_alloc_bytes),
+              opt(c.b.has_memory_counters, c.b.counter_alloc_bytes));
+    bytes_row("Peak (memory counters)", opt(c.a.has_memory_counters, c.a.counter_peak_bytes),
+              opt(c.b.has_memory_counters, c.b.counter_peak_bytes));
+  }
+  return t;
+}
+
+}  // namespace
+
+void compare_summary(const Comparison& c, std::vector<Section>& out) {
+  Section section{"summary", "Summary", {}};
+  section.say(verdict_sentence(c));
+  section.add(summary_table(c));
+  section.say(speedup_sentence(c));
+  section.say(geomean_sentence(c));
+  out.push_back(std::move(section));
+}
+
+}  // namespace nnprof::report::sections
