@@ -11,6 +11,9 @@
 #include "render/render.hpp"
 #include "nnprof/error.hpp"
 #include "report/document.hpp"
+#include "report/documents.hpp"
+#include "report/report_data.hpp"
+#include "sample_profiles.hpp"
 
 namespace nnprof {
 namespace {
@@ -178,6 +181,23 @@ TEST(Renderers, AFailedStreamIsAnError) {
   EXPECT_THROW(render::write_text(sample_document(), out), Error);
   EXPECT_THROW(render::write_markdown(sample_document(), out), Error);
   EXPECT_THROW(render::write_html(sample_document(), out), Error);
+}
+
+// The profile report's document, rendered in every format: each section's title in each, the HTML
+// navigation linking each section, nothing lost between formats.
+TEST(Renderers, TheProfileDocumentRendersInEveryFormat) {
+  const Profile profile = testing::export_profile();
+  const report::ReportData data = report::analyse(profile);
+  const Document document = report::profile_document(data);
+  ASSERT_FALSE(document.sections.empty());
+  const std::string text = text_of(document), md = markdown_of(document), html = html_of(document);
+  for (const Section& section : document.sections) {
+    EXPECT_NE(text.find("\n" + section.title + "\n"), std::string::npos) << section.title;
+    EXPECT_NE(md.find("## " + section.title + "\n"), std::string::npos) << section.title;
+    EXPECT_NE(html.find("<a href=\"#" + section.id + "\">"), std::string::npos) << section.id;
+  }
+  EXPECT_NE(text.find("train_step"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"name\" title=\"train_step\">train_step</td>"), std::string::npos);
 }
 
 }  // namespace

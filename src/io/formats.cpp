@@ -23,8 +23,6 @@ constexpr std::uint8_t bit(Document document) { return static_cast<std::uint8_t>
 constexpr std::uint8_t kProfileOnly = bit(Document::Profile);
 constexpr std::uint8_t kEveryDocument =
     bit(Document::Profile) | bit(Document::Comparison) | bit(Document::ModelComparison);
-// write_model_comparison has no HTML rendering yet.
-constexpr std::uint8_t kProfileAndComparison = bit(Document::Profile) | bit(Document::Comparison);
 
 constexpr std::string_view kTextExtensions[] = {".txt"};
 constexpr std::string_view kMarkdownAliases[] = {"md"};
@@ -48,7 +46,7 @@ constexpr std::array<FormatInfo, 9> kFormats{{
     {ReportFormat::Json, "json", {}, kJsonExtensions,
      "JSON for scripts (docs/JSON_SCHEMA.md)", kEveryDocument},
     {ReportFormat::Html, "html", {}, kHtmlExtensions,
-     "a self-contained web page with charts", kProfileAndComparison},
+     "a self-contained web page with charts", kEveryDocument},
     {ReportFormat::Csv, "csv", {}, kCsvExtensions,
      "one row per scope, for spreadsheets and pandas", kProfileOnly},
     {ReportFormat::Chrome, "chrome", {}, kChromeExtensions,

@@ -12,6 +12,9 @@ namespace nnprof::render {
 
 /// Aligned plain text for a terminal: every name passes through io::plain_text.
 void write_text(const report::Document& document, std::ostream& out);
+/// Only the sections of `document`, as write_text writes them (no title, no facts about the run):
+/// one section of a report on its own, such as nnprof::write_critical_path.
+void write_text_sections(const report::Document& document, std::ostream& out);
 /// GitHub-flavoured Markdown: tables padded so that the raw file reads as a table too.
 void write_markdown(const report::Document& document, std::ostream& out);
 /// One HTML page that loads nothing from the network: sortable tables, bars, pictures.

@@ -76,6 +76,9 @@ class TextWriter {
     out_ << io::plain_text(document.title) << '\n' << std::string(io::display_width(document.title), '=') << '\n';
     if (!document.subtitle.empty()) out_ << io::plain_text(document.subtitle) << '\n';
     (*this)(document.about);
+    write_sections(document);
+  }
+  void write_sections(const Document& document) {
     for (const Section& section : document.sections) {
       io::write_text_heading(out_, io::plain_text(section.title));
       for (const Block& block : section.blocks) std::visit(*this, block);
@@ -91,6 +94,11 @@ class TextWriter {
 
 void write_text(const Document& document, std::ostream& out) {
   TextWriter(document, out).write(document);
+  if (!out) throw Error("could not write the text report: the output stream failed");
+}
+
+void write_text_sections(const Document& document, std::ostream& out) {
+  TextWriter(document, out).write_sections(document);
   if (!out) throw Error("could not write the text report: the output stream failed");
 }
 

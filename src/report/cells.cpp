@@ -181,7 +181,8 @@ Findings findings_of(const std::vector<analysis::Bottleneck>& found, analysis::S
   findings.none = std::move(none);
   for (const analysis::Bottleneck& b : found) {
     findings.items.push_back(
-        Finding{analysis::to_string(b.severity), std::string(analysis::title(b.kind)), b.description, b.suggestion});
+        Finding{std::string(analysis::to_string(b.kind)), analysis::to_string(b.severity),
+                std::string(analysis::title(b.kind)), b.description, b.suggestion});
   }
   return findings;
 }
