@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "io/format.hpp"
 #include "report/model_comparison_sections.hpp"
 
@@ -32,7 +34,7 @@ Table forward_table(const ModelComparison& c, std::string id, std::vector<Forwar
     t.columns.push_back({m.info.name + " % FLOPs", Align::Right, {}});
   }
   for (const ModelRatio& r : c.ratios)
-    t.columns.push_back({"Ratio (" + model_cells::ratio_header(r) + ")", Align::Right, {}});
+    t.columns.push_back({fmt::format("Ratio ({})", model_cells::ratio_header(r)), Align::Right, {}});
   std::vector<std::string> names;
   for (auto m = c.models.rbegin(); m != c.models.rend(); ++m)
     for (const ForwardPart& p : (*m).*parts)

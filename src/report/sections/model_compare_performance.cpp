@@ -33,7 +33,7 @@ void model_compare_performance(const ModelComparison& c, std::vector<Section>& o
   t.columns.push_back({"Metric", Align::Left, "metric"});
   for (const ModelRun& m : c.models) t.columns.push_back({m.info.name, Align::Right, {}});
   for (const ModelRatio& r : c.ratios)
-    t.columns.push_back({"Ratio (" + model_cells::ratio_header(r) + ")", Align::Right, {}});
+    t.columns.push_back({fmt::format("Ratio ({})", model_cells::ratio_header(r)), Align::Right, {}});
   // One row: a cell per model (or "not run"), then a ratio per non-baseline model.
   const auto row = [&](std::string label, auto&& value, auto&& ratio) {
     std::vector<Cell> cells = {Cell::words(std::move(label))};
@@ -55,7 +55,7 @@ void model_compare_performance(const ModelComparison& c, std::vector<Section>& o
       [](const ModelRun& m) {
         if (!m.inference_mean_ns) return na();
         std::string s = io::format_duration(*m.inference_mean_ns);
-        if (m.inference_stddev_ns) s += " ± " + io::format_duration(*m.inference_stddev_ns);
+        if (m.inference_stddev_ns) s += fmt::format(" ± {}", io::format_duration(*m.inference_stddev_ns));
         return Cell::number(std::move(s), *m.inference_mean_ns);
       },
       none);
@@ -97,7 +97,7 @@ void model_compare_performance(const ModelComparison& c, std::vector<Section>& o
         [](const ModelRatio& r) { return model_cells::ratio(r.heap_alloc_bytes); });
     row("Heap live at once (at most)",
         [](const ModelRun& m) {
-          return m.heap_tracked ? Cell::number("≤ " + io::format_bytes(m.heap_peak_bound_bytes),
+          return m.heap_tracked ? Cell::number(fmt::format("≤ {}", io::format_bytes(m.heap_peak_bound_bytes)),
                                                static_cast<double>(m.heap_peak_bound_bytes))
                                 : na();
         },
