@@ -123,7 +123,7 @@ TEST(Cli, ModelCompareReportsTheDemosModelsExactly) {
   const std::string profile = (demo_dir() / "profile.nnprof").string();
   const CliRun r = run_cli("model-compare " + profile);
   ASSERT_EQ(r.status, 0) << r.output;
-  for (const char* expected : {"470,528", "3,454,464", "Tokens per second", "Scaling efficiency", "medium/small"})
+  for (const char* expected : {"470,528", "3,454,464", "Tokens per second", "Scaling Efficiency", "medium/small"})
     EXPECT_NE(r.output.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << r.output;
   const fs::path md = demo_dir() / "models.md";
   const CliRun w = run_cli("model-compare " + profile + " -o " + md.string());

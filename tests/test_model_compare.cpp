@@ -702,8 +702,8 @@ TEST_F(ModelCompareCli, BadOutputsExitWith2) {
   two_models(7).save(path("run.nnprof"));
   const CliRun csv = run_cli("model-compare " + path("run.nnprof") + " -o " + path("models.csv"));
   EXPECT_EQ(csv.status, 2) << csv.output;
-  EXPECT_TRUE(contains(csv.output, "cannot tell the model comparison's format")) << csv.output;
-  EXPECT_TRUE(contains(csv.output, "use a .txt, .md, .json or .html file name")) << csv.output;
+  EXPECT_TRUE(contains(csv.output, "a model comparison is written as text, markdown, json or html, not csv")) << csv.output;
+  EXPECT_TRUE(contains(csv.output, "use a .txt, .md, .markdown, .json, .html or .htm file name")) << csv.output;
   EXPECT_FALSE(fs::exists(path("models.csv")));
   const CliRun format = run_cli("model-compare " + path("run.nnprof") + " --format csv");
   EXPECT_EQ(format.status, 2) << format.output;
