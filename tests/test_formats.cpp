@@ -121,7 +121,7 @@ TEST(Formats, TheLongestExtensionWinsAmongTheFormatsOfTheDocument) {
 TEST(Formats, WhichDocumentsEachFormatRenders) {
   for (const ReportFormat f : {ReportFormat::Text, ReportFormat::Markdown, ReportFormat::Json, ReportFormat::Html})
     EXPECT_TRUE(find_format(f)->renders(Document::Comparison)) << to_string(f);
-  for (const ReportFormat f : {ReportFormat::Text, ReportFormat::Markdown, ReportFormat::Json})
+  for (const ReportFormat f : {ReportFormat::Text, ReportFormat::Markdown, ReportFormat::Json, ReportFormat::Html})
     EXPECT_TRUE(find_format(f)->renders(Document::ModelComparison)) << to_string(f);
   for (const ReportFormat f :
        {ReportFormat::Csv, ReportFormat::Chrome, ReportFormat::Collapsed, ReportFormat::Pprof, ReportFormat::Flamegraph}) {
@@ -129,6 +129,7 @@ TEST(Formats, WhichDocumentsEachFormatRenders) {
     EXPECT_FALSE(find_format(f)->renders(Document::ModelComparison)) << to_string(f);
   }
   EXPECT_EQ(io::format_names(Document::Comparison), "text, markdown, json or html");
+  EXPECT_EQ(io::format_names(Document::ModelComparison), "text, markdown, json or html");
 }
 
 TEST(Formats, TheRegistryHasOneExporterPerFormatNamedByTheTable) {

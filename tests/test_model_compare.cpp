@@ -705,6 +705,11 @@ TEST_F(ModelCompareCli, BadOutputsExitWith2) {
   EXPECT_TRUE(contains(csv.output, "a model comparison is written as text, markdown, json or html, not csv")) << csv.output;
   EXPECT_TRUE(contains(csv.output, "use a .txt, .md, .markdown, .json, .html or .htm file name")) << csv.output;
   EXPECT_FALSE(fs::exists(path("models.csv")));
+  const CliRun unknown = run_cli("model-compare " + path("run.nnprof") + " -o " + path("models.unknown"));
+  EXPECT_EQ(unknown.status, 2) << unknown.output;
+  EXPECT_TRUE(contains(unknown.output, "cannot tell the model comparison's format")) << unknown.output;
+  EXPECT_TRUE(contains(unknown.output, ".html")) << "HTML is a model comparison's format too: " << unknown.output;
+  EXPECT_FALSE(fs::exists(path("models.unknown")));
   const CliRun format = run_cli("model-compare " + path("run.nnprof") + " --format csv");
   EXPECT_EQ(format.status, 2) << format.output;
   EXPECT_TRUE(contains(format.output, "--format")) << format.output;
