@@ -33,7 +33,7 @@ TEST(Cli, TrainingDemoPrintsASummaryOfTheWorkload) {
   const CliRun r = run_cli("demo --workload training --steps 6 --hidden 64 --out " + out.string());
   fs::remove_all(out);
   ASSERT_EQ(r.status, 0) << r.output;
-  for (const char* expected : {"train_step", "forward", "matmul", "load_batch", "Call hierarchy", "loader-0",
+  for (const char* expected : {"train_step", "forward", "matmul", "load_batch", "Call tree", "loader-0",
                                "activations", "Demo: 6 training steps"})
     EXPECT_NE(r.output.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << r.output;
 }
@@ -87,7 +87,7 @@ std::string slurp(const fs::path& p) {
 
 TEST(Cli, DemoPrintsTheSummaryTheModelsAndTheFilesWritten) {
   const std::string& out = demo_run().run.output;
-  for (const char* expected : {"Hot paths by total time", "Call hierarchy", "model:small", "model:medium",
+  for (const char* expected : {"Hot paths", "By total time", "Call tree", "model:small", "model:medium",
                                "generate_token", "attention", "470,528", "3,454,464", "tokens/s", "Files written:",
                                "report.html", "trace.json", "nnprof model-compare"})
     EXPECT_NE(out.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << out;
@@ -141,7 +141,7 @@ TEST(Cli, ReportPrintsAndWritesEveryFormat) {
   const std::string profile = (demo_dir() / "profile.nnprof").string();
   const CliRun text = run_cli("report " + profile);
   ASSERT_EQ(text.status, 0) << text.output;
-  EXPECT_NE(text.output.find("Hot paths by total time"), std::string::npos);
+  EXPECT_NE(text.output.find("By total time"), std::string::npos);
   const CliRun md = run_cli("report " + profile + " --format md");
   EXPECT_EQ(md.status, 0);
   EXPECT_NE(md.output.find("| "), std::string::npos);

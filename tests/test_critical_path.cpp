@@ -17,9 +17,7 @@
 
 #include "io/chrome_trace.hpp"
 #include "io/json_report.hpp"
-#include "io/markdown_report.hpp"
-#include "io/html_report.hpp"
-#include "io/text_report.hpp"
+#include "io/profile_reports.hpp"
 #include "nnprof/critical_path.hpp"
 #include "nnprof/nnprof.hpp"
 

@@ -16,10 +16,8 @@
 #include "io/csv_export.hpp"
 #include "io/format.hpp"
 #include "io/gpu_report_tables.hpp"
-#include "io/html_report.hpp"
+#include "io/profile_reports.hpp"
 #include "io/json_report.hpp"
-#include "io/markdown_report.hpp"
-#include "io/text_report.hpp"
 #include "nnprof/nnprof.hpp"
 #include "text_search.hpp"
 

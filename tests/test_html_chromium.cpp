@@ -22,7 +22,7 @@
 
 #include "gpu_profile_fixture.hpp"
 #include "io/html_escape.hpp"
-#include "io/html_report.hpp"
+#include "io/profile_reports.hpp"
 #include "nnprof/profile.hpp"
 #include "sample_profiles.hpp"
 #include "text_search.hpp"

@@ -1,6 +1,6 @@
 // The HTML report: one self-contained page whose user strings are escaped, with its tables,
 // call tree, timeline and memory chart, on hand-built, recorded and million-span profiles.
-#include "io/html_report.hpp"
+#include "io/profile_reports.hpp"
 
 #include <gtest/gtest.h>
 

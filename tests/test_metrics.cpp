@@ -20,12 +20,10 @@
 #include <nlohmann/json.hpp>
 
 #include "io/chrome_trace.hpp"
-#include "io/html_report.hpp"
+#include "io/profile_reports.hpp"
 #include "io/json_report.hpp"
-#include "io/markdown_report.hpp"
 #include "io/metric_table.hpp"
 #include "io/metrics_png.hpp"
-#include "io/text_report.hpp"
 #include "model/metric_builder.hpp"
 #include "nnprof/nnprof.hpp"
 #include "test_directory.hpp"

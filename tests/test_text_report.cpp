@@ -1,6 +1,6 @@
 // The text report, the rankings it is built from, and the exporter registry, on a
 // profile built by hand so that every expected number is known exactly.
-#include "io/text_report.hpp"
+#include "io/profile_reports.hpp"
 
 #include <gtest/gtest.h>
 

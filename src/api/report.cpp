@@ -8,7 +8,7 @@
 #include "io/exporter_registry.hpp"
 #include "io/formats.hpp"
 #include "io/output_file.hpp"
-#include "io/text_report.hpp"
+#include "io/profile_reports.hpp"
 #include "nnprof/error.hpp"
 #include "record/internal_allocations.hpp"
 

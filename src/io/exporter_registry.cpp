@@ -6,11 +6,9 @@
 #include "io/collapsed_stacks.hpp"
 #include "io/csv_export.hpp"
 #include "io/flamegraph_svg.hpp"
-#include "io/html_report.hpp"
+#include "io/profile_reports.hpp"
 #include "io/json_report.hpp"
-#include "io/markdown_report.hpp"
 #include "io/pprof_export.hpp"
-#include "io/text_report.hpp"
 
 namespace nnprof::io {
 namespace {
