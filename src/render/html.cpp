@@ -378,7 +378,10 @@ class HtmlWriter {
     }
     out_ += "</div>";
   }
-  void operator()(const Picture& b) { out_ += b.html; }
+  void operator()(const Picture& b) {
+    if (!b.caption.empty()) append(out_, "<p class=\"lead\">{}</p>", sentence(b.caption));
+    out_ += b.html;
+  }
 
   void section(const Section& s) {
     out_ += "<section id=\"";

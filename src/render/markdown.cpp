@@ -98,6 +98,7 @@ class MarkdownWriter {
     if (!document.subtitle.empty()) out_ << markdown_escape(document.subtitle) << "\n\n";
     if (!document.about.items.empty()) (*this)(document.about);
     for (const Section& section : document.sections) {
+      if (only_pictures(section)) continue;
       out_ << "## " << markdown_escape(section.title) << "\n\n";
       for (const Block& block : section.blocks) std::visit(*this, block);
     }

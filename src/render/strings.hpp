@@ -1,6 +1,8 @@
 // What the renderers share: the profile that resolves a document's scope names.
 #pragma once
 
+#include <variant>
+
 #include "nnprof/profile.hpp"
 #include "report/document.hpp"
 
@@ -11,6 +13,13 @@ namespace nnprof::render {
 inline const Profile& names_of(const report::Document& document) {
   static const Profile kNoNames;
   return document.strings != nullptr ? *document.strings : kNoNames;
+}
+
+/// Whether a section holds nothing but pictures: formats without pictures leave it out.
+inline bool only_pictures(const report::Section& section) {
+  for (const report::Block& block : section.blocks)
+    if (!std::holds_alternative<report::Picture>(block)) return false;
+  return true;
 }
 
 }  // namespace nnprof::render

@@ -80,6 +80,7 @@ class TextWriter {
   }
   void write_sections(const Document& document) {
     for (const Section& section : document.sections) {
+      if (only_pictures(section)) continue;
       io::write_text_heading(out_, io::plain_text(section.title));
       for (const Block& block : section.blocks) std::visit(*this, block);
     }

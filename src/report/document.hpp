@@ -148,6 +148,7 @@ struct Picture {
   std::string html;
   std::string_view style;
   std::string_view script;
+  Sentence caption;  ///< how to read the picture ("hover a box ..."), shown above it; only with it
 };
 
 /// A heading inside a section.

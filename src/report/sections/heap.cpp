@@ -91,10 +91,10 @@ void heap(const ReportData& data, std::vector<Section>& out) {
   const Profile& profile = *data.profile;
   if (!profile.heap.tracked) return;
   Section section{"heap", "Heap memory", {}};
-  section.say(Sentence().words(
-      "Heap in use (every malloc and new, tracked automatically), the process's resident set size (RSS) and its "
-      "peak (VmHWM) over time; times are since the session start."));
   Picture chart;
+  chart.caption.words(
+      "Heap in use (every malloc and new, tracked automatically), the process's resident set size (RSS) and its "
+      "peak (VmHWM) over time; times are since the session start.");
   chart.style = io::html::kHeapChartStyle;
   io::html::write_heap_chart(profile, chart.html);
   section.add(std::move(chart));

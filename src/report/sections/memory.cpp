@@ -26,9 +26,8 @@ void memory(const ReportData& data, std::vector<Section>& out) {
     out.push_back(std::move(section));
     return;
   }
-  section.say(Sentence().words(
-      "Bytes in use over time: the sum of every named counter (record_alloc minus record_free)."));
   Picture chart;
+  chart.caption.words("Bytes in use over time: the sum of every named counter (record_alloc minus record_free).");
   chart.style = io::html::kMemoryChartStyle;
   io::html::write_memory_chart(profile, chart.html);
   section.add(std::move(chart));

@@ -11,7 +11,7 @@ namespace {
 namespace html = io::html;
 
 // Why the picture does not show every span: lost to the buffer, merged, or nested too deep.
-void say_notes(const Profile& profile, const html::TimelineLayout& layout, Section& section) {
+void say_notes(const Profile& profile, const html::TimelineLayout& layout, Section& section, Picture& picture) {
   const Completeness& c = profile.completeness;
   if (c.spans_dropped > 0) {
     Sentence note;
@@ -37,7 +37,7 @@ void say_notes(const Profile& profile, const html::TimelineLayout& layout, Secti
   }
   if (layout.merged) {
     const double ns_per_px = static_cast<double>(layout.t1_ns - layout.t0_ns) / html::kTimelineWidthPx;
-    section.say(Sentence()
+    picture.caption.words(" ").append(Sentence()
                     .count(layout.spans_drawn)
                     .words(" spans are drawn as ")
                     .count(layout.boxes.size())
@@ -47,8 +47,7 @@ void say_notes(const Profile& profile, const html::TimelineLayout& layout, Secti
                     .duration(layout.merge_px * ns_per_px)
                     .words(") at this scale are merged per column of that width into one box, coloured after the "
                            "name with the most time in it and paler where the spans leave gaps. Hover a box for "
-                           "its span count and busy time."),
-                true);
+                           "its span count and busy time."));
   }
   if (layout.spans_too_deep > 0) {
     section.say(Sentence()
@@ -66,9 +65,6 @@ void say_notes(const Profile& profile, const html::TimelineLayout& layout, Secti
 void timeline(const ReportData& data, std::vector<Section>& out) {
   const Profile& profile = *data.profile;
   Section section{"timeline", "Timeline", {}};
-  section.say(Sentence().words(
-      "Spans per thread, nested scopes stacked by depth, colour by name. Hover a box for its name, duration and "
-      "start (times since the session start)."));
   if (!profile.completeness.spans_enabled && profile.spans.empty()) {
     section.say(Sentence().words(
         "This was a statistics-only session: no spans were recorded, so there is no timeline. The tables are "
@@ -77,16 +73,20 @@ void timeline(const ReportData& data, std::vector<Section>& out) {
     return;
   }
   const html::TimelineLayout layout = html::layout_timeline(profile);
-  say_notes(profile, layout, section);
+  Picture picture{{}, html::kTimelineStyle, {}, {}};
+  picture.caption.words(
+      "Spans per thread, nested scopes stacked by depth, colour by name. Hover a box for its name, duration and "
+      "start (times since the session start).");
+  say_notes(profile, layout, section, picture);
   if (layout.boxes.empty()) {
     section.say(Sentence().words("No spans were recorded."));
     out.push_back(std::move(section));
     return;
   }
-  std::string picture = "<div class=\"scroll\">";
-  html::write_timeline_svg(profile, layout, picture);
-  picture += "</div>";
-  section.add(Picture{std::move(picture), html::kTimelineStyle, {}});
+  picture.html = "<div class=\"scroll\">";
+  html::write_timeline_svg(profile, layout, picture.html);
+  picture.html += "</div>";
+  section.add(std::move(picture));
   out.push_back(std::move(section));
 }
 
