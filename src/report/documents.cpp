@@ -10,11 +10,25 @@ namespace {
 // The profile report, in reading order: what to fix first, where the time went, then each
 // resource, then how far the numbers can be trusted.
 constexpr SectionBuilder kProfileSections[] = {
-    sections::overview,     sections::bottlenecks, sections::recommendations, sections::hot_paths,
-    sections::most_called,  sections::compute,     sections::allocators,      sections::call_tree,
-    sections::timeline,     sections::threads,     sections::memory,          sections::heap,
-    sections::cpu_samples,  sections::gpu,         sections::metrics,         sections::critical_path,
-    sections::insights,     sections::completeness, sections::diagnostics,
+    sections::overview,
+    sections::bottlenecks,
+    sections::recommendations,
+    sections::hot_paths,
+    sections::most_called,
+    sections::compute,
+    sections::allocators,
+    sections::call_tree,
+    sections::timeline,
+    sections::threads,
+    sections::memory,
+    sections::heap,
+    sections::cpu_samples,
+    sections::gpu,
+    sections::metrics,
+    sections::critical_path,
+    sections::insights,
+    sections::completeness,
+    sections::diagnostics,
 };
 
 }  // namespace
