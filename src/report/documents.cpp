@@ -15,6 +15,7 @@ constexpr SectionBuilder kProfileSections[] = {
     sections::recommendations,
     sections::hot_paths,
     sections::most_called,
+    sections::throughput,
     sections::compute,
     sections::allocators,
     sections::call_tree,

@@ -22,6 +22,7 @@ void bottlenecks(const ReportData& data, std::vector<Section>& out);
 void recommendations(const ReportData& data, std::vector<Section>& out);
 void hot_paths(const ReportData& data, std::vector<Section>& out);        ///< by total time, by self time
 void most_called(const ReportData& data, std::vector<Section>& out);
+void throughput(const ReportData& data, std::vector<Section>& out);       ///< work items per second
 void compute(const ReportData& data, std::vector<Section>& out);          ///< declared work, roofline
 void allocators(const ReportData& data, std::vector<Section>& out);       ///< bytes allocated (memory counters)
 void call_tree(const ReportData& data, std::vector<Section>& out);
