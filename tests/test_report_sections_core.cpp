@@ -655,5 +655,31 @@ TEST(ReportSections, Diagnostics) {
   EXPECT_EQ(table_of(only_section(report::sections::diagnostics, empty), "diagnostics-table")->rows.size(), 1u);
 }
 
+// ---- throughput ---------------------------------------------------------------------
+
+TEST(ThroughputSection, EveryScopeWithItemsLongestFirstAndItsRate) {
+  const Profile p = testing::export_profile();
+  const Section s = only_section(report::sections::throughput, p);
+  EXPECT_EQ(s.id, "throughput");
+  EXPECT_EQ(s.title, "Throughput");
+  EXPECT_TRUE(says(p, s, "per second of its total time"));
+  const Table* t = table_of(s, "throughput-table");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(headers(*t), (Row{"Scope", "Items", "Total", "Items/s"}));
+  // train_step: 320 items in 100 ms; matmul: 2,000 items in its total time. Scopes without items are left out.
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(texts(t->rows[0]), (Row{"train_step", "320", "100 ms", "3,200 items/s"}));
+  EXPECT_EQ(t->rows[1][0].text, "matmul");
+  EXPECT_EQ(t->rows[1][1].text, "2,000");
+  EXPECT_DOUBLE_EQ(t->rows[0][3].value, 3200.0);
+}
+
+TEST(ThroughputSection, NoneWithoutItems) {
+  Profile p = testing::export_profile();
+  for (ScopeStats& scope : p.scopes) scope.items = 0;
+  const report::ReportData data = report::analyse(p);
+  EXPECT_TRUE(build(report::sections::throughput, data).empty());
+}
+
 }  // namespace
 }  // namespace nnprof
