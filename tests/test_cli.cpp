@@ -142,6 +142,10 @@ TEST(Cli, ReportPrintsAndWritesEveryFormat) {
   const CliRun text = run_cli("report " + profile);
   ASSERT_EQ(text.status, 0) << text.output;
   EXPECT_NE(text.output.find("By total time"), std::string::npos);
+  // --full-names shows functions' whole signatures: never shorter than the readable report.
+  const CliRun full = run_cli("report " + profile + " --full-names");
+  ASSERT_EQ(full.status, 0) << full.output;
+  EXPECT_GE(full.output.size(), text.output.size());
   const CliRun md = run_cli("report " + profile + " --format md");
   EXPECT_EQ(md.status, 0);
   EXPECT_NE(md.output.find("| "), std::string::npos);

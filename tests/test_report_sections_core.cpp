@@ -159,17 +159,15 @@ TEST(ReportCells, NumbersKeepTheirRawValues) {
 
 TEST(ReportCells, FunctionNamesAreReadableWithTheSignatureAsTitle) {
   const std::string full = "void ns::gemm<ns::Avx512, 1, 16>(int, float const*) [clone .constprop.0]";
-  const Cell readable = report::function_cell(full);
+  const Cell readable = report::function_cell(full, false);
   EXPECT_EQ(readable.text, "ns::gemm<ns::Avx512, 1, 16>");
   EXPECT_EQ(readable.title, full);
   EXPECT_TRUE(readable.name);
-  report::set_full_names(true);
-  const Cell whole = report::function_cell(full);
-  report::set_full_names(false);
+  const Cell whole = report::function_cell(full, true);
   EXPECT_EQ(whole.text, full);
   EXPECT_TRUE(whole.title.empty());
   // A C name is its own readable form: no title.
-  EXPECT_TRUE(report::function_cell("memcpy").title.empty());
+  EXPECT_TRUE(report::function_cell("memcpy", false).title.empty());
 }
 
 TEST(ReportCells, ScopeNamesAreCapped) {

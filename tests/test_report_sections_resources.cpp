@@ -316,9 +316,9 @@ TEST(CpuSection, FunctionsShowTheirReadableNameWithTheSignatureAsTitle) {
   EXPECT_EQ(t.rows[0][1].title, full);
 
   // --full-names: the whole signature is shown, in the functions table and the scopes' hottest.
-  report::set_full_names(true);
-  const auto full_sections = build(report::sections::cpu_samples, report::analyse(p));
-  report::set_full_names(false);
+  report::ReportLimits full_names;
+  full_names.full_names = true;
+  const auto full_sections = build(report::sections::cpu_samples, report::analyse(p, full_names));
   EXPECT_EQ(table_with_id(full_sections.at(0), "cpu-functions-table").rows.at(0)[1].text, full);
   bool hottest = false;
   for (const auto& row : table_with_id(full_sections.at(0), "cpu-scopes-table").rows)

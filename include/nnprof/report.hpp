@@ -68,11 +68,19 @@ NNPROF_API const FormatInfo* find_format(std::string_view name) noexcept;
 NNPROF_API const FormatInfo* find_format_for_path(std::string_view path,
                                                   Document document = Document::Profile) noexcept;
 
+/// How the human-readable reports (text, Markdown, HTML) present names.
+struct ReportOptions {
+  /// Tables show each function's full signature (template arguments, parameter lists, clone
+  /// suffixes) instead of its readable form ("matmul<…>"). The full signature is always in the
+  /// HTML title of the cell and in the JSON report. `nnprof report --full-names`.
+  bool full_names = false;
+};
+
 /// A snapshot of a profiler, rendered on demand. `std::cout << report` prints the text
 /// summary: hot paths, most called, the call tree, memory and the profile's completeness.
 class NNPROF_API Report {
  public:
-  explicit Report(Profile profile);
+  explicit Report(Profile profile, ReportOptions options = {});
   [[nodiscard]] const Profile& profile() const noexcept { return *profile_; }
   /// The text summary as a string.
   [[nodiscard]] std::string text() const;
@@ -87,6 +95,7 @@ class NNPROF_API Report {
 
  private:
   std::shared_ptr<const Profile> profile_;
+  ReportOptions options_;
 };
 
 NNPROF_API std::ostream& operator<<(std::ostream& out, const Report& report);

@@ -23,7 +23,8 @@ const io::Exporter& exporter_for(ReportFormat format, const std::string& path) {
 }
 }  // namespace
 
-Report::Report(Profile profile) : profile_(std::make_shared<const Profile>(std::move(profile))) {}
+Report::Report(Profile profile, ReportOptions options)
+    : profile_(std::make_shared<const Profile>(std::move(profile))), options_(options) {}
 
 std::string Report::text() const {
   detail::InternalAllocations internal;
@@ -34,19 +35,19 @@ std::string Report::text() const {
 
 void Report::write_text(std::ostream& out) const {
   detail::InternalAllocations internal;
-  io::write_text_report(*profile_, out);
+  io::write_text_report(*profile_, out, options_);
 }
 
 void Report::write(std::ostream& out, ReportFormat format) const {
   detail::InternalAllocations internal;
   if (format == ReportFormat::Auto) throw Error("Report::write needs an explicit format");
-  exporter_for(format, {}).write(*profile_, out);
+  exporter_for(format, {}).write(*profile_, out, options_);
 }
 
 void Report::export_to(const std::string& path, ReportFormat format) const {
   detail::InternalAllocations internal;
   const io::Exporter& e = exporter_for(format, path);
-  io::write_file_atomically(path, [&](std::ostream& out) { e.write(*profile_, out); });
+  io::write_file_atomically(path, [&](std::ostream& out) { e.write(*profile_, out, options_); });
 }
 
 std::ostream& operator<<(std::ostream& out, const Report& report) {

@@ -519,6 +519,6 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
   w.flush();
 }
 
-void ChromeTraceExporter::write(const Profile& profile, std::ostream& out) const { write_chrome_trace(profile, out); }
+void ChromeTraceExporter::do_write(const Profile& profile, std::ostream& out, const ReportOptions& /*options: names are data here*/) const { write_chrome_trace(profile, out); }
 
 }  // namespace nnprof::io

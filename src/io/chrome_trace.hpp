@@ -14,7 +14,8 @@ void write_chrome_trace(const Profile& profile, std::ostream& out);
 class ChromeTraceExporter final : public Exporter {
  public:
   ChromeTraceExporter() noexcept : Exporter(ReportFormat::Chrome) {}
-  void write(const Profile& profile, std::ostream& out) const override;
+ private:
+  void do_write(const Profile& profile, std::ostream& out, const ReportOptions& options) const override;
 };
 
 }  // namespace nnprof::io

@@ -240,7 +240,7 @@ std::map<std::vector<std::string>, std::uint64_t> parse_collapsed(std::istream& 
   return stacks;
 }
 
-void CollapsedExporter::write(const Profile& profile, std::ostream& out) const {
+void CollapsedExporter::do_write(const Profile& profile, std::ostream& out, const ReportOptions& /*options: names are data here*/) const {
   write_collapsed(profile, out);
   if (!out) throw Error("could not write the collapsed stacks: the output stream failed");
 }

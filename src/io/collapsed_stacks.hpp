@@ -91,7 +91,8 @@ std::map<std::vector<std::string>, std::uint64_t> parse_collapsed(std::istream& 
 class CollapsedExporter final : public Exporter {
  public:
   CollapsedExporter() noexcept : Exporter(ReportFormat::Collapsed) {}
-  void write(const Profile& profile, std::ostream& out) const override;
+ private:
+  void do_write(const Profile& profile, std::ostream& out, const ReportOptions& options) const override;
 };
 
 }  // namespace nnprof::io

@@ -88,7 +88,7 @@ void write_csv(const Profile& profile, std::ostream& out) {
   for (const ScopeStats& scope : profile.scopes) write_record(profile, scope, cpu, gpu, out);
 }
 
-void CsvExporter::write(const Profile& profile, std::ostream& out) const {
+void CsvExporter::do_write(const Profile& profile, std::ostream& out, const ReportOptions& /*options: names are data here*/) const {
   write_csv(profile, out);
   if (!out) throw Error("could not write the CSV export: the output stream failed");
 }

@@ -51,7 +51,8 @@ void write_csv(const Profile& profile, std::ostream& out);
 class CsvExporter final : public Exporter {
  public:
   CsvExporter() noexcept : Exporter(ReportFormat::Csv) {}
-  void write(const Profile& profile, std::ostream& out) const override;
+ private:
+  void do_write(const Profile& profile, std::ostream& out, const ReportOptions& options) const override;
 };
 
 }  // namespace nnprof::io

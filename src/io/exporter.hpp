@@ -27,9 +27,12 @@ class Exporter {
   /// format table, which also lists the other extensions that select it).
   [[nodiscard]] std::string_view extension() const noexcept { return find_format(format_)->extension(); }
   /// Writes `profile` to `out`. Throws nnprof::Error if the stream fails.
-  virtual void write(const Profile& profile, std::ostream& out) const = 0;
+  void write(const Profile& profile, std::ostream& out, const ReportOptions& options = {}) const {
+    do_write(profile, out, options);
+  }
 
  private:
+  virtual void do_write(const Profile& profile, std::ostream& out, const ReportOptions& options) const = 0;
   ReportFormat format_;
 };
 

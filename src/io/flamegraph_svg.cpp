@@ -367,7 +367,7 @@ void write_flamegraph_svg(const Profile& profile, std::ostream& out, const Flame
   out << svg;
 }
 
-void FlameGraphExporter::write(const Profile& profile, std::ostream& out) const {
+void FlameGraphExporter::do_write(const Profile& profile, std::ostream& out, const ReportOptions& /*options: names are data here*/) const {
   write_flamegraph_svg(profile, out);
   if (!out) throw Error("could not write the flame graph: the output stream failed");
 }

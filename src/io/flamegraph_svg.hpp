@@ -30,7 +30,8 @@ void write_flamegraph_svg(const Profile& profile, std::ostream& out, const Flame
 class FlameGraphExporter final : public Exporter {
  public:
   FlameGraphExporter() noexcept : Exporter(ReportFormat::Flamegraph) {}
-  void write(const Profile& profile, std::ostream& out) const override;
+ private:
+  void do_write(const Profile& profile, std::ostream& out, const ReportOptions& options) const override;
 };
 
 }  // namespace nnprof::io

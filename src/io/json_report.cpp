@@ -765,7 +765,7 @@ void write_json_report(const Profile& profile, std::ostream& out) {
   out << report(profile).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
 }
 
-void JsonExporter::write(const Profile& profile, std::ostream& out) const {
+void JsonExporter::do_write(const Profile& profile, std::ostream& out, const ReportOptions& /*options: names are data here*/) const {
   write_json_report(profile, out);
   if (!out) throw Error("could not write the JSON report: the output stream failed");
 }

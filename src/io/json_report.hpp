@@ -26,7 +26,8 @@ void write_json_report(const Profile& profile, std::ostream& out);
 class JsonExporter final : public Exporter {
  public:
   JsonExporter() noexcept : Exporter(ReportFormat::Json) {}
-  void write(const Profile& profile, std::ostream& out) const override;
+ private:
+  void do_write(const Profile& profile, std::ostream& out, const ReportOptions& options) const override;
 };
 
 }  // namespace nnprof::io

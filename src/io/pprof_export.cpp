@@ -358,7 +358,7 @@ void decode_pprof(std::string_view data, pb::Profile& message) {
     throw Error("the data is not a pprof profile (perftools.profiles.Profile could not be parsed)");
 }
 
-void PprofExporter::write(const Profile& profile, std::ostream& out) const {
+void PprofExporter::do_write(const Profile& profile, std::ostream& out, const ReportOptions& /*options: names are data here*/) const {
   write_pprof(profile, out);
   if (!out) throw Error("could not write the pprof profile: the output stream failed");
 }

@@ -42,7 +42,8 @@ void decode_pprof(std::string_view data, perftools::profiles::Profile& message);
 class PprofExporter final : public Exporter {
  public:
   PprofExporter() noexcept : Exporter(ReportFormat::Pprof) {}
-  void write(const Profile& profile, std::ostream& out) const override;
+ private:
+  void do_write(const Profile& profile, std::ostream& out, const ReportOptions& options) const override;
 };
 
 }  // namespace nnprof::io

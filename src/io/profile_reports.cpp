@@ -14,27 +14,35 @@ namespace nnprof::io {
 namespace {
 
 template <typename Render>
-void write_profile_document(const Profile& whole, std::ostream& out, Render render) {
+void write_profile_document(const Profile& whole, const ReportOptions& options, std::ostream& out, Render render) {
   std::optional<Profile> storage;
   const Profile& profile = with_capped_names(whole, storage);
-  const report::ReportData data = report::analyse(profile);
+  report::ReportLimits limits;
+  limits.full_names = options.full_names;
+  const report::ReportData data = report::analyse(profile, limits);
   render(report::profile_document(data), out);
 }
 
 }  // namespace
 
-void write_text_report(const Profile& profile, std::ostream& out) {
-  write_profile_document(profile, out, render::write_text);
+void write_text_report(const Profile& profile, std::ostream& out, const ReportOptions& options) {
+  write_profile_document(profile, options, out, render::write_text);
 }
-void write_markdown_report(const Profile& profile, std::ostream& out) {
-  write_profile_document(profile, out, render::write_markdown);
+void write_markdown_report(const Profile& profile, std::ostream& out, const ReportOptions& options) {
+  write_profile_document(profile, options, out, render::write_markdown);
 }
-void write_html_report(const Profile& profile, std::ostream& out) {
-  write_profile_document(profile, out, render::write_html);
+void write_html_report(const Profile& profile, std::ostream& out, const ReportOptions& options) {
+  write_profile_document(profile, options, out, render::write_html);
 }
 
-void TextExporter::write(const Profile& profile, std::ostream& out) const { write_text_report(profile, out); }
-void MarkdownExporter::write(const Profile& profile, std::ostream& out) const { write_markdown_report(profile, out); }
-void HtmlExporter::write(const Profile& profile, std::ostream& out) const { write_html_report(profile, out); }
+void TextExporter::do_write(const Profile& profile, std::ostream& out, const ReportOptions& options) const {
+  write_text_report(profile, out, options);
+}
+void MarkdownExporter::do_write(const Profile& profile, std::ostream& out, const ReportOptions& options) const {
+  write_markdown_report(profile, out, options);
+}
+void HtmlExporter::do_write(const Profile& profile, std::ostream& out, const ReportOptions& options) const {
+  write_html_report(profile, out, options);
+}
 
 }  // namespace nnprof::io

@@ -8,32 +8,36 @@
 
 #include "io/exporter.hpp"
 #include "nnprof/profile.hpp"
+#include "nnprof/report.hpp"
 
 namespace nnprof::io {
 
-void write_text_report(const Profile& profile, std::ostream& out);
-void write_markdown_report(const Profile& profile, std::ostream& out);
-void write_html_report(const Profile& profile, std::ostream& out);
+void write_text_report(const Profile& profile, std::ostream& out, const ReportOptions& options = {});
+void write_markdown_report(const Profile& profile, std::ostream& out, const ReportOptions& options = {});
+void write_html_report(const Profile& profile, std::ostream& out, const ReportOptions& options = {});
 
 /// The "text" format: write_text_report.
 class TextExporter final : public Exporter {
  public:
   TextExporter() noexcept : Exporter(ReportFormat::Text) {}
-  void write(const Profile& profile, std::ostream& out) const override;
+ private:
+  void do_write(const Profile& profile, std::ostream& out, const ReportOptions& options) const override;
 };
 
 /// The "markdown" format: write_markdown_report.
 class MarkdownExporter final : public Exporter {
  public:
   MarkdownExporter() noexcept : Exporter(ReportFormat::Markdown) {}
-  void write(const Profile& profile, std::ostream& out) const override;
+ private:
+  void do_write(const Profile& profile, std::ostream& out, const ReportOptions& options) const override;
 };
 
 /// The "html" format: write_html_report.
 class HtmlExporter final : public Exporter {
  public:
   HtmlExporter() noexcept : Exporter(ReportFormat::Html) {}
-  void write(const Profile& profile, std::ostream& out) const override;
+ private:
+  void do_write(const Profile& profile, std::ostream& out, const ReportOptions& options) const override;
 };
 
 }  // namespace nnprof::io

@@ -1,6 +1,5 @@
 #include "report/cells.hpp"
 
-#include <atomic>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -14,9 +13,6 @@
 
 namespace nnprof::report {
 namespace {
-
-// Set once by the CLI or the API before rendering; read while sections are built.
-std::atomic<bool> g_full_names{false};
 
 // Words that stand for a number that does not exist ("n/a", "-"): sorted as `value`.
 Cell absent(std::string_view text, double value = 0.0) { return Cell::number(std::string(text), value); }
@@ -160,14 +156,12 @@ Cell scope_cell(const Profile& profile, StringId name, std::string_view path) {
   return cell;
 }
 
-Cell function_cell(std::string_view demangled) {
+Cell function_cell(std::string_view demangled, bool full_names) {
   std::string full = io::capped_name(demangled, io::kTextDisplayLimit);
-  if (full_names()) return Cell::named(std::move(full));
+  if (full_names) return Cell::named(std::move(full));
   return Cell::named(io::capped_name(analysis::readable_function(demangled)), std::move(full));
 }
 
-void set_full_names(bool full) { g_full_names.store(full, std::memory_order_relaxed); }
-bool full_names() { return g_full_names.load(std::memory_order_relaxed); }
 
 analysis::Sentence top_of(std::size_t shown, std::size_t total, std::string_view noun) {
   analysis::Sentence said;

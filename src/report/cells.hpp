@@ -24,13 +24,8 @@ Cell fraction_cell(double fraction);
 /// A scope name (capped for display; `path`, when given, is the title).
 Cell scope_cell(const Profile& profile, StringId name, std::string_view path = {});
 /// A demangled function name: its readable form (analysis::readable_function) shown, the full
-/// signature as the title; the full one is shown when `full_names` (--full-names).
-Cell function_cell(std::string_view demangled);
-
-/// Whether tables show full function signatures instead of their readable form (--full-names;
-/// process-wide, set once by the CLI or the API before rendering).
-void set_full_names(bool full);
-[[nodiscard]] bool full_names();
+/// signature as the title; the full signature shown when `full_names` (ReportLimits::full_names).
+Cell function_cell(std::string_view demangled, bool full_names);
 
 /// "Top 30 of 120 scopes.": what a table cut at a limit says, `noun` naming what it lists
 /// (plural). Empty when `shown` is all of `total`.

@@ -42,6 +42,7 @@ struct ReportLimits {
   std::size_t critical_path_scopes = 15;
   std::size_t critical_path_steps = 30;
   analysis::TreeLimits call_tree{12, 200};  ///< deeper or longer trees are counted, not shown
+  bool full_names = false;  ///< function names in full signature, not their readable form (--full-names)
 };
 
 /// CPU sampling results (empty unless profile.cpu.sampled).

@@ -127,14 +127,18 @@ Action add_report_command(CLI::App& app) {
   CLI::Option* critical = cmd->add_option("--critical-path", *root,
                                           "Print only the critical path: of the whole run, or of the scope ROOT")
                               ->expected(0, 1);
-  return [cmd, o, root, critical]() -> int {
+  auto options = std::make_shared<ReportOptions>();
+  cmd->add_flag("--full-names", options->full_names,
+                "Show functions' full signatures in tables (template arguments, parameters, clone suffixes) "
+                "instead of their readable form; the HTML title and the JSON always hold them");
+  return [cmd, o, root, critical, options]() -> int {
     if (!cmd->parsed()) return -1;
     if (critical->count() > 0) {
       const Profile p = load_nonempty(o->file);
       write_critical_path(p, critical_path(p, *root), std::cout);
       return 0;
     }
-    const Report report(load_nonempty(o->file));
+    const Report report(load_nonempty(o->file), *options);
     ReportFormat format = o->format;
     if (format == ReportFormat::Auto && (o->out.empty() || o->out == "-")) format = ReportFormat::Text;
     emit(report, format, o->out);

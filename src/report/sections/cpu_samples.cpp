@@ -42,7 +42,7 @@ void add_functions(const ReportData& data, Section& section) {
                    right("Total samples", "total")};
   for (std::size_t i = 0; i < cpu.functions.size(); ++i) {
     const analysis::CpuFunction& f = cpu.functions[i];
-    table.row({rank_cell(i), function_cell(f.name), Cell::words(f.module.empty() ? "?" : f.module),
+    table.row({rank_cell(i), function_cell(f.name, data.limits.full_names), Cell::words(f.module.empty() ? "?" : f.module),
                fraction_cell(f.self_share), count_cell(f.self.samples), duration_cell(f.self.ns),
                fraction_cell(f.total_share), count_cell(f.total.samples)});
   }
@@ -75,7 +75,7 @@ void add_lines(const ReportData& data, Section& section) {
                    right("Self samples", "samples"), right("% of samples", "pct"), right("Time", "ns")};
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const analysis::CpuLine& l = lines[i];
-    table.row({rank_cell(i), name_cell(fmt::format("{}:{}", l.file, l.line)), function_cell(l.function),
+    table.row({rank_cell(i), name_cell(fmt::format("{}:{}", l.file, l.line)), function_cell(l.function, data.limits.full_names),
                count_cell(l.self.samples), fraction_cell(l.share), duration_cell(l.self.ns)});
   }
   section.add(std::move(table));
@@ -101,7 +101,7 @@ void add_scopes(const ReportData& data, Section& section) {
     for (const analysis::CpuFunction& f : scope.top) {
       if (f.self.samples == 0) continue;
       const std::string_view separator = top.empty() ? "" : ", ";
-      const std::string shown = full_names() ? f.name : analysis::readable_function(f.name);
+      const std::string shown = data.limits.full_names ? f.name : analysis::readable_function(f.name);
       top += fmt::format("{}{} {}", separator, shown, io::format_percent(f.self_share));
       full += fmt::format("{}{} {}", separator, f.name, io::format_percent(f.self_share));
     }
