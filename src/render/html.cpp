@@ -380,7 +380,7 @@ class HtmlWriter {
   }
   void operator()(const Picture& b) {
     if (!b.caption.empty()) append(out_, "<p class=\"lead\">{}</p>", sentence(b.caption));
-    out_ += b.html;
+    if (b.draw) b.draw(out_);
   }
 
   void section(const Section& s) {

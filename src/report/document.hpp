@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -143,12 +144,28 @@ struct Cards {
 
 /// A picture of numbers the tables state too (a timeline, a flame graph, a roofline): an inline
 /// SVG or a container the page's script draws into, built by report/charts. Only formats that can
-/// show pictures (HTML) render it; `style` and `script` are what it needs in the page, once.
+/// show pictures (HTML) draw it, so `draw` runs only there: laying out a million spans costs
+/// nothing in a text report. `style` and `script` are what it needs in the page, once.
 struct Picture {
-  std::string html;
+  std::function<void(std::string& out)> draw;  ///< appends the fragment; refers to the profile, which outlives the document
   std::string_view style;
   std::string_view script;
   Sentence caption;  ///< how to read the picture ("hover a box ..."), shown above it; only with it
+
+  /// A picture whose fragment is already made (cheap ones, tests).
+  static Picture of(std::string html, std::string_view style = {}, std::string_view script = {}) {
+    Picture picture;
+    picture.draw = [html = std::move(html)](std::string& out) { out += html; };
+    picture.style = style;
+    picture.script = script;
+    return picture;
+  }
+  /// The fragment, drawn now.
+  [[nodiscard]] std::string html() const {
+    std::string out;
+    if (draw) draw(out);
+    return out;
+  }
 };
 
 /// A heading inside a section.

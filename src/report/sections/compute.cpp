@@ -71,7 +71,7 @@ void compute(const ReportData& data, std::vector<Section>& out) {
   std::string chart;
   io::html::write_roofline_chart(profile, data.compute, chart);
   // The chart carries its own <style>: nothing to add to the page.
-  if (!chart.empty()) section.add(Picture{"<div class=\"scroll\">" + chart + "</div>", {}, {}, {}});
+  if (!chart.empty()) section.add(Picture::of("<div class=\"scroll\">" + chart + "</div>"));
   out.push_back(std::move(section));
 }
 

@@ -134,8 +134,10 @@ void cpu_samples(const ReportData& data, std::vector<Section>& out) {
   Picture flame;
   flame.style = io::html::kFlameStyle;
   flame.script = io::html::kFlameScript;
-  flame.html = std::string(kFlameHeading);
-  io::html::write_flame_graph(analysis::flame_tree(profile, {}, true), flame.html);
+  flame.draw = [&profile](std::string& html) {
+    html += kFlameHeading;
+    io::html::write_flame_graph(analysis::flame_tree(profile, {}, true), html);
+  };
   section.add(std::move(flame));
 
   add_functions(data, section);

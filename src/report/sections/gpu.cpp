@@ -56,10 +56,8 @@ Table table_of(std::string id, std::vector<Column> columns) {
 // The top kernels by total time as horizontal bars, each as long as its time relative to the
 // longest: where the GPU time went, at a glance.
 Picture kernel_bars(const Profile& profile, const GpuReportData& data, std::size_t shown) {
-  Picture picture;
-  picture.style = io::html::kKernelBarsStyle;
   const double longest = static_cast<double>(data.kernels.front().total_ns);
-  std::string& out = picture.html;
+  std::string out;
   out += "<div class=\"kbars\" id=\"gpu-kernel-chart\">";
   for (std::size_t i = 0; i < shown; ++i) {
     const io::GpuKernelSummary& k = data.kernels[i];
@@ -74,7 +72,7 @@ Picture kernel_bars(const Profile& profile, const GpuReportData& data, std::size
                      io::format_duration(k.total_ns), io::format_percent(k.share));
   }
   out += "</div>";
-  return picture;
+  return Picture::of(std::move(out), io::html::kKernelBarsStyle);
 }
 
 void add_transfers(const GpuReportData& data, Section& section) {

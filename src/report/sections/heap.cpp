@@ -96,7 +96,7 @@ void heap(const ReportData& data, std::vector<Section>& out) {
       "Heap in use (every malloc and new, tracked automatically), the process's resident set size (RSS) and its "
       "peak (VmHWM) over time; times are since the session start.");
   chart.style = io::html::kHeapChartStyle;
-  io::html::write_heap_chart(profile, chart.html);
+  chart.draw = [&profile](std::string& html) { io::html::write_heap_chart(profile, html); };
   section.add(std::move(chart));
 
   Facts facts;

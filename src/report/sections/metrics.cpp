@@ -47,14 +47,18 @@ Table metrics_table(const Profile& profile) {
 }
 
 // One metric's chart with its name, kind and unit above it.
-Picture metric_chart(const Profile& profile, const MetricSeries& m) {
+Picture metric_chart(const Profile& profile, const MetricSeries& m, bool first) {
   Picture picture;
   picture.style = io::html::kMemoryChartStyle;  // the metric charts draw as the memory chart does
-  io::html::append(picture.html, "<h3>{} <span class=\"muted\">({}{})</span></h3><div class=\"scroll\">",
-                   io::html::escape(profile.str(m.name)), io::metric_kind_name(m.kind),
-                   m.unit.empty() ? std::string() : ", " + io::html::escape(m.unit));
-  io::html::write_metric_chart(profile, m, picture.html);
-  picture.html += "</div>";
+  picture.draw = [&profile, &m, first](std::string& html) {
+    // Said with the charts: the table's "last / total" is a counter's total, its chart the running total.
+    if (first) html += "<p class=\"muted\">A counter's chart shows its running total.</p>";
+    io::html::append(html, "<h3>{} <span class=\"muted\">({}{})</span></h3><div class=\"scroll\">",
+                     io::html::escape(profile.str(m.name)), io::metric_kind_name(m.kind),
+                     m.unit.empty() ? std::string() : ", " + io::html::escape(m.unit));
+    io::html::write_metric_chart(profile, m, html);
+    html += "</div>";
+  };
   return picture;
 }
 
@@ -72,17 +76,14 @@ void metrics(const ReportData& data, std::vector<Section>& out) {
 
   const std::size_t charts = std::min(profile.metrics.size(), io::html::kMetricChartLimit);
   for (std::size_t i = 0; i < charts; ++i) {
-    Picture chart = metric_chart(profile, profile.metrics[i]);
-    // Said with the charts: the table's "last / total" is a counter's total, its chart the running total.
-    if (i == 0) chart.html.insert(0, "<p class=\"muted\">A counter's chart shows its running total.</p>");
-    section.add(std::move(chart));
+    section.add(metric_chart(profile, profile.metrics[i], i == 0));
   }
   if (charts < profile.metrics.size()) {
     // Said inside a picture: only formats that draw the charts have some left undrawn.
-    Picture note;
-    io::html::append(note.html, "<p class=\"note\">{} more metrics are in the table but not drawn (a page draws at most {} charts).</p>",
+    std::string note;
+    io::html::append(note, "<p class=\"note\">{} more metrics are in the table but not drawn (a page draws at most {} charts).</p>",
                      profile.metrics.size() - charts, io::html::kMetricChartLimit);
-    section.add(std::move(note));
+    section.add(Picture::of(std::move(note)));
   }
   out.push_back(std::move(section));
 }

@@ -1,4 +1,6 @@
 // The spans on a time axis, one lane group per thread, and what the picture leaves out.
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "io/format.hpp"
@@ -10,8 +12,9 @@ namespace {
 
 namespace html = io::html;
 
-// Why the picture does not show every span: lost to the buffer, merged, or nested too deep.
-void say_notes(const Profile& profile, const html::TimelineLayout& layout, Section& section, Picture& picture) {
+// Why the picture does not show every span: lost to the buffer, or nested too deep. Said without
+// laying the spans out, which only the formats that draw the picture pay for.
+void say_notes(const Profile& profile, std::uint64_t too_deep, Section& section) {
   const Completeness& c = profile.completeness;
   if (c.spans_dropped > 0) {
     Sentence note;
@@ -35,29 +38,34 @@ void say_notes(const Profile& profile, const html::TimelineLayout& layout, Secti
                     .words(" overwritten by newer ones (flight recorder): the timeline shows the most recent spans "
                            "only."));
   }
-  if (layout.merged) {
-    const double ns_per_px = static_cast<double>(layout.t1_ns - layout.t0_ns) / html::kTimelineWidthPx;
-    picture.caption.words(" ").append(Sentence()
-                    .count(layout.spans_drawn)
-                    .words(" spans are drawn as ")
-                    .count(layout.boxes.size())
-                    .words(" boxes: per thread and depth, spans narrower than ")
-                    .ratio(layout.merge_px, "px")
-                    .words(" (")
-                    .duration(layout.merge_px * ns_per_px)
-                    .words(") at this scale are merged per column of that width into one box, coloured after the "
-                           "name with the most time in it and paler where the spans leave gaps. Hover a box for "
-                           "its span count and busy time."));
-  }
-  if (layout.spans_too_deep > 0) {
+  if (too_deep > 0) {
     section.say(Sentence()
-                    .count(layout.spans_too_deep, "span", "spans")
+                    .count(too_deep, "span", "spans")
                     .words(" nested deeper than ")
                     .count(html::kTimelineMaxDepth)
                     .words(" levels ")
-                    .words(layout.spans_too_deep == 1 ? "is" : "are")
+                    .words(too_deep == 1 ? "is" : "are")
                     .words(" not drawn."));
   }
+}
+
+// The picture: the spans laid out (merged when there are too many to draw one by one, which is
+// said above the picture) and drawn.
+void draw_timeline(const Profile& profile, std::string& out) {
+  const html::TimelineLayout layout = html::layout_timeline(profile);
+  if (layout.merged) {
+    const double ns_per_px = static_cast<double>(layout.t1_ns - layout.t0_ns) / html::kTimelineWidthPx;
+    html::append(out,
+                 "<p class=\"muted\">{} spans are drawn as {} boxes: per thread and depth, spans narrower than {} ({}) "
+                 "at this scale are merged per column of that width into one box, coloured after the name with the "
+                 "most time in it and paler where the spans leave gaps. Hover a box for its span count and busy "
+                 "time.</p>",
+                 io::format_count(layout.spans_drawn), io::format_count(layout.boxes.size()),
+                 io::format_ratio(layout.merge_px, "px"), io::format_duration(layout.merge_px * ns_per_px));
+  }
+  out += "<div class=\"scroll\">";
+  html::write_timeline_svg(profile, layout, out);
+  out += "</div>";
 }
 
 }  // namespace
@@ -72,20 +80,20 @@ void timeline(const ReportData& data, std::vector<Section>& out) {
     out.push_back(std::move(section));
     return;
   }
-  const html::TimelineLayout layout = html::layout_timeline(profile);
-  Picture picture{{}, html::kTimelineStyle, {}, {}};
-  picture.caption.words(
-      "Spans per thread, nested scopes stacked by depth, colour by name. Hover a box for its name, duration and "
-      "start (times since the session start).");
-  say_notes(profile, layout, section, picture);
-  if (layout.boxes.empty()) {
+  const auto too_deep = static_cast<std::uint64_t>(std::ranges::count_if(
+      profile.spans, [](const Span& span) { return std::max<std::uint32_t>(span.depth, 1) > html::kTimelineMaxDepth; }));
+  say_notes(profile, too_deep, section);
+  if (profile.spans.size() == too_deep) {
     section.say(Sentence().words("No spans were recorded."));
     out.push_back(std::move(section));
     return;
   }
-  picture.html = "<div class=\"scroll\">";
-  html::write_timeline_svg(profile, layout, picture.html);
-  picture.html += "</div>";
+  Picture picture;
+  picture.style = html::kTimelineStyle;
+  picture.caption.words(
+      "Spans per thread, nested scopes stacked by depth, colour by name. Hover a box for its name, duration and "
+      "start (times since the session start).");
+  picture.draw = [&profile](std::string& html) { draw_timeline(profile, html); };
   section.add(std::move(picture));
   out.push_back(std::move(section));
 }
