@@ -150,17 +150,19 @@ PngInfo png_info(const fs::path& path) {
 
 using testing::count;
 
-// The "data-v" of the second cell (calls) of each row of the hot-path table, in DOM order.
+// The "data-v" of the third cell (calls, after rank and scope) of each row of the hot-path table,
+// in DOM order.
 std::vector<double> calls_column(std::string_view dom) {
   std::vector<double> calls;
-  const std::size_t table = dom.find("id=\"hot-table\"");
+  const std::size_t table = dom.find("id=\"hot-total\"");
   if (table == std::string_view::npos) return calls;
   const std::size_t end = dom.find("</tbody>", table);
-  for (std::size_t row = dom.find("<tr", dom.find("<tbody>", table)); row < end;
-       row = dom.find("<tr", row + 1)) {
-    const std::size_t cell = dom.find("<td class=\"num\" data-v=\"", row);
-    if (cell > end) break;
-    calls.push_back(std::stod(std::string(dom.substr(cell + 24, 32))));
+  for (std::size_t row = dom.find("<tr", dom.find("<tbody>", table)); row < end; row = dom.find("<tr", row + 1)) {
+    std::size_t cell = row;
+    for (int i = 0; i < 3 && cell < end; ++i) cell = dom.find("<td", cell + 1);
+    const std::size_t value = dom.find("data-v=\"", cell);
+    if (cell >= end || value >= dom.find("</td>", cell)) break;
+    calls.push_back(std::stod(std::string(dom.substr(value + 8, 32))));
   }
   return calls;
 }
@@ -264,6 +266,10 @@ TEST_F(HtmlInChromium, ScriptSortsAndFiltersAsTheLinkAsks) {
   // Only "attention" contains "att"; the other rows are hidden, not removed.
   EXPECT_NE(dom.find("data-shown=\"1\""), std::string::npos);
   EXPECT_EQ(count(dom, "<tr hidden=\"\">"), profile.scopes.size() - 1);
+  EXPECT_NE(dom.find("<input type=\"search\" data-filter=\"hot-total\""), std::string::npos);
+  EXPECT_NE(dom.find("<span class=\"muted\" id=\"hot-total-count\">1 of " + std::to_string(profile.scopes.size()) +
+                     " rows match</span>"),
+            std::string::npos);
   // The scope named like a script is text in the browser too: the page has one script.
   EXPECT_EQ(count(dom, "<script"), 1u);
   EXPECT_NE(dom.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);

@@ -7,14 +7,18 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <iostream>
+#include <iterator>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "io/exporter_registry.hpp"
 #include "report/charts/html_charts.hpp"
@@ -22,6 +26,7 @@
 #include "nnprof/error.hpp"
 #include "nnprof/profile.hpp"
 #include "cpu_profile_fixture.hpp"
+#include "gpu_profile_fixture.hpp"
 #include "sample_profiles.hpp"
 #include "text_search.hpp"
 
@@ -102,17 +107,77 @@ TEST(HtmlReport, IsOneSelfContainedDocument) {
   EXPECT_EQ(count(html, "</body>"), 1u);
 }
 
-TEST(HtmlReport, SectionsAppearInOrder) {
-  const std::string html = html_of(testing::rich_profile());
-  std::size_t previous = 0;
-  for (const char* id : {"summary", "hot", "tree", "timeline", "memory", "threads", "insights",
-                         "completeness", "diagnostics"}) {
-    const std::size_t at = html.find(std::string("<section id=\"") + id + "\">");
-    ASSERT_NE(at, std::string::npos) << id;
-    EXPECT_GT(at, previous) << id;
-    EXPECT_TRUE(has(html, std::string("<a href=\"#") + id + "\">")) << id;
-    previous = at;
+// Every section of the profile report, in the page's order (report/documents.cpp).
+constexpr std::string_view kSectionOrder[] = {
+    "summary",    "bottlenecks", "recommendations", "hot-paths", "most-called",  "compute",    "allocators",
+    "call-tree",  "timeline",    "threads",         "memory",    "heap",         "cpu",        "gpu",
+    "gpu-scopes", "metrics",     "critical-path",   "insights",  "completeness", "diagnostics"};
+
+// The values of `attribute`="..." in `html`, in order.
+std::vector<std::string> attribute_values(std::string_view html, std::string_view attribute) {
+  std::vector<std::string> values;
+  const std::string open = std::string(attribute) + "=\"";
+  for (std::size_t at = html.find(open); at != std::string_view::npos; at = html.find(open, at + 1)) {
+    const std::size_t begin = at + open.size();
+    values.emplace_back(html.substr(begin, html.find('"', begin) - begin));
   }
+  return values;
+}
+
+std::vector<std::string> section_ids(std::string_view html) { return attribute_values(html, "<section id"); }
+
+// The sections a page has follow the report's order, each linked once from the navigation, in the
+// same order; every link and filter box points at an element that exists, and no id is used twice.
+void expect_sections_in_order(std::string_view html, std::string_view what) {
+  const std::vector<std::string> ids = section_ids(html);
+  ASSERT_FALSE(ids.empty()) << what;
+  const std::string_view nav = between(html, "<nav>", "</nav>");
+  std::vector<std::string> linked;
+  for (const std::string& href : attribute_values(nav, "<a href")) linked.push_back(href.substr(1));
+  EXPECT_EQ(linked, ids) << what;
+  const auto* order_end = std::end(kSectionOrder);
+  const auto* previous = std::begin(kSectionOrder);
+  for (const std::string& id : ids) {
+    const auto* at = std::find(std::begin(kSectionOrder), order_end, id);
+    ASSERT_NE(at, order_end) << what << ": a section not in the report's order: " << id;
+    EXPECT_GE(at, previous) << what << ": " << id << " out of order";
+    previous = at + 1;
+  }
+  std::set<std::string> seen;
+  for (const std::string& id : attribute_values(html, " id")) {
+    EXPECT_TRUE(seen.insert(id).second) << what << ": id " << id << " twice";
+  }
+  for (const std::string& href : attribute_values(html, "href")) {
+    if (href.starts_with("#")) {
+      EXPECT_TRUE(seen.contains(href.substr(1))) << what << ": a link to nothing: " << href;
+    }
+  }
+  for (const std::string& target : attribute_values(html, "<input type=\"search\" data-filter")) {
+    EXPECT_TRUE(seen.contains(target)) << what << ": a filter box for nothing: " << target;
+    EXPECT_TRUE(seen.contains(target + "-count")) << what << ": no counter for " << target;
+    EXPECT_TRUE(has(html, "<table class=\"sortable\" id=\"" + target + "\">")) << what << ": " << target;
+  }
+}
+
+TEST(HtmlReport, SectionsAppearInOrder) {
+  const std::string rich = html_of(testing::rich_profile());
+  EXPECT_EQ(section_ids(rich),
+            (std::vector<std::string>{"summary", "bottlenecks", "recommendations", "hot-paths", "most-called",
+                                      "allocators", "call-tree", "timeline", "threads", "memory", "insights",
+                                      "completeness", "diagnostics"}));
+  expect_sections_in_order(rich, "rich profile");
+  Profile compute = testing::export_profile();
+  compute.scopes[2].flops = 4e9;
+  compute.scopes[2].bytes = 16 * testing::kMiB;
+  expect_sections_in_order(html_of(compute), "compute profile");
+  EXPECT_TRUE(has(html_of(compute), "<section id=\"compute\">"));
+  expect_sections_in_order(html_of(testing::heap_profile()), "heap profile");
+  expect_sections_in_order(html_of(testing::cpu_profile()), "CPU profile");
+  const std::string gpu = html_of(testing::gpu_profile());
+  expect_sections_in_order(gpu, "GPU profile");
+  EXPECT_LT(gpu.find("<section id=\"gpu\">"), gpu.find("<section id=\"gpu-scopes\">"));
+  expect_sections_in_order(html_of(testing::recorded_profile()), "recorded profile");
+  expect_sections_in_order(html_of(Profile{}), "empty profile");
 }
 
 // ---- escaping -----------------------------------------------------------------------
@@ -145,9 +210,10 @@ TEST(HtmlReport, EveryUserStringAppearsEscaped) {
   for (const Diagnostic& d : p.diagnostics) EXPECT_TRUE(has(html, io::html::escape(d.message))) << d.message;
   ASSERT_FALSE(p.annotations.empty());
   for (const auto& [key, value] : p.annotations) {
-    EXPECT_TRUE(has(html, "<dt>" + io::html::escape(key) + "</dt><dd>" + io::html::escape(value) + "</dd>")) << key;
+    EXPECT_TRUE(has(html, "<dt>" + io::html::escape(key) + " (annotation)</dt><dd>" + io::html::escape(value) +
+                              "</dd>"))
+        << key;
   }
-  EXPECT_TRUE(has(html, "<summary>Annotations (3)</summary>"));
   EXPECT_FALSE(has(html, "<script>alert(2)"));
   EXPECT_TRUE(has(html, "./train --epochs 1 --name &quot;a,b&quot;"));
   EXPECT_TRUE(has(html, "<title>nnprof — ./train --epochs 1 --name &quot;a,b&quot;</title>"));
@@ -173,40 +239,56 @@ TEST(HtmlReport, SummaryCardsCarryUnits) {
 TEST(HtmlReport, HotTableHasEveryScopeWithSortableNumbers) {
   const Profile p = testing::rich_profile();
   const std::string html = html_of(p);
-  const std::string_view table = between(html, "<table class=\"sortable\" id=\"hot-table\">", "</table>");
+  // The page's first sortable table: the one a link's #sort and #filter apply to.
+  EXPECT_EQ(html.find("<table class=\"sortable\""), html.find("<table class=\"sortable\" id=\"hot-total\">"));
+  const std::string_view table = between(html, "<table class=\"sortable\" id=\"hot-total\">", "</table>");
   ASSERT_FALSE(table.empty());
-  EXPECT_TRUE(has(html, "<input type=\"search\" id=\"hot-filter\""));
+  EXPECT_TRUE(has(html, "<input type=\"search\" data-filter=\"hot-total\""));
+  EXPECT_TRUE(has(html, "<span class=\"muted\" id=\"hot-total-count\"></span>"));
   EXPECT_EQ(count(table, "<tr>"), p.scopes.size() + 1);  // plus the header row
-  for (const char* key : {"scope", "calls", "total", "self", "pct", "mean", "p50", "p95", "p99", "min", "max",
-                          "items", "alloc"}) {
+  for (const char* key : {"rank", "scope", "calls", "total", "pct", "self", "mean", "p50", "p95", "p99", "min", "max",
+                          "item-count", "items", "alloc"}) {
     EXPECT_TRUE(has(table, std::string("data-key=\"") + key + "\"")) << key;
   }
-  // train_step: 2 calls, 100 ms, 10 ms self, 83.3% of 120 ms, 64 items in 100 ms, 4 KiB.
+  EXPECT_TRUE(has(table, "<th class=\"num\" data-key=\"total\" data-type=\"num\">Total</th>"));
+  EXPECT_TRUE(has(table, "<th data-key=\"scope\">Scope</th>"));  // words sort as text
+  // Every number carries its raw value: train_step, 2 calls, 100 ms, 10 ms self, 83.3% of 120 ms,
+  // 64 items in 100 ms, 4 KiB.
   const std::string_view row = between(table, "<td class=\"name\" title=\"train_step\">", "</tr>");
   for (const char* cell :
        {"<td class=\"num\" data-v=\"2\">2</td>", "<td class=\"num\" data-v=\"100000000\">100 ms</td>",
-        "<td class=\"num\" data-v=\"10000000\">10.0 ms</td>", "83.3%</td>",
-        "<td class=\"num\" data-v=\"50000000\">50.0 ms</td>", "640 items/s</td>",
+        "<td class=\"num\" data-v=\"10000000\">10.0 ms</td>",
+        "<td class=\"num\" data-v=\"0.8333333333333334\"><span class=\"bar\"><i style=\"width:83.3%\"></i></span>83.3%</td>",
+        "<td class=\"num\" data-v=\"50000000\">50.0 ms</td>", "<td class=\"num\" data-v=\"640\">640 items/s</td>",
         "<td class=\"num\" data-v=\"4096\">4.00 KiB</td>"}) {
     EXPECT_TRUE(has(row, cell)) << cell << "\nin " << row;
   }
-  // No items and nothing allocated: a dash, sorted as zero.
+  // No items: a dash, sorted as zero.
   const std::string_view forward = between(table, "<td class=\"name\" title=\"forward\">", "</tr>");
-  EXPECT_EQ(count(forward, "<td class=\"num\" data-v=\"0\">—</td>"), 2u);
+  EXPECT_EQ(count(forward, "<td class=\"num\" data-v=\"0\">-</td>"), 2u);
+  // No numeric cell without its raw value, in any sortable table of the page.
+  EXPECT_EQ(count(html, "<td class=\"num\">"), 0u);
 }
 
 TEST(HtmlReport, CallTreeIsCollapsibleWithTimesAndShares) {
   const Profile p = testing::rich_profile();
   const std::string html = html_of(p);
-  const std::string_view tree = between(html, "<section id=\"tree\">", "</section>");
+  const std::string_view tree = between(html, "<div class=\"tree\" id=\"call-tree-table\">", "</section>");
+  ASSERT_FALSE(tree.empty());
+  EXPECT_TRUE(has(between(html, "<section id=\"call-tree\">", "<div class=\"tree\""),
+                  "<button type=\"button\" data-tree=\"open\">Expand all</button>"));
   EXPECT_EQ(count(tree, "<details"), 2u);  // train_step and forward have children
+  EXPECT_EQ(count(tree, "</details>"), 2u);
   EXPECT_EQ(count(tree, "<div class=\"row leaf\">"), 2u);
   EXPECT_TRUE(
       has(tree,
           "<details open><summary class=\"row\"><span class=\"nm\" title=\"train_step\">train_step</span>"
-          "<span class=\"c\">2</span><span class=\"c\">100 ms</span><span class=\"c\">10.0 ms</span>"));
+          "<span class=\"c\" data-v=\"2\">2</span><span class=\"c\" data-v=\"100000000\">100 ms</span>"
+          "<span class=\"c\" data-v=\"10000000\">10.0 ms</span>"));
+  // The full path on hover, escaped.
   EXPECT_TRUE(has(tree, "title=\"train_step &gt; forward &gt; matmul, &quot;fast&quot;\""));
-  EXPECT_TRUE(has(tree, "83.3%</span>"));
+  EXPECT_TRUE(has(tree, "<span class=\"c p\" data-v=\"0.8333333333333334\"><span class=\"bar\"><i "
+                        "style=\"width:83.3%\"></i></span>83.3%</span>"));
   // Children by total time: train_step (100 ms) before the 20 ms scope.
   EXPECT_LT(tree.find("train_step</span>"), tree.find("&lt;script&gt;alert(1)&lt;/script&gt;</span>"));
 }
@@ -226,17 +308,20 @@ TEST(HtmlReport, ThreadsAndCountersTables) {
 }
 
 TEST(HtmlReport, InsightsCompletenessAndDiagnostics) {
+  // The sentences' markup: key figures bold, scope names as code, escaped inside it.
   const std::string html = html_of(testing::rich_profile());
-  EXPECT_TRUE(has(html, "The top 4 scopes by self time account for <b>100.0%</b> of instrumented time."));
-  EXPECT_TRUE(
-      has(html,
-          "Highest self time: <code>matmul, &quot;fast&quot;</code>, 60.0 ms (50.0% of instrumented time) in 2 calls."));
+  const std::string_view insights = between(html, "<section id=\"insights\">", "</section>");
+  EXPECT_TRUE(has(insights, "<li>The top 4 scopes by self time account for <b>100.0%</b> of instrumented time.</li>"));
+  EXPECT_TRUE(has(insights, "<li>Highest self time: <code>matmul, &quot;fast&quot;</code>, 60.0 ms (50.0% of "
+                            "instrumented time) in 2 calls.</li>"));
+  // Facts as a definition list.
   const std::string_view completeness = between(html, "<section id=\"completeness\">", "</section>");
-  EXPECT_TRUE(
-      has(completeness, "<dd>7 kept, 3 dropped, 0 overwritten (policy keep-first, memory cap 1.00 MiB)</dd>"));
+  EXPECT_TRUE(has(completeness, "<dl class=\"kv\"><dt>Scopes recorded</dt><dd>7</dd>"));
+  EXPECT_TRUE(has(completeness, "<dd>26.4 ns per scope × 7 scopes = 185 ns (&lt;0.1% of instrumented time)</dd>"));
+  // A diagnostic names a scope like a script: text in its cell and in its message.
   const std::string_view diagnostics = between(html, "<section id=\"diagnostics\">", "</section>");
-  EXPECT_TRUE(has(diagnostics, "<span class=\"sev warning\">warning</span>"));
-  EXPECT_TRUE(has(diagnostics, "<code>stop_without_start</code>"));
+  EXPECT_TRUE(has(diagnostics, "<td>stop_without_start</td>"));
+  EXPECT_TRUE(has(diagnostics, "<td>stop(&quot;&lt;script&gt;alert(1)&lt;/script&gt;&quot;) without start</td>"));
 }
 
 // ---- timeline -----------------------------------------------------------------------
@@ -368,60 +453,25 @@ TEST(HtmlReport, HeapChartFoldsSamplesOfOnePixelColumn) {
   EXPECT_LT(heap.size(), 60'000u);
 }
 
-TEST(HtmlReport, HeapCardFactsAndVerdict) {
+TEST(HtmlReport, HeapSitesAndStacksAreEscaped) {
+  // The leak sites' functions, files and sampled stacks are user strings too: escaped in the
+  // cells and in the titles that hold the stacks (line breaks kept).
   const std::string html = html_of(testing::heap_profile());
-  EXPECT_TRUE(has(html, "<div class=\"k\">Peak heap</div><div class=\"v\">22.0 MiB</div><div class=\"s\">at 949 "
-                        "ms, in train_step &gt; forward &gt; matmul</div>"));
-  const std::string_view facts = between(html, "<dl class=\"kv\" id=\"heap-facts\">", "</dl>");
-  EXPECT_TRUE(has(facts, "<dt>Peak</dt><dd><b>22.0 MiB</b> at 949 ms after the session start, on main (TID 2001), "
-                         "in <code>train_step</code> &gt; <code>forward</code> &gt; <code>matmul</code></dd>"));
-  EXPECT_TRUE(has(facts, "<dt>RSS</dt><dd>initial 48.0 MiB, peak 59.0 MiB (VmHWM), final 57.0 MiB</dd>"));
-  EXPECT_TRUE(has(facts, "<dt>Tracked by</dt><dd><code>nnprof::MemoryTracking</code> (in-process)</dd>"));
-  EXPECT_TRUE(has(html, "<p class=\"note\" id=\"leak-verdict\" data-leak=\"1\">Memory leak detected: 13 blocks "
-                        "(<b>10.0 MiB</b>) were unreachable at the end; heap in use grew steadily over the second "
-                        "half of the run (500 ms to 980 ms): by 4.62 MiB, 9.62 MiB/s; RSS grew steadily too: by "
-                        "4.62 MiB, 9.62 MiB/s.</p>"));
-}
-
-TEST(HtmlReport, HeapAllocatorsLeakSitesAndFindings) {
-  const std::string html = html_of(testing::heap_profile());
-  const std::string_view top = between(html, "id=\"heap-allocators-table\"", "</table>");
-  EXPECT_EQ(count(top, "<tr>"), 1u + 6u);
-  EXPECT_TRUE(has(top, "<td class=\"name\" title=\"load_batch\">load_batch</td><td class=\"num\" "
-                       "data-v=\"83889152\">80.0 MiB</td>"));
-  EXPECT_TRUE(has(top, "<td class=\"num\" data-v=\"8391680\">8.00 MiB</td><td class=\"num\" data-v=\"4\">4</td>"
-                       "<td class=\"num\" data-v=\"16780288\">16.0 MiB</td>"));
-  const std::string_view leaks = between(html, "id=\"leaks-table\"", "</table>");
-  EXPECT_EQ(count(leaks, "<tr>"), 1u + 4u);
+  const std::string_view leaks = between(html, "<table class=\"sortable\" id=\"leaks-table\">", "</table>");
+  ASSERT_FALSE(leaks.empty());
   EXPECT_TRUE(has(leaks, "<td class=\"name\" title=\"train_step &gt; optimizer_step\">train_step &gt; "
-                         "optimizer_step</td><td class=\"site\" title=\"sampled stack, innermost first:\n"
+                         "optimizer_step</td><td class=\"name\" title=\"sampled stack, innermost first:\n"
                          "History::append(Tensor const&amp;) (src/optim/history.cpp:42)\nOptimizer::step() "
-                         "(src/optim/sgd.cpp:97)\nmain (src/train.cpp:31)\"><code>History::append(Tensor "
-                         "const&amp;) (src/optim/history.cpp:42)</code></td><td class=\"num\" data-v=\"10\">10</td>"
+                         "(src/optim/sgd.cpp:97)\nmain (src/train.cpp:31)\">History::append(Tensor const&amp;) "
+                         "(src/optim/history.cpp:42)</td><td class=\"num\" data-v=\"10\">10</td>"
                          "<td class=\"num\" data-v=\"10485760\">10.0 MiB</td><td>leaked</td>"));
-  EXPECT_TRUE(has(leaks, "<code>Reader&lt;Header&gt;::parse(std::istream&amp;) (src/data/reader.cpp:88)</code>"));
-  EXPECT_TRUE(has(leaks, "title=\"[outside any scope]\""));
-  const std::string_view findings = between(html, "<ul class=\"insights\" id=\"memory-findings\">", "</ul>");
-  EXPECT_EQ(count(findings, "<li"), 3u);
+  EXPECT_TRUE(has(leaks, ">Reader&lt;Header&gt;::parse(std::istream&amp;) (src/data/reader.cpp:88)</td>"));
+  EXPECT_FALSE(has(html, "Reader<Header>"));
+  EXPECT_FALSE(has(html, "Tensor const&)"));
+  const std::string_view findings = between(html, "<ul class=\"insights findings\">", "</ul>");
   EXPECT_TRUE(has(findings, "<li data-kind=\"memory_hotspot\"><span class=\"sev error\">high</span> <b>Memory "
-                            "hotspot</b>: <code>load_batch</code> held up to <b>16.0 MiB</b> live at once, 72.7% of "
-                            "the 22.0 MiB heap peak (threshold 30.0%). It allocates 8.00 MiB per call"));
-  EXPECT_TRUE(has(findings, "<li data-kind=\"memory_leak\"><span class=\"sev warning\">medium</span> <b>Memory "
-                            "leak</b>: <b>10.0 MiB</b> in 13 blocks"));
-}
-
-TEST(HtmlReport, HeapWithCountersAndWithoutSamples) {
-  Profile p = testing::heap_profile();
-  p.heap_samples.clear();
-  p.memory_counters = {MemoryCounter{0, 5, 5, 5, 0, 1, 0}};
-  p.memory_events = {MemoryEvent{1000, 0, 0, 5}};
-  p.memory = {5, 5, 1000};
-  const std::string html = html_of(p);
-  EXPECT_TRUE(has(html, "id=\"no-heap-timeline\""));
-  EXPECT_TRUE(has(html, "<h3>Named memory counters</h3>"));
-  EXPECT_TRUE(has(html, "aria-label=\"Memory in use over time\""));
-  EXPECT_TRUE(has(html, "id=\"counters-table\""));
-  EXPECT_EQ(count(html, "<section id=\"memory\">"), 1u);
+                            "hotspot</b>: <code>load_batch</code> held up to <b>16.0 MiB</b> live at once"));
+  EXPECT_TRUE(has(findings, "Free the blocks allocated at History::append(Tensor const&amp;)"));
 }
 
 // ---- odd profiles -------------------------------------------------------------------
@@ -461,26 +511,19 @@ TEST(HtmlReport, NoCpuContentWithoutSampling) {
 }
 
 TEST(HtmlReport, CpuSectionFactsTablesAndFindings) {
+  // The section's facts are test_report_sections_resources' (CpuSection); here, what the page adds:
+  // its place, sortable tables with raw values and the full name on hover.
   const std::string html = html_of(testing::cpu_profile());
   expect_self_contained(html);
-  EXPECT_TRUE(has(html, "<a href=\"#cpu\">CPU</a>"));
-  EXPECT_TRUE(has(html, "<div class=\"k\">CPU samples</div><div class=\"v\">14</div><div class=\"s\">16.0 ms of "
-                       "CPU time, perf_event</div>"));
-  const std::string_view facts = between(html, "id=\"cpu-facts\"", "</dl>");
-  EXPECT_TRUE(has(facts, "<dt>Samples</dt><dd>14 samples (16.0 ms of CPU time) on 2 threads</dd>")) << facts;
-  const std::string_view functions = between(html, "id=\"cpu-functions-table\"", "</table>");
+  EXPECT_TRUE(has(html, "<a href=\"#cpu\">CPU samples</a>"));
+  EXPECT_TRUE(has(html, "<section id=\"cpu\"><h2>CPU samples</h2>"));
+  const std::string_view functions =
+      between(html, "<table class=\"sortable\" id=\"cpu-functions-table\">", "</table>");
   EXPECT_TRUE(has(functions, "<td class=\"name\" title=\"matmul\">matmul</td><td>train</td>")) << functions;
   EXPECT_TRUE(has(functions, "<td class=\"num\" data-v=\"4\">4</td><td class=\"num\" data-v=\"6000000\">6.00 ms</td>"));
   EXPECT_TRUE(has(functions, "title=\"[unknown]\""));
-  const std::string_view callers = between(html, "id=\"cpu-callers\"", "</ul>");
-  EXPECT_TRUE(has(callers, "<code>matmul</code>: called from run_step (9 samples, 100.0%); calls dot (4 samples, "
-                           "44.4%), memcpy (1 sample, 11.1%)"));
-  const std::string_view lines = between(html, "id=\"cpu-lines-table\"", "</table>");
-  EXPECT_TRUE(has(lines, "title=\"model.cpp:31\">model.cpp:31</td><td>matmul</td><td class=\"num\" data-v=\"4\">"));
-  const std::string_view scopes = between(html, "id=\"cpu-scopes-table\"", "</table>");
-  EXPECT_TRUE(has(scopes, "train_step &gt; forward"));
-  EXPECT_TRUE(has(scopes, "<td>matmul 44.4%, dot 44.4%, memcpy 11.1%</td>"));
-  EXPECT_TRUE(has(between(html, "id=\"cpu-findings\"", "</ul>"), "Too few CPU samples to judge"));
+  EXPECT_TRUE(has(html, "<input type=\"search\" data-filter=\"cpu-functions-table\""));
+  EXPECT_TRUE(has(html, "<li><code>matmul</code>: called from run_step (9 samples, 100.0%)"));
 }
 
 TEST(HtmlReport, FlameGraphDataIsTheFlameTreeWithScopes) {
@@ -594,7 +637,6 @@ TEST(HtmlReport, MillionSpansAreMergedIntoABoundedPage) {
   EXPECT_GT(boxes, 100u);
   EXPECT_GT(count(svg, "<rect class=\"b m\""), 100u);
   EXPECT_TRUE(has(svg, " spans merged, "));
-  EXPECT_TRUE(has(html, "<p class=\"note info\" id=\"timeline-merged\">1,000,020 spans are drawn as "));
   // A few tens of thousands of elements at most, whatever the number of spans.
   EXPECT_LT(count(html, "<") - count(html, "</"), 40'000u);
   // The memory chart folds ~83,000 events into at most a few strokes per pixel column.

@@ -374,7 +374,7 @@ TEST(ReportSections, LongRankingsSayHowManyAreShown) {
   EXPECT_EQ(cut, 2u);  // once under each table
   const Section called = only_section(report::sections::most_called, p);
   EXPECT_TRUE(says(p, called, "Top 15 of 40 scopes."));
-  EXPECT_EQ(table_of(called, "most-called")->rows.size(), 15u);
+  EXPECT_EQ(table_of(called, "most-called-table")->rows.size(), 15u);
 
   // The limits are the data's, not the section's.
   report::ReportLimits limits;
@@ -383,7 +383,7 @@ TEST(ReportSections, LongRankingsSayHowManyAreShown) {
   const Section few = only_section(report::sections::hot_paths, p, limits);
   EXPECT_EQ(table_of(few, "hot-total")->rows.size(), 3u);
   EXPECT_TRUE(says(p, few, "Top 3 of 40 scopes."));
-  EXPECT_EQ(table_of(only_section(report::sections::most_called, p, limits), "most-called")->rows.size(), 2u);
+  EXPECT_EQ(table_of(only_section(report::sections::most_called, p, limits), "most-called-table")->rows.size(), 2u);
 }
 
 TEST(ReportSections, RankingsAreLeftOutWithoutScopes) {
@@ -402,7 +402,7 @@ TEST(ReportSections, MostCalledBreaksTiesByName) {
   const Profile p = testing::export_profile();
   const Section s = only_section(report::sections::most_called, p);
   EXPECT_EQ(s.title, "Most called");
-  const Table* t = table_of(s, "most-called");
+  const Table* t = table_of(s, "most-called-table");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(headers(*t), (Row{"#", "Scope", "Calls", "Total", "Avg", "Self"}));
   EXPECT_EQ(rows_of(*t), (std::vector<Row>{{"1", "matmul", "1,000", "40.0 ms", "40.0 µs", "40.0 ms"},
@@ -418,7 +418,7 @@ TEST(ReportSections, TopAllocatorsByCounterBytes) {
   EXPECT_EQ(s.title, "Top allocators");
   EXPECT_TRUE(says(p, s, "Percentages are of 16.0 MiB allocated in all"));
   EXPECT_TRUE(says(p, s, "innermost open one"));
-  const Table* t = table_of(s, "allocators");
+  const Table* t = table_of(s, "allocators-table");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(headers(*t), (Row{"#", "Scope", "Allocated", "% of all allocations", "Allocations", "Avg per call"}));
   // 12 MiB over 1000 calls; 4 MiB over 10 calls.
@@ -433,13 +433,13 @@ TEST(ReportSections, TopAllocatorsByCounterBytes) {
   report::ReportLimits limits;
   limits.allocators = 1;
   const Section cut = only_section(report::sections::allocators, p, limits);
-  EXPECT_EQ(table_of(cut, "allocators")->rows.size(), 1u);
+  EXPECT_EQ(table_of(cut, "allocators-table")->rows.size(), 1u);
   EXPECT_TRUE(says(p, cut, "Top 1 of 2 allocating scopes."));
 }
 
 TEST(ReportSections, GpuTimeColumnOnlyForGpuProfiles) {
   Profile p = testing::export_profile();
-  EXPECT_EQ(headers(*table_of(only_section(report::sections::most_called, p), "most-called")).back(), "Self");
+  EXPECT_EQ(headers(*table_of(only_section(report::sections::most_called, p), "most-called-table")).back(), "Self");
   // The column alone, on data not analysed: this profile has no GPU activity to replay.
   p.gpu.summary.traced = true;
   report::ReportData data;
@@ -495,7 +495,7 @@ TEST(ReportSections, CallTreeRowsByTotalTimeWithDepthsAndPaths) {
   const Section s = only_section(report::sections::call_tree, p);
   EXPECT_EQ(s.title, "Call tree");
   EXPECT_TRUE(says(p, s, "Merged over all threads; children by total time"));
-  const Table* t = table_of(s, "call-tree");
+  const Table* t = table_of(s, "call-tree-table");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->style, Table::Style::Tree);
   EXPECT_EQ(t->depths, (std::vector<std::uint32_t>{1, 2, 3, 2, 2}));
@@ -522,8 +522,8 @@ TEST(ReportSections, CallTreeCountsWhatItLeavesOut) {
   }
   const Profile deep = profile_with_tree(std::move(chain));
   const Section deep_section = only_section(report::sections::call_tree, deep);
-  EXPECT_EQ(table_of(deep_section, "call-tree")->rows.size(), 12u);
-  EXPECT_EQ(table_of(deep_section, "call-tree")->depths.back(), 12u);
+  EXPECT_EQ(table_of(deep_section, "call-tree-table")->rows.size(), 12u);
+  EXPECT_EQ(table_of(deep_section, "call-tree-table")->depths.back(), 12u);
   EXPECT_TRUE(says(deep, deep_section, "3 nodes not shown: 3 deeper than 12 levels."));
 
   std::vector<CallTreeNode> fan(1);
@@ -533,13 +533,13 @@ TEST(ReportSections, CallTreeCountsWhatItLeavesOut) {
   }
   const Profile wide = profile_with_tree(std::move(fan));
   const Section wide_section = only_section(report::sections::call_tree, wide);
-  EXPECT_EQ(table_of(wide_section, "call-tree")->rows.size(), 200u);
+  EXPECT_EQ(table_of(wide_section, "call-tree-table")->rows.size(), 200u);
   EXPECT_TRUE(says(wide, wide_section, "50 nodes not shown: 50 beyond the first 200 lines."));
 
   // The limits are the data's.
   report::ReportLimits limits;
   limits.call_tree = {2, 200};
-  EXPECT_EQ(table_of(only_section(report::sections::call_tree, deep, limits), "call-tree")->rows.size(), 2u);
+  EXPECT_EQ(table_of(only_section(report::sections::call_tree, deep, limits), "call-tree-table")->rows.size(), 2u);
 }
 
 TEST(ReportSections, NoCallTreeSaysSo) {
@@ -572,6 +572,17 @@ TEST(ReportSections, StatisticsOnlySessionSaysThereIsNoTimeline) {
   EXPECT_TRUE(says(p, s, "statistics-only session: no spans were recorded"));
   EXPECT_TRUE(blocks_of<report::Picture>(s).empty());
   EXPECT_TRUE(says(Profile{}, only_section(report::sections::timeline, Profile{}), "No spans were recorded."));
+}
+
+TEST(ReportSections, TimelineSaysWhenSpansAreMerged) {
+  // Carried over from the HTML report's million-span page: the note above the merged timeline.
+  const Profile p = testing::million_span_profile();
+  const Section s = only_section(report::sections::timeline, p);
+  EXPECT_TRUE(says(p, s, "1,000,020 spans are drawn as "));
+  EXPECT_TRUE(says(p, s, "are merged per column of that width into one box"));
+  const auto pictures = blocks_of<report::Picture>(s);
+  ASSERT_EQ(pictures.size(), 1u);
+  EXPECT_NE(pictures[0]->html.find("data-merged=\"1\""), std::string::npos);
 }
 
 TEST(ReportSections, TimelineSaysWhatItDoesNotDraw) {

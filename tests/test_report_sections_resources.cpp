@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -882,6 +883,81 @@ TEST(CriticalPathSection, EmptyPathIsOnlyItsSummaryAndNoneWithoutFlows) {
   ASSERT_EQ(sections.size(), 1u);
   EXPECT_EQ(sections[0].blocks.size(), 1u);
   EXPECT_TRUE(blocks_of<Table>(sections[0]).empty());
+}
+
+// ---- what the resources add to the other sections -------------------------------------------
+
+// The summary's cards of heap tracking, CPU sampling and GPU tracing (carried over from the HTML
+// report's heap, CPU and GPU tests).
+TEST(ResourceCards, PeakHeapCpuSamplesAndGpuTime) {
+  const auto card = [](const Profile& p, std::string_view label) {
+    const auto sections = build(report::sections::overview, report::analyse(p));
+    for (const report::Cards* cards : blocks_of<report::Cards>(sections.at(0)))
+      for (const report::Card& c : cards->items)
+        if (c.label == label) return c;
+    ADD_FAILURE() << "no card " << label;
+    return report::Card{};
+  };
+  const report::Card heap = card(testing::heap_profile(), "Peak heap");
+  EXPECT_EQ(heap.value, "22.0 MiB");
+  EXPECT_EQ(heap.detail, "at 949 ms, in train_step > forward > matmul");
+  const report::Card cpu = card(testing::cpu_profile(), "CPU samples");
+  EXPECT_EQ(cpu.value, "14");
+  EXPECT_EQ(cpu.detail, "16.0 ms of CPU time, perf_event");
+  EXPECT_EQ(card(test_gpu_profile(), "GPU time").value, "660 µs");
+}
+
+// A traced profile's rankings gain a "GPU time" column: the GPU time of the work each scope
+// launched, "-" where it launched none (carried over from test_gpu_reports' text report).
+TEST(ResourceRankings, HotPathsGainAGpuTimeColumn) {
+  const auto hot_total = [](const Profile& p) {
+    const auto sections = build(report::sections::hot_paths, report::analyse(p));
+    return table_with_id(sections.at(0), "hot-total");
+  };
+  const auto row_named = [](const Table& t, std::string_view name) -> const std::vector<report::Cell>* {
+    for (const auto& row : t.rows)
+      if (row[1].text == name) return &row;
+    ADD_FAILURE() << "no row " << name;
+    return nullptr;
+  };
+  const Table t = hot_total(test_gpu_profile());
+  ASSERT_FALSE(t.columns.empty());
+  EXPECT_EQ(t.columns.back().header, "GPU time");
+  EXPECT_EQ(t.columns.back().key, "gpu");
+  const auto* forward = row_named(t, "forward");
+  const auto* backward = row_named(t, "backward");
+  ASSERT_TRUE(forward != nullptr && backward != nullptr);
+  EXPECT_EQ(forward->back().text, "660 µs");
+  EXPECT_EQ(forward->back().value, 660e3);
+  EXPECT_EQ(backward->back().text, "-");
+
+  // No GPU work inside any scope: every row says so.
+  Profile unscoped = test_gpu_profile();
+  unscoped.gpu.scopes.clear();
+  const Table none = hot_total(unscoped);
+  for (const auto& row : none.rows) EXPECT_EQ(row.back().text, "-") << row[1].text;
+}
+
+// Heap tracking that ended before its first sample: the chart's place says so, and named
+// counters recorded beside it keep their own section (carried over from the HTML report).
+TEST(HeapSection, WithoutSamplesTheChartSaysSoBesideTheCounters) {
+  Profile p = testing::heap_profile();
+  p.heap_samples.clear();
+  p.memory_counters = {MemoryCounter{0, 5, 5, 5, 0, 1, 0}};
+  p.memory_events = {MemoryEvent{1000, 0, 0, 5}};
+  p.memory = {5, 5, 1000};
+  const report::ReportData data = report::analyse(p);
+  const auto heap = build(report::sections::heap, data);
+  ASSERT_EQ(heap.size(), 1u);
+  const auto pictures = blocks_of<report::Picture>(heap[0]);
+  ASSERT_EQ(pictures.size(), 1u);
+  EXPECT_NE(pictures[0]->html.find("id=\"no-heap-timeline\""), std::string::npos);
+  EXPECT_EQ(pictures[0]->html.find("<svg"), std::string::npos);
+  const auto memory = build(report::sections::memory, data);
+  ASSERT_EQ(memory.size(), 1u);
+  EXPECT_EQ(table_with_id(memory[0], "counters-table").rows.size(), 1u);
+  EXPECT_NE(blocks_of<report::Picture>(memory[0]).at(0)->html.find("aria-label=\"Memory in use over time\""),
+            std::string::npos);
 }
 
 }  // namespace

@@ -198,13 +198,21 @@ constexpr std::string_view kScript = R"JS(
       });
     });
   }
+  // The cell a filter looks at: the row's first name (a rank may come before it), else its first cell.
+  function nameCell(row) {
+    for (var i = 0; i < row.cells.length; i++) {
+      if (row.cells[i].classList.contains('name')) return row.cells[i];
+    }
+    return row.cells.length ? row.cells[0] : null;
+  }
   function filterRows(table, text, counter) {
     var body = table.tBodies.length ? table.tBodies[0] : null;
     if (!body) return;
     var needle = String(text).trim().toLowerCase();
     var shown = 0;
     Array.prototype.forEach.call(body.rows, function (row) {
-      var name = row.cells.length ? row.cells[0].textContent.toLowerCase() : '';
+      var cell = nameCell(row);
+      var name = cell ? cell.textContent.toLowerCase() : '';
       var hit = needle === '' || name.indexOf(needle) !== -1;
       row.hidden = !hit;
       if (hit) shown++;

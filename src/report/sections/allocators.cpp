@@ -18,7 +18,7 @@ void allocators(const ReportData& data, std::vector<Section>& out) {
                   .words(total.from_counters ? " allocated in all (every memory counter, inside scopes or not)."
                                              : " allocated inside scopes."));
   using enum ScopeColumn;
-  section.add(scope_table(data, "allocators", data.allocators, {Rank, Name, Allocated, AllocShare, Allocs, AllocPerCall}));
+  section.add(scope_table(data, "allocators-table", data.allocators, {Rank, Name, Allocated, AllocShare, Allocs, AllocPerCall}));
   out.push_back(std::move(section));
 }
 

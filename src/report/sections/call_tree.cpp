@@ -18,7 +18,7 @@ void call_tree(const ReportData& data, std::vector<Section>& out) {
       "Merged over all threads; children by total time; a name's full path is its title; % is of instrumented "
       "time."));
   Table table;
-  table.id = "call-tree";
+  table.id = "call-tree-table";
   table.style = Table::Style::Tree;
   table.columns = {{"Scope", Align::Left, "scope"}, {"Calls", Align::Right, "calls"},
                    {"Total", Align::Right, "total"}, {"Self", Align::Right, "self"},

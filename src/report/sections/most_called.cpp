@@ -12,7 +12,7 @@ void most_called(const ReportData& data, std::vector<Section>& out) {
     section.say(cut);
   }
   using enum ScopeColumn;
-  section.add(scope_table(data, "most-called", data.most_called, {Rank, Name, Calls, Total, Avg, Self}));
+  section.add(scope_table(data, "most-called-table", data.most_called, {Rank, Name, Calls, Total, Avg, Self}));
   out.push_back(std::move(section));
 }
 
