@@ -58,7 +58,11 @@ Document sample_document() {
                                analysis::Sentence().words("Look at it.")}},
                              analysis::Sentence().words("Nothing found.")});
   found.add(report::Findings{{}, analysis::Sentence().words("No memory finding.")});
-  found.add(report::Picture{"<svg id=\"pic\"></svg>", ".pic{}", "/*pic*/", analysis::Sentence().words("Hover it.")});
+  found.add([] {
+    report::Picture picture = report::Picture::of("<svg id=\"pic\"></svg>", ".pic{}", "/*pic*/");
+    picture.caption.words("Hover it.");
+    return picture;
+  }());
   found.add(report::Cards{{{"Peak heap", "1.00 GiB", "at 3.0 s"}}});
   return d;
 }
@@ -179,12 +183,29 @@ TEST(HtmlRenderer, OnePageWithNavSortDataBarsAndEscapedNames) {
 TEST(Renderers, TextAndMarkdownLeaveOutSectionsOfPicturesOnly) {
   Document d;
   d.title = "t";
-  d.sections.push_back(Section{"pictures", "Pictures only", {report::Picture{"<svg></svg>", {}, {}, {}}}});
+  d.sections.push_back(Section{"pictures", "Pictures only", {report::Picture::of("<svg></svg>")}});
   d.sections.push_back(Section{"words", "Words", {report::Paragraph{analysis::Sentence().words("kept"), false}}});
   EXPECT_EQ(text_of(d).find("Pictures only"), std::string::npos);
   EXPECT_EQ(markdown_of(d).find("Pictures only"), std::string::npos);
   EXPECT_NE(text_of(d).find("kept"), std::string::npos);
   EXPECT_NE(html_of(d).find("<section id=\"pictures\"><h2>Pictures only</h2><svg></svg></section>"), std::string::npos);
+}
+
+TEST(Renderers, OnlyFormatsThatShowPicturesDrawThem) {
+  int drawn = 0;
+  Document d;
+  d.title = "t";
+  report::Picture picture;
+  picture.draw = [&drawn](std::string& out) {
+    ++drawn;
+    out += "<svg></svg>";
+  };
+  d.sections.push_back(Section{"p", "P", {std::move(picture), report::Paragraph{analysis::Sentence().words("w"), false}}});
+  text_of(d);
+  markdown_of(d);
+  EXPECT_EQ(drawn, 0) << "text and Markdown must not pay for a picture they leave out";
+  EXPECT_NE(html_of(d).find("<svg></svg>"), std::string::npos);
+  EXPECT_EQ(drawn, 1);
 }
 
 TEST(Renderers, AFailedStreamIsAnError) {

@@ -112,7 +112,7 @@ TEST(MemorySection, CountersTableTotalsAndChart) {
   EXPECT_TRUE(said(p, s, "All counters: current 4.00 MiB, peak 7.00 MiB at 42.0 ms after the session start."));
   const auto pictures = blocks_of<report::Picture>(s);
   ASSERT_EQ(pictures.size(), 1u);
-  EXPECT_FALSE(pictures[0]->html.empty());  // the chart, or the note that no memory event was recorded
+  EXPECT_FALSE(pictures[0]->html().empty());  // the chart, or the note that no memory event was recorded
 }
 
 TEST(MemorySection, RawValuesOfTheRichProfile) {
@@ -126,7 +126,7 @@ TEST(MemorySection, RawValuesOfTheRichProfile) {
   ASSERT_NE(weights, nullptr);
   EXPECT_EQ((*weights)[1].text, "3.00 KiB");
   EXPECT_EQ((*weights)[1].value, 3072.0);
-  EXPECT_NE(blocks_of<report::Picture>(sections[0]).at(0)->html.find("<svg class=\"mem\""), std::string::npos);
+  EXPECT_NE(blocks_of<report::Picture>(sections[0]).at(0)->html().find("<svg class=\"mem\""), std::string::npos);
 }
 
 TEST(MemorySection, WithoutCountersOnlyTheHintOrNothingWithHeapTracking) {
@@ -149,7 +149,7 @@ TEST(MemorySection, BesideTheHeapWhenBothWereRecorded) {
   const auto sections = build(report::sections::memory, report::analyse(p));
   ASSERT_EQ(sections.size(), 1u);
   EXPECT_EQ(table_with_id(sections[0], "counters-table").rows.size(), 1u);
-  EXPECT_NE(blocks_of<report::Picture>(sections[0]).at(0)->html.find("aria-label=\"Memory in use over time\""),
+  EXPECT_NE(blocks_of<report::Picture>(sections[0]).at(0)->html().find("aria-label=\"Memory in use over time\""),
             std::string::npos);
 }
 
@@ -379,8 +379,8 @@ TEST(CpuSection, FlameGraphIsAPictureWithItsScript) {
   const auto sections = build(report::sections::cpu_samples, report::analyse(p));
   const auto pictures = blocks_of<report::Picture>(sections.at(0));
   ASSERT_EQ(pictures.size(), 1u);
-  EXPECT_NE(pictures[0]->html.find("Flame graph"), std::string::npos);
-  EXPECT_NE(pictures[0]->html.find("data-nodes"), std::string::npos);
+  EXPECT_NE(pictures[0]->html().find("Flame graph"), std::string::npos);
+  EXPECT_NE(pictures[0]->html().find("data-nodes"), std::string::npos);
   EXPECT_FALSE(pictures[0]->script.empty());
   EXPECT_FALSE(pictures[0]->style.empty());
 }
@@ -466,7 +466,7 @@ TEST(GpuSection, FactsAndTablesWithRawValues) {
   // The kernel bars: one per kernel shown, with their own style.
   const auto pictures = blocks_of<report::Picture>(s);
   ASSERT_EQ(pictures.size(), 1u);
-  EXPECT_NE(pictures[0]->html.find("id=\"gpu-kernel-chart\""), std::string::npos);
+  EXPECT_NE(pictures[0]->html().find("id=\"gpu-kernel-chart\""), std::string::npos);
   EXPECT_NE(pictures[0]->style.find(".kbars"), std::string_view::npos);
 }
 
@@ -483,7 +483,7 @@ TEST(GpuSection, KernelLimitsAndEscapedBars) {
   EXPECT_TRUE(said(p, s, "Top 1 of " + std::to_string(data.gpu->kernels.size()) + " kernels."));
   const auto pictures = blocks_of<report::Picture>(s);
   ASSERT_EQ(pictures.size(), 1u);
-  EXPECT_EQ(pictures[0]->html.find("\"sum\""), std::string::npos);  // names are escaped in the bars
+  EXPECT_EQ(pictures[0]->html().find("\"sum\""), std::string::npos);  // names are escaped in the bars
   if (data.gpu->memory.leaks.size() > 1) {
     EXPECT_EQ(table_with_id(s, "gpu-leaks-table").rows.size(), 1u);
   }
@@ -656,9 +656,9 @@ TEST(GpuSection, TheFactsTheOldReportsStated) {
   // The bars: gemm_kernel the longest (100%), relu_kernel 50 of 600 µs.
   const auto pictures = blocks_of<report::Picture>(s);
   ASSERT_EQ(pictures.size(), 1u);
-  EXPECT_NE(pictures[0]->html.find("<i style=\"width:100.0%\"></i></span><span class=\"kv\">600 µs (90.9%)</span>"),
+  EXPECT_NE(pictures[0]->html().find("<i style=\"width:100.0%\"></i></span><span class=\"kv\">600 µs (90.9%)</span>"),
             std::string::npos);
-  EXPECT_NE(pictures[0]->html.find("<i style=\"width:8.3%\"></i></span><span class=\"kv\">50.0 µs (7.6%)</span>"),
+  EXPECT_NE(pictures[0]->html().find("<i style=\"width:8.3%\"></i></span><span class=\"kv\">50.0 µs (7.6%)</span>"),
             std::string::npos);
 
   const Table& streams = table_with_id(s, "gpu-streams-table");
@@ -726,8 +726,8 @@ TEST(GpuSection, KernelNamesStayWholeInCellsAndEscapedInBars) {
   EXPECT_EQ(table_with_id(s, "gpu-kernels-table").rows.at(0)[1].text, "void gemm<float>(float*, int)");
   const auto pictures = blocks_of<report::Picture>(s);
   ASSERT_EQ(pictures.size(), 1u);
-  EXPECT_NE(pictures[0]->html.find("void gemm&lt;float&gt;(float*, int)"), std::string::npos);
-  EXPECT_EQ(pictures[0]->html.find("gemm<float>"), std::string::npos);
+  EXPECT_NE(pictures[0]->html().find("void gemm&lt;float&gt;(float*, int)"), std::string::npos);
+  EXPECT_EQ(pictures[0]->html().find("gemm<float>"), std::string::npos);
 }
 
 TEST(GpuSection, NoneWithoutTracing) {
@@ -777,8 +777,8 @@ TEST(MetricsSection, TableWithRawValuesAndCompletenessNote) {
   EXPECT_EQ(t.rows[1][3].text, "2,000,000");
   EXPECT_TRUE(said(p, s, "3 observations of 1 metric(s) were not kept as points"));
   EXPECT_EQ(blocks_of<report::Picture>(s).size(), 2u);
-  EXPECT_NE(blocks_of<report::Picture>(s)[0]->html.find("A counter's chart shows its running total."), std::string::npos);
-  EXPECT_NE(blocks_of<report::Picture>(s)[1]->html.find("<h3>loss1 <span class=\"muted\">(gauge)</span></h3>"),
+  EXPECT_NE(blocks_of<report::Picture>(s)[0]->html().find("A counter's chart shows its running total."), std::string::npos);
+  EXPECT_NE(blocks_of<report::Picture>(s)[1]->html().find("<h3>loss1 <span class=\"muted\">(gauge)</span></h3>"),
             std::string::npos);
 }
 
@@ -789,7 +789,7 @@ TEST(MetricsSection, ChartsStopAtTheirLimitAndSaySo) {
   EXPECT_EQ(table_with_id(s, "metrics-table").rows.size(), io::html::kMetricChartLimit + 2);
   const auto pictures = blocks_of<report::Picture>(s);
   ASSERT_EQ(pictures.size(), io::html::kMetricChartLimit + 1);
-  EXPECT_NE(pictures.back()->html.find("2 more metrics are in the table but not drawn"), std::string::npos);
+  EXPECT_NE(pictures.back()->html().find("2 more metrics are in the table but not drawn"), std::string::npos);
 }
 
 TEST(MetricsSection, NoneWithoutMetrics) {
@@ -951,12 +951,12 @@ TEST(HeapSection, WithoutSamplesTheChartSaysSoBesideTheCounters) {
   ASSERT_EQ(heap.size(), 1u);
   const auto pictures = blocks_of<report::Picture>(heap[0]);
   ASSERT_EQ(pictures.size(), 1u);
-  EXPECT_NE(pictures[0]->html.find("id=\"no-heap-timeline\""), std::string::npos);
-  EXPECT_EQ(pictures[0]->html.find("<svg"), std::string::npos);
+  EXPECT_NE(pictures[0]->html().find("id=\"no-heap-timeline\""), std::string::npos);
+  EXPECT_EQ(pictures[0]->html().find("<svg"), std::string::npos);
   const auto memory = build(report::sections::memory, data);
   ASSERT_EQ(memory.size(), 1u);
   EXPECT_EQ(table_with_id(memory[0], "counters-table").rows.size(), 1u);
-  EXPECT_NE(blocks_of<report::Picture>(memory[0]).at(0)->html.find("aria-label=\"Memory in use over time\""),
+  EXPECT_NE(blocks_of<report::Picture>(memory[0]).at(0)->html().find("aria-label=\"Memory in use over time\""),
             std::string::npos);
 }
 

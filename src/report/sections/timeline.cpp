@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "io/format.hpp"
 #include "report/charts/html_charts.hpp"
 #include "report/sections.hpp"
@@ -55,7 +57,7 @@ void draw_timeline(const Profile& profile, std::string& out) {
   const html::TimelineLayout layout = html::layout_timeline(profile);
   if (layout.merged) {
     const double ns_per_px = static_cast<double>(layout.t1_ns - layout.t0_ns) / html::kTimelineWidthPx;
-    html::append(out,
+    out += fmt::format(
                  "<p class=\"muted\">{} spans are drawn as {} boxes: per thread and depth, spans narrower than {} ({}) "
                  "at this scale are merged per column of that width into one box, coloured after the name with the "
                  "most time in it and paler where the spans leave gaps. Hover a box for its span count and busy "
