@@ -16,6 +16,7 @@
 #include "sample_profiles.hpp"
 #include "io/exporter_registry.hpp"
 #include "nnprof/nnprof.hpp"
+#include "report/report_data.hpp"
 
 namespace nnprof {
 namespace {
@@ -32,6 +33,12 @@ std::string text_of(const Profile& profile) {
 }
 
 json json_of(const Profile& profile) { return json::parse(text_of(profile)); }
+
+std::string text_of(const report::ReportData& data) {
+  std::ostringstream out;
+  io::write_json_report(data, out);
+  return out.str();
+}
 
 // Parsed keeping the order of keys in the file (json sorts them).
 nlohmann::ordered_json ordered_of(const Profile& profile) {
@@ -546,6 +553,64 @@ TEST(JsonReport, RecordedProfile) {
   EXPECT_EQ(forward["children"][0]["count"], 2);
   EXPECT_EQ(j["metadata"]["instrumented_ns"], p.instrumented_ns());
   EXPECT_EQ(j["threads"].size(), p.threads.size());
+}
+
+// The JSON report is report::analyse serialised: writing a profile writes its ReportData.
+TEST(JsonReport, IsTheReportDataSerialised) {
+  for (const Profile& p : {testing::export_profile(), testing::rich_profile(), testing::heap_profile(),
+                           testing::cpu_profile()}) {
+    EXPECT_EQ(text_of(report::analyse(p)), text_of(p));
+  }
+}
+
+// Lists docs/JSON_SCHEMA.md documents as complete stay complete, however few rows the
+// sections show: the sections cut ReportData's lists, the JSON does not.
+TEST(JsonReport, CompleteListsIgnoreTheRowsTheSectionsShow) {
+  report::ReportLimits few;
+  few.cpu_functions = 1;
+  few.cpu_caller_functions = 1;
+  few.hot_lines = 1;
+  few.cpu_scopes = 1;
+  few.cpu_scope_top = 1;
+  few.allocators = 1;
+  const Profile cpu = testing::cpu_profile();
+  const json c = json::parse(text_of(report::analyse(cpu, few)))["cpu"];
+  EXPECT_EQ(c, json_of(cpu)["cpu"]);
+  EXPECT_EQ(c["functions"].size(), 8u);   // every function
+  EXPECT_EQ(c["call_graph"].size(), 6u);  // every function with self samples (at most 10)
+  EXPECT_EQ(c["hot_lines"].size(), 3u);   // every line (at most 50)
+  EXPECT_EQ(c["scopes"].size(), 4u);      // every scope path
+  EXPECT_EQ(c["scopes"][1]["top_functions"].size(), 5u);
+  const Profile heap = testing::heap_profile();
+  const json h = json::parse(text_of(report::analyse(heap, few)))["heap"];
+  EXPECT_EQ(h["top_allocators"].size(), 6u);  // every scope that allocated
+  EXPECT_EQ(h, json_of(heap)["heap"]);
+}
+
+// The bounded CPU lists (call graph, hot lines, functions per scope) follow ReportLimits,
+// whose defaults are the bounds the schema documents.
+TEST(JsonReport, BoundedCpuListsFollowTheReportLimits) {
+  const report::ReportLimits defaults;
+  EXPECT_EQ(defaults.cpu_call_graph_functions, 10u);
+  EXPECT_EQ(defaults.hot_lines_kept, 50u);
+  EXPECT_EQ(defaults.cpu_scope_top_kept, 5u);
+  report::ReportLimits limits;
+  limits.cpu_caller_functions = 1;
+  limits.cpu_call_graph_functions = 2;
+  limits.hot_lines = 1;
+  limits.hot_lines_kept = 2;
+  limits.cpu_scope_top = 1;
+  limits.cpu_scope_top_kept = 1;
+  const json c = json::parse(text_of(report::analyse(testing::cpu_profile(), limits)))["cpu"];
+  ASSERT_EQ(c["call_graph"].size(), 2u);
+  EXPECT_EQ(c["call_graph"][0]["function"], "matmul");
+  ASSERT_EQ(c["hot_lines"].size(), 2u);
+  EXPECT_EQ(c["hot_lines"][0]["line"], 31);
+  for (const json& scope : c["scopes"]) EXPECT_EQ(scope["top_functions"].size(), 1u);
+  // A shown limit above the kept one wins: the sections always have their rows.
+  limits.cpu_call_graph_functions = 0;
+  limits.cpu_caller_functions = 3;
+  EXPECT_EQ(json::parse(text_of(report::analyse(testing::cpu_profile(), limits)))["cpu"]["call_graph"].size(), 3u);
 }
 
 }  // namespace

@@ -11,19 +11,18 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "analysis/advisor.hpp"
-#include "analysis/bottlenecks.hpp"
-#include "analysis/compute.hpp"
-#include "analysis/cpu_profile.hpp"
-#include "analysis/memory_findings.hpp"
 #include "io/critical_path_report.hpp"
 #include "io/gpu_report_tables.hpp"
 #include "io/metrics_json.hpp"
 #include "io/sentence_markup.hpp"
 #include "nnprof/error.hpp"
+#include "report/report_data.hpp"
 
 namespace nnprof::io {
 namespace {
+
+// Every value below is a field of report::ReportData or of the profile itself, serialised:
+// nothing is computed here, so the JSON states what the other formats state.
 
 // Keys in the order the schema documents them: a person reading the file finds "schema"
 // and "metadata" first, and per-scope tables keep the profile's order (longest first).
@@ -70,7 +69,8 @@ Json heap_attribution(const HeapAttribution& h) {
   return j;
 }
 
-Json metadata(const Profile& profile) {
+Json metadata(const report::ReportData& data) {
+  const Profile& profile = *data.profile;
   const Metadata& meta = profile.meta;
   const ClockCalibration& clock = meta.clock;
   Json j = Json::object();
@@ -83,7 +83,7 @@ Json metadata(const Profile& profile) {
   j["command_line"] = meta.command_line;
   j["pid"] = meta.pid;
   j["duration_ns"] = meta.duration_ns;
-  j["instrumented_ns"] = profile.instrumented_ns();
+  j["instrumented_ns"] = data.instrumented_ns;
   Json c = Json::object();
   c["source"] = clock.source;
   c["ns_per_tick"] = clock.ns_per_tick;
@@ -278,8 +278,7 @@ Json growth(const analysis::MemoryGrowth& g) {
   return j;
 }
 
-Json leak_verdict(const Profile& profile) {
-  const analysis::LeakVerdict v = analysis::leak_verdict(profile);
+Json leak_verdict(const Profile& profile, const analysis::LeakVerdict& v) {
   Json j = Json::object();
   j["memory_leak_detected"] = v.memory_leak_detected;
   j["unfreed_bytes"] = v.unfreed.bytes;
@@ -328,7 +327,8 @@ Json heap_sample(const HeapSample& s) {
   return j;
 }
 
-Json heap(const Profile& profile) {
+Json heap(const report::ReportData& data) {
+  const Profile& profile = *data.profile;
   const HeapSummary& h = profile.heap;
   Json j = Json::object();
   j["source"] = h.source;
@@ -350,8 +350,8 @@ Json heap(const Profile& profile) {
   j["sample_interval_ns"] = h.sample_interval_ns;
   j["rss"] = Json{{"initial_bytes", h.rss_initial_bytes}, {"peak_bytes", h.rss_peak_bytes},
                   {"final_bytes", h.rss_final_bytes}};
-  j["leak_verdict"] = leak_verdict(profile);
-  j["top_allocators"] = array_of(analysis::top_allocators(profile, profile.scopes.size()),
+  j["leak_verdict"] = leak_verdict(profile, data.heap.verdict);
+  j["top_allocators"] = array_of(data.heap.allocators,
                                  [&](const analysis::HeapAllocator& a) { return top_allocator(profile, a); });
   j["leaks"] = array_of(profile.leaks, [&](const LeakSite& site) { return leak_site(profile, site); });
   j["timeline"] = array_of(profile.heap_samples, heap_sample);
@@ -359,10 +359,6 @@ Json heap(const Profile& profile) {
 }
 
 // ---- CPU samples ----------------------------------------------------------------------
-
-constexpr std::size_t kCallGraphFunctions = 10;
-constexpr std::size_t kHotLines = 50;
-constexpr std::size_t kScopeTopFunctions = 5;
 
 Json cpu_function(const analysis::CpuFunction& f) {
   Json j = Json::object();
@@ -420,13 +416,11 @@ Json cpu_scope(const analysis::CpuScope& s) {
   return j;
 }
 
-Json cpu(const Profile& profile) {
-  const CpuProfileSummary& c = profile.cpu;
-  const analysis::SampleCount all = analysis::cpu_sample_total(profile);
-  std::uint64_t without_stack = 0;
-  for (const CpuSample& s : profile.cpu_samples) {
-    if (s.stack >= profile.stacks.size() || profile.stacks[s.stack].frames.empty()) ++without_stack;
-  }
+// Every list as ReportData keeps it: the whole list of functions and scopes, and the call
+// graph and hot lines to the bounds ReportLimits gives (10 and 50 by default, as documented).
+Json cpu(const report::ReportData& data) {
+  const CpuProfileSummary& c = data.profile->cpu;
+  const report::CpuData& samples = data.cpu;
   Json j = Json::object();
   j["mode"] = c.mode;
   j["mechanism"] = c.mechanism;
@@ -434,21 +428,15 @@ Json cpu(const Profile& profile) {
   j["requested_hz"] = c.requested_hz;
   j["period_ns"] = c.period_ns;
   j["samples"] = c.samples;
-  j["sampled_ns"] = all.ns;
+  j["sampled_ns"] = samples.total.ns;
   j["samples_dropped"] = c.samples_dropped;
   j["truncated_stacks"] = c.truncated_stacks;
-  j["samples_without_stack"] = without_stack;
+  j["samples_without_stack"] = samples.samples_without_stack;
   j["threads_sampled"] = c.threads_sampled;
-  const std::vector<analysis::CpuFunction> functions = analysis::cpu_functions(profile);
-  j["functions"] = array_of(functions, cpu_function);
-  Json graph = Json::array();
-  for (std::size_t i = 0; i < functions.size() && i < kCallGraphFunctions; ++i) {
-    if (functions[i].self.samples == 0) break;
-    graph.push_back(cpu_callers(analysis::cpu_callers(profile, functions[i].name)));
-  }
-  j["call_graph"] = std::move(graph);
-  j["hot_lines"] = array_of(analysis::cpu_hot_lines(profile, kHotLines), cpu_line);
-  j["scopes"] = array_of(analysis::cpu_scopes(profile, kScopeTopFunctions), cpu_scope);
+  j["functions"] = array_of(samples.functions, cpu_function);
+  j["call_graph"] = array_of(samples.callers, cpu_callers);
+  j["hot_lines"] = array_of(samples.hot_lines, cpu_line);
+  j["scopes"] = array_of(samples.scopes, cpu_scope);
   return j;
 }
 
@@ -610,8 +598,7 @@ Json gpu_scope(const Profile& profile, const GpuScopeStats& s) {
   return j;
 }
 
-Json gpu(const Profile& profile) {
-  const GpuReportData data = gpu_report_data(profile);
+Json gpu(const Profile& profile, const GpuReportData& data) {
   Json j = Json::object();
   j["summary"] = gpu_summary(profile.gpu.summary);
   j["devices"] = array_of(data.streams.devices, [&](const DeviceStats& d) { return gpu_device(profile, d); });
@@ -649,8 +636,9 @@ Json gpu(const Profile& profile) {
 
 Json bottleneck(const Profile& profile, const analysis::Bottleneck& b) {
   Json j = Json::object();
-  j["kind"] = analysis::to_string(b.kind);
-  j["severity"] = analysis::to_string(b.severity);
+  // The names of the kind and severity: to_string of their (analysis) namespace, by argument-dependent lookup.
+  j["kind"] = to_string(b.kind);
+  j["severity"] = to_string(b.severity);
   j["scope"] = string_or_null(profile, b.scope);
   if (!b.function.empty()) j["function"] = b.function;
   j["value"] = b.value;
@@ -691,10 +679,11 @@ Json machine(const MachinePeaks& m) {
               {"measured_unix", m.measured_unix}};
 }
 
-Json compute(const Profile& profile) {
+Json compute(const report::ReportData& data) {
+  const Profile& profile = *data.profile;
   Json j = Json::object();
-  j["machine"] = analysis::machine_known(profile) ? machine(profile.machine) : Json(nullptr);
-  j["scopes"] = array_of(analysis::compute_scopes(profile), [&](const analysis::ScopeCompute& c) {
+  j["machine"] = data.machine_known ? machine(profile.machine) : Json(nullptr);
+  j["scopes"] = array_of(data.compute, [&](const analysis::ScopeCompute& c) {
     Json s = Json::object();
     s["name"] = profile.str(c.scope->name);
     s["calls"] = c.scope->time.count;
@@ -719,11 +708,12 @@ Json compute(const Profile& profile) {
   return j;
 }
 
-Json report(const Profile& profile) {
+Json report(const report::ReportData& data) {
+  const Profile& profile = *data.profile;
   Json j = Json::object();
   j["schema"] = kJsonSchemaName;
   j["schema_version"] = kJsonSchemaVersion;
-  j["metadata"] = metadata(profile);
+  j["metadata"] = metadata(data);
   // Only when the program annotated the run (Profiler::annotate), like heap and cpu below.
   if (!profile.annotations.empty()) {
     Json a = Json::object();
@@ -734,15 +724,14 @@ Json report(const Profile& profile) {
                         [&](const ScopeStats& scope) { return scope_timing(profile, scope); });
   j["memory"] = memory(profile);
   // Only with heap tracking or CPU sampling, so that a profile without them reads exactly as before.
-  if (profile.heap.tracked) j["heap"] = heap(profile);
-  if (profile.cpu.sampled) j["cpu"] = cpu(profile);
+  if (profile.heap.tracked) j["heap"] = heap(data);
+  if (profile.cpu.sampled) j["cpu"] = cpu(data);
   // Only with GPU tracing, like heap and cpu.
-  if (profile.gpu.summary.traced) j["gpu"] = gpu(profile);
-  if (!analysis::compute_scopes(profile).empty()) j["compute"] = compute(profile);
-  j["bottlenecks"] = array_of(analysis::all_bottlenecks(profile),
-                              [&](const analysis::Bottleneck& b) { return bottleneck(profile, b); });
-  j["recommendations"] = array_of(analysis::advise(profile),
-                                  [&](const analysis::Advice& a) { return recommendation(profile, a); });
+  if (data.gpu) j["gpu"] = gpu(profile, *data.gpu);
+  if (!data.compute.empty()) j["compute"] = compute(data);
+  j["bottlenecks"] = array_of(data.bottlenecks, [&](const analysis::Bottleneck& b) { return bottleneck(profile, b); });
+  j["recommendations"] =
+      array_of(data.advice, [&](const analysis::Advice& a) { return recommendation(profile, a); });
   j["throughput"] = by_name(
       profile, profile.scopes, [](const ScopeStats& s) { return s.items > 0; }, scope_throughput);
   // Only with metrics (nnprof/metrics.hpp): series and summaries as save_metrics writes them.
@@ -751,7 +740,7 @@ Json report(const Profile& profile) {
   j["threads"] = array_of(profile.threads, thread);
   j["completeness"] = completeness(profile.completeness);
   // Only with flows, so that a profile without them reads exactly as before.
-  if (!profile.flows.empty()) j["critical_path"] = critical_path_json(profile, critical_path(profile));
+  if (data.critical_path) j["critical_path"] = critical_path_json(profile, *data.critical_path);
   j["diagnostics"] =
       array_of(profile.diagnostics, [&](const Diagnostic& d) { return diagnostic(profile, d); });
   return j;
@@ -759,11 +748,13 @@ Json report(const Profile& profile) {
 
 }  // namespace
 
-void write_json_report(const Profile& profile, std::ostream& out) {
+void write_json_report(const report::ReportData& data, std::ostream& out) {
   // Scope names and command lines come from the program and may hold any bytes; `replace`
   // turns invalid UTF-8 into U+FFFD instead of throwing, so the document is always valid.
-  out << report(profile).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+  out << report(data).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
 }
+
+void write_json_report(const Profile& profile, std::ostream& out) { write_json_report(report::analyse(profile), out); }
 
 void JsonExporter::do_write(const Profile& profile, std::ostream& out, const ReportOptions& /*options: names are data here*/) const {
   write_json_report(profile, out);

@@ -8,6 +8,10 @@
 #include "io/exporter.hpp"
 #include "nnprof/profile.hpp"
 
+namespace nnprof::report {
+struct ReportData;
+}  // namespace nnprof::report
+
 namespace nnprof::io {
 
 /// The value of the document's "schema" field.
@@ -20,7 +24,12 @@ inline constexpr int kJsonSchemaVersion = 1;
 /// memory, throughput, the call tree, threads, completeness and diagnostics. Times are
 /// integer nanoseconds, sizes bytes; text that is not valid UTF-8 has its invalid bytes
 /// replaced by U+FFFD, so the output is always valid JSON.
+/// Runs report::analyse once (with the default ReportLimits) and writes its ReportData.
 void write_json_report(const Profile& profile, std::ostream& out);
+
+/// Writes `data` (report::analyse of a profile) as that document: for a caller that has the
+/// analysis already, as the other formats do.
+void write_json_report(const report::ReportData& data, std::ostream& out);
 
 /// The "json" format (".json"): `write_json_report`.
 class JsonExporter final : public Exporter {

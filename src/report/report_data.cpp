@@ -10,17 +10,20 @@ namespace {
 CpuData analyse_cpu(const Profile& profile, const ReportLimits& limits) {
   CpuData cpu;
   cpu.total = analysis::cpu_sample_total(profile);
+  for (const CpuSample& s : profile.cpu_samples) {
+    if (s.stack >= profile.stacks.size() || profile.stacks[s.stack].frames.empty()) ++cpu.samples_without_stack;
+  }
+  // Whole lists for programs (the JSON report); the sections cut them to their limits.
   cpu.functions = analysis::cpu_functions(profile);
   cpu.function_count = cpu.functions.size();
-  if (cpu.functions.size() > limits.cpu_functions) cpu.functions.resize(limits.cpu_functions);
-  for (std::size_t i = 0; i < cpu.functions.size() && i < limits.cpu_caller_functions; ++i) {
+  const std::size_t caller_functions = std::max(limits.cpu_caller_functions, limits.cpu_call_graph_functions);
+  for (std::size_t i = 0; i < cpu.functions.size() && i < caller_functions; ++i) {
     if (cpu.functions[i].self.samples == 0) break;  // sorted by self samples: none after
     cpu.callers.push_back(analysis::cpu_callers(profile, cpu.functions[i].name));
   }
-  cpu.hot_lines = analysis::cpu_hot_lines(profile, limits.hot_lines);
-  cpu.scopes = analysis::cpu_scopes(profile, limits.cpu_scope_top);
+  cpu.hot_lines = analysis::cpu_hot_lines(profile, std::max(limits.hot_lines, limits.hot_lines_kept));
+  cpu.scopes = analysis::cpu_scopes(profile, std::max(limits.cpu_scope_top, limits.cpu_scope_top_kept));
   cpu.scope_count = cpu.scopes.size();
-  if (cpu.scopes.size() > limits.cpu_scopes) cpu.scopes.resize(limits.cpu_scopes);
   cpu.findings = analysis::cpu_bottlenecks(profile);
   return cpu;
 }
@@ -32,9 +35,12 @@ ReportData analyse(const Profile& profile, const ReportLimits& limits) {
   data.profile = &profile;
   data.limits = limits;
   data.instrumented_ns = profile.instrumented_ns();
+  // Findings about CPU samples, the heap or the GPU need no scope: the JSON report lists them
+  // for every profile (the text formats leave the sections out without scopes).
+  data.bottlenecks = analysis::all_bottlenecks(profile);
+  data.advice = analysis::advise(profile);
+  data.machine_known = analysis::machine_known(profile);
   if (!profile.scopes.empty()) {
-    data.bottlenecks = analysis::all_bottlenecks(profile);
-    data.advice = analysis::advise(profile);
     data.by_total = analysis::top_by_total(profile, limits.hot_paths);
     data.by_self = analysis::top_by_self(profile, limits.hot_paths);
     data.most_called = analysis::most_called(profile, limits.most_called);
@@ -45,8 +51,8 @@ ReportData analyse(const Profile& profile, const ReportLimits& limits) {
     data.insights = analysis::insights(profile);
   }
   if (profile.heap.tracked) {
-    data.heap.allocators = analysis::top_by_heap_bytes(profile, limits.allocators);
-    data.heap.allocating_scopes = analysis::heap_allocating_scope_count(profile);
+    data.heap.allocators = analysis::top_allocators(profile, profile.scopes.size());
+    data.heap.allocating_scopes = data.heap.allocators.size();
     data.heap.verdict = analysis::leak_verdict(profile);
   }
   if (profile.heap.tracked || !profile.memory_counters.empty()) data.memory_findings = analysis::memory_bottlenecks(profile);

@@ -25,7 +25,9 @@ namespace nnprof::report {
 
 /// How many rows each part of a report shows: the same for every format, so that the text,
 /// Markdown, HTML and JSON reports state the same facts. What a limit leaves out is counted
-/// and said.
+/// and said. Lists that docs/JSON_SCHEMA.md documents as complete (every CPU function, every
+/// sampled scope, every heap allocator) are kept whole in ReportData, for the JSON report;
+/// the sections show their first rows as these limits say.
 struct ReportLimits {
   std::size_t hot_paths = 30;           ///< rankings by total and by self time
   std::size_t most_called = 15;
@@ -43,24 +45,36 @@ struct ReportLimits {
   std::size_t critical_path_steps = 30;
   analysis::TreeLimits call_tree{12, 200};  ///< deeper or longer trees are counted, not shown
   bool full_names = false;  ///< function names in full signature, not their readable form (--full-names)
+
+  // How much of the CPU profile ReportData keeps for programs, beyond the rows the sections
+  // show: the bounds docs/JSON_SCHEMA.md documents for the JSON report. ReportData keeps the
+  // larger of each and its shown limit above, so that the sections always have their rows.
+  std::size_t cpu_call_graph_functions = 10;  ///< hottest functions whose callers and callees are kept
+  std::size_t hot_lines_kept = 50;
+  std::size_t cpu_scope_top_kept = 5;          ///< hottest functions kept per scope
 };
 
 /// CPU sampling results (empty unless profile.cpu.sampled).
 struct CpuData {
-  std::vector<analysis::CpuFunction> functions;  ///< the first limits.cpu_functions by self samples
-  std::size_t function_count = 0;                ///< all functions sampled
-  std::vector<analysis::CpuCallers> callers;     ///< of the first limits.cpu_caller_functions with self samples
-  std::vector<analysis::CpuLine> hot_lines;
-  std::vector<analysis::CpuScope> scopes;        ///< the first limits.cpu_scopes
-  std::size_t scope_count = 0;
+  std::vector<analysis::CpuFunction> functions;  ///< every function sampled, most self samples first
+  std::size_t function_count = 0;                ///< functions.size()
+  /// Callers and callees of the hottest functions with self samples: at most the larger of
+  /// limits.cpu_caller_functions and limits.cpu_call_graph_functions.
+  std::vector<analysis::CpuCallers> callers;
+  std::vector<analysis::CpuLine> hot_lines;  ///< at most the larger of limits.hot_lines and limits.hot_lines_kept
+  /// Every scope path with samples, each with its hottest functions (at most the larger of
+  /// limits.cpu_scope_top and limits.cpu_scope_top_kept).
+  std::vector<analysis::CpuScope> scopes;
+  std::size_t scope_count = 0;  ///< scopes.size()
   analysis::SampleCount total;
+  std::uint64_t samples_without_stack = 0;
   std::vector<analysis::Bottleneck> findings;
 };
 
 /// Heap tracking results (empty unless profile.heap.tracked).
 struct HeapData {
-  std::vector<const ScopeStats*> allocators;  ///< by heap bytes allocated
-  std::size_t allocating_scopes = 0;
+  std::vector<analysis::HeapAllocator> allocators;  ///< every scope that allocated heap bytes, most first
+  std::size_t allocating_scopes = 0;                ///< allocators.size()
   analysis::LeakVerdict verdict;
 };
 
@@ -70,15 +84,16 @@ struct ReportData {
   ReportLimits limits;
   std::uint64_t instrumented_ns = 0;
 
-  std::vector<analysis::Bottleneck> bottlenecks;  ///< every finding, most severe first
+  std::vector<analysis::Bottleneck> bottlenecks;  ///< every finding, most severe first (also without scopes)
   std::vector<analysis::Bottleneck> memory_findings;
-  std::vector<analysis::Advice> advice;
+  std::vector<analysis::Advice> advice;  ///< also without scopes
   std::vector<const ScopeStats*> by_total;
   std::vector<const ScopeStats*> by_self;
   std::vector<const ScopeStats*> most_called;
   std::vector<const ScopeStats*> allocators;  ///< by bytes allocated while innermost (memory counters)
   std::size_t allocating_scopes = 0;
   std::vector<analysis::ScopeCompute> compute;
+  bool machine_known = false;  ///< the profile holds the machine's measured peaks (roofs)
   analysis::TreeWalk call_tree;
   std::vector<analysis::Insight> insights;
   HeapData heap;

@@ -1,5 +1,6 @@
 // CPU samples: how sampling ran, the flame graph, the hottest functions and who calls them,
 // hot lines, each scope's samples, and what to fix. Percentages are of the samples.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,9 @@ constexpr std::string_view kFlameHeading =
 
 void add_functions(const ReportData& data, Section& section) {
   const CpuData& cpu = data.cpu;
+  const std::size_t shown = std::min(cpu.functions.size(), data.limits.cpu_functions);
   section.subheading("Top functions");
-  say_top_of(section, cpu.functions.size(), cpu.function_count, "functions");
+  say_top_of(section, shown, cpu.function_count, "functions");
   section.say(Sentence().words(
       "Self: samples whose innermost frame is the function; total: samples with the function anywhere on the "
       "stack, counted once per sample. Percentages are of every sample."));
@@ -40,7 +42,7 @@ void add_functions(const ReportData& data, Section& section) {
                    right("Self time", "self-ns"),
                    right("Total (% of samples)", "total-pct"),
                    right("Total samples", "total")};
-  for (std::size_t i = 0; i < cpu.functions.size(); ++i) {
+  for (std::size_t i = 0; i < shown; ++i) {
     const analysis::CpuFunction& f = cpu.functions[i];
     table.row({rank_cell(i), function_cell(f.name, data.limits.full_names), Cell::words(f.module.empty() ? "?" : f.module),
                fraction_cell(f.self_share), count_cell(f.self.samples), duration_cell(f.self.ns),
@@ -50,10 +52,14 @@ void add_functions(const ReportData& data, Section& section) {
 }
 
 void add_callers(const ReportData& data, Section& section) {
-  if (data.cpu.callers.empty()) return;
+  // Of the hottest functions the table shows.
+  const std::size_t shown =
+      std::min({data.cpu.callers.size(), data.limits.cpu_caller_functions, data.limits.cpu_functions});
+  if (shown == 0) return;
   section.subheading("Who calls the hottest functions");
   Bullets bullets;
-  for (const analysis::CpuCallers& calls : data.cpu.callers) {
+  for (std::size_t i = 0; i < shown; ++i) {
+    const analysis::CpuCallers& calls = data.cpu.callers[i];
     bullets.items.push_back(Sentence()
                                 .function(calls.function)
                                 .words(": ")
@@ -64,7 +70,8 @@ void add_callers(const ReportData& data, Section& section) {
 
 void add_lines(const ReportData& data, Section& section) {
   const std::vector<analysis::CpuLine>& lines = data.cpu.hot_lines;
-  if (lines.empty()) return;
+  const std::size_t shown = std::min(lines.size(), data.limits.hot_lines);
+  if (shown == 0) return;
   section.subheading("Hot lines");
   section.say(Sentence().words("Samples whose innermost frame was on the line."));
   Table table;
@@ -73,7 +80,7 @@ void add_lines(const ReportData& data, Section& section) {
   table.filter_label = "Filter lines";
   table.columns = {right("#", "rank"), left("Line", "line"), left("Function", "function"),
                    right("Self samples", "samples"), right("% of samples", "pct"), right("Time", "ns")};
-  for (std::size_t i = 0; i < lines.size(); ++i) {
+  for (std::size_t i = 0; i < shown; ++i) {
     const analysis::CpuLine& l = lines[i];
     table.row({rank_cell(i), name_cell(fmt::format("{}:{}", l.file, l.line)), function_cell(l.function, data.limits.full_names),
                count_cell(l.self.samples), fraction_cell(l.share), duration_cell(l.self.ns)});
@@ -83,9 +90,10 @@ void add_lines(const ReportData& data, Section& section) {
 
 void add_scopes(const ReportData& data, Section& section) {
   const CpuData& cpu = data.cpu;
-  if (cpu.scopes.empty()) return;
+  const std::size_t rows = std::min(cpu.scopes.size(), data.limits.cpu_scopes);
+  if (rows == 0) return;
   section.subheading("Samples per scope");
-  say_top_of(section, cpu.scopes.size(), cpu.scope_count, "scopes");
+  say_top_of(section, rows, cpu.scope_count, "scopes");
   section.say(Sentence().words(
       "Each scope with everything below it, and its hottest functions by self samples (% of the scope's "
       "samples)."));
@@ -95,10 +103,12 @@ void add_scopes(const ReportData& data, Section& section) {
   table.filter_label = "Filter scopes by name";
   table.columns = {left("Scope", "scope"), right("Samples", "samples"), right("% of samples", "pct"),
                    right("Time", "ns"), left("Hottest functions (self, % of the scope's samples)", "top")};
-  for (const analysis::CpuScope& scope : cpu.scopes) {
+  for (std::size_t i = 0; i < rows; ++i) {
+    const analysis::CpuScope& scope = cpu.scopes[i];
     std::string top;
     std::string full;
-    for (const analysis::CpuFunction& f : scope.top) {
+    for (std::size_t j = 0; j < scope.top.size() && j < data.limits.cpu_scope_top; ++j) {
+      const analysis::CpuFunction& f = scope.top[j];
       if (f.self.samples == 0) continue;
       const std::string_view separator = top.empty() ? "" : ", ";
       const std::string shown = data.limits.full_names ? f.name : analysis::readable_function(f.name);

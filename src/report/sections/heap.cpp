@@ -28,10 +28,11 @@ std::string stack_text(const Profile& profile, const LeakSite& site) {
 
 void add_allocators(const ReportData& data, Section& section) {
   const Profile& profile = *data.profile;
-  const std::vector<const ScopeStats*>& top = data.heap.allocators;
-  if (top.empty()) return;
+  const std::vector<analysis::HeapAllocator>& allocators = data.heap.allocators;
+  const std::size_t shown = std::min(allocators.size(), data.limits.allocators);
+  if (shown == 0) return;
   section.subheading("Top allocators");
-  say_top_of(section, top.size(), data.heap.allocating_scopes, "scopes");
+  say_top_of(section, shown, data.heap.allocating_scopes, "scopes");
   section.say(Sentence()
                   .words("Heap bytes allocated while the scope was the innermost open one; % is of the ")
                   .bytes(profile.heap.alloc_bytes)
@@ -45,8 +46,8 @@ void add_allocators(const ReportData& data, Section& section) {
                    right("Allocations", "allocs"), right("Avg per call", "per-call"),
                    right("Retained at end", "retained"), right("Retained blocks", "blocks"),
                    right("Peak live", "peak")};
-  for (std::size_t i = 0; i < top.size(); ++i) {
-    const ScopeStats& s = *top[i];
+  for (std::size_t i = 0; i < shown; ++i) {
+    const ScopeStats& s = *allocators[i].scope;
     const HeapAttribution& h = s.heap;
     const auto per_call = analysis::heap_bytes_per_call(s);
     table.row({rank_cell(i), scope_cell(profile, s.name), bytes_cell(h.alloc_bytes),
