@@ -109,7 +109,7 @@ TEST(HtmlReport, IsOneSelfContainedDocument) {
 
 // Every section of the profile report, in the page's order (report/documents.cpp).
 constexpr std::string_view kSectionOrder[] = {
-    "summary",    "bottlenecks", "recommendations", "hot-paths", "most-called",  "compute",    "allocators",
+    "summary",    "bottlenecks", "recommendations", "hot-paths", "most-called", "throughput", "compute",    "allocators",
     "call-tree",  "timeline",    "threads",         "memory",    "heap",         "cpu",        "gpu",
     "gpu-scopes", "metrics",     "critical-path",   "insights",  "completeness", "diagnostics"};
 
@@ -162,7 +162,7 @@ void expect_sections_in_order(std::string_view html, std::string_view what) {
 TEST(HtmlReport, SectionsAppearInOrder) {
   const std::string rich = html_of(testing::rich_profile());
   EXPECT_EQ(section_ids(rich),
-            (std::vector<std::string>{"summary", "bottlenecks", "recommendations", "hot-paths", "most-called",
+            (std::vector<std::string>{"summary", "bottlenecks", "recommendations", "hot-paths", "most-called", "throughput",
                                       "allocators", "call-tree", "timeline", "threads", "memory", "insights",
                                       "completeness", "diagnostics"}));
   expect_sections_in_order(rich, "rich profile");
