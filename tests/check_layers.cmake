@@ -30,12 +30,8 @@ set(MAY_INCLUDE_api      record collect model analysis report render io)
 # An entry that nothing uses any more is reported, so that it can be deleted.
 set(ALLOWED_FOR_NOW
   "report -> io/format.hpp: the pure formatting helpers (units, durations, text tables) move to report/ next"
-  "report -> io/gpu_report_tables.hpp: the GPU tables are still built in io/, shared with the io/ report writers"
   "report -> io/html_escape.hpp: the charts' SVG escaping, which moves to report/charts with the old HTML writer's removal"
-  "report -> io/metric_html.hpp: kMetricChartLimit, shared with the old HTML writer until the profile report renders through render/"
-  "report -> io/metric_table.hpp: metric value formatting, shared with the old writers and metrics_png"
   "report -> io/metrics_json.hpp: the metric chart data, shared with the metrics exporter"
-  "report -> io/report_tables.hpp: cpu_callers_summary, shared with the old writers until the profile report renders through render/"
   "render -> io/format.hpp: the pure formatting helpers move to report/ next"
   "render -> io/html_escape.hpp: shared with the io/ HTML writers until they render documents through render/"
   "render -> io/sentence_markup.hpp: shared with the io/ report writers until they render documents through render/"

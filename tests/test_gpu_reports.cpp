@@ -15,7 +15,7 @@
 
 #include "io/csv_export.hpp"
 #include "io/format.hpp"
-#include "io/gpu_report_tables.hpp"
+#include "report/gpu_data.hpp"
 #include "io/profile_reports.hpp"
 #include "io/json_report.hpp"
 #include "nnprof/nnprof.hpp"
@@ -210,7 +210,7 @@ TEST(GpuReports, LostRecordsAreCounted) {
                                               "was not seen"}),
             "")
       << text;
-  EXPECT_EQ(io::gpu_records_lost(GpuSummary{}), "none lost");
+  EXPECT_EQ(report::gpu_records_lost(GpuSummary{}), "none lost");
 }
 
 TEST(GpuReports, PeerCopiesAreShownWhenPresent) {

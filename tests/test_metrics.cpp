@@ -22,7 +22,7 @@
 #include "io/chrome_trace.hpp"
 #include "io/profile_reports.hpp"
 #include "io/json_report.hpp"
-#include "io/metric_table.hpp"
+#include "report/metric_values.hpp"
 #include "io/metrics_png.hpp"
 #include "model/metric_builder.hpp"
 #include "nnprof/nnprof.hpp"
@@ -501,7 +501,7 @@ TEST_F(Metrics, PlotMetricsErrorsSayWhatToDo) {
 // ---- readable numbers and text that fits in the PNG --------------------------------------
 
 TEST(MetricValues, LargeValuesAreWholeNumbersWithSeparatorsNotScientific) {
-  using nnprof::io::format_metric_value;
+  using nnprof::report::format_metric_value;
   EXPECT_EQ(format_metric_value(37'050.3, "tokens/s"), "37,050 tokens/s");  // was 3.705e+04
   EXPECT_EQ(format_metric_value(37'050.0, "tokens/s"), "37,050 tokens/s");
   EXPECT_EQ(format_metric_value(1'234'567.89, ""), "1,234,568");
@@ -515,7 +515,7 @@ TEST(MetricValues, LargeValuesAreWholeNumbersWithSeparatorsNotScientific) {
 }
 
 TEST(MetricValues, AxisLabelsAreShortWithSeparatorsOrDecimalPrefixes) {
-  using nnprof::io::format_axis_value;
+  using nnprof::report::format_axis_value;
   EXPECT_EQ(format_axis_value(37'050.3, "tokens/s"), "37,050 tokens/s");
   EXPECT_EQ(format_axis_value(105'000.0, "tokens/s"), "105,000 tokens/s");  // the demo's "05e+04 tokens/s"
   EXPECT_EQ(format_axis_value(1'234'567.0, "tokens/s"), "1.23M tokens/s");

@@ -15,9 +15,9 @@
 #include "analysis/critical_path.hpp"
 #include "analysis/function_name.hpp"
 #include "io/format.hpp"
-#include "io/metric_html.hpp"
 #include "io/sentence_markup.hpp"
 #include "report/cells.hpp"
+#include "report/charts/html_charts.hpp"
 #include "report/report_data.hpp"
 #include "report/sections.hpp"
 #include "sample_profiles.hpp"
@@ -433,7 +433,7 @@ TEST(GpuSection, FactsAndTablesWithRawValues) {
   EXPECT_NE(fact(p, s, "Records lost").find("3 records dropped (CUPTI had no buffer)"), std::string::npos);
   EXPECT_NE(fact(p, s, "Device 0").find("NVIDIA H100 80GB HBM3 (132 SMs"), std::string::npos);
 
-  const io::GpuReportData& gpu = *data.gpu;
+  const report::GpuReportData& gpu = *data.gpu;
   const Table& kernels = table_with_id(s, "gpu-kernels-table");
   EXPECT_EQ(headers(kernels), (Row{"#", "Kernel", "Calls", "Total", "Mean", "Min", "Max", "% of GPU time", "Grid",
                                    "Block", "Registers per thread", "Theoretical occupancy"}));

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/critical_path_report.hpp"
-#include "io/gpu_report_tables.hpp"
+#include "report/gpu_data.hpp"
 #include "io/metrics_json.hpp"
 #include "io/sentence_markup.hpp"
 #include "nnprof/error.hpp"
@@ -519,7 +519,7 @@ Json gpu_peer(const PeerBandwidth& p) {
   return j;
 }
 
-Json gpu_kernel(const Profile& profile, const GpuKernelSummary& k) {
+Json gpu_kernel(const Profile& profile, const report::GpuKernelSummary& k) {
   const bool config = k.config_calls > 0;
   Json j = Json::object();
   j["name"] = string_or_null(profile, k.name);
@@ -539,7 +539,7 @@ Json gpu_kernel(const Profile& profile, const GpuKernelSummary& k) {
   return j;
 }
 
-Json gpu_transfer(const GpuTransferSummary& t) {
+Json gpu_transfer(const report::GpuTransferSummary& t) {
   Json j = Json::object();
   if (!t.memset) j["kind"] = to_string(t.kind);
   j["count"] = t.count;
@@ -598,7 +598,7 @@ Json gpu_scope(const Profile& profile, const GpuScopeStats& s) {
   return j;
 }
 
-Json gpu(const Profile& profile, const GpuReportData& data) {
+Json gpu(const Profile& profile, const report::GpuReportData& data) {
   Json j = Json::object();
   j["summary"] = gpu_summary(profile.gpu.summary);
   j["devices"] = array_of(data.streams.devices, [&](const DeviceStats& d) { return gpu_device(profile, d); });
@@ -608,7 +608,7 @@ Json gpu(const Profile& profile, const GpuReportData& data) {
   Json kernels = Json::object();
   kernels["count"] = data.kernel_count;
   kernels["total_ns"] = data.kernel_ns;
-  kernels["by_name"] = array_of(data.kernels, [&](const GpuKernelSummary& k) { return gpu_kernel(profile, k); });
+  kernels["by_name"] = array_of(data.kernels, [&](const report::GpuKernelSummary& k) { return gpu_kernel(profile, k); });
   j["kernels"] = std::move(kernels);
   Json copies = Json::object();
   copies["count"] = data.memcpy_count;
@@ -616,9 +616,9 @@ Json gpu(const Profile& profile, const GpuReportData& data) {
   copies["total_ns"] = data.memcpy_ns;
   copies["pageable"] = data.memcpy_pageable;
   Json by_kind = Json::array();
-  GpuTransferSummary memsets;  // zeros when no memset was traced
+  report::GpuTransferSummary memsets;  // zeros when no memset was traced
   memsets.memset = true;
-  for (const GpuTransferSummary& t : data.transfers) {
+  for (const report::GpuTransferSummary& t : data.transfers) {
     if (t.memset) {
       memsets = t;
     } else {

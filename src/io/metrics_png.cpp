@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "io/format.hpp"
-#include "io/metric_table.hpp"
+#include "report/metric_values.hpp"
 #include "io/metrics_json.hpp"
 #include "io/output_file.hpp"
 #include "io/utf8.hpp"
@@ -215,7 +215,7 @@ void draw_distribution(cairo_t* cr, const MetricSeries& m, const Area& a) {
 // A title's two parts: the metric's name and kind, and its summary.
 std::pair<std::string, std::string> title_parts(const Profile& profile, const MetricSeries& m) {
   const MetricSummary& s = m.summary;
-  const auto v = [&](double x) { return format_metric_value(x, m.unit); };
+  const auto v = [&](double x) { return report::format_metric_value(x, m.unit); };
   std::string stats = fmt::format("n={}", format_count(s.count));
   if (m.kind == MetricKind::Counter) stats += ", total " + v(s.last);
   if (m.kind == MetricKind::Gauge) stats += ", last " + v(s.last);
@@ -242,12 +242,12 @@ MetricPngPanelText panel_text(cairo_t* cr, const Profile& profile, const MetricS
     const Distribution d = distribution(m);
     t.y_low = format_count(0);
     t.y_high = format_count(d.top);
-    t.x_left = format_axis_value(d.lo, m.unit);
-    t.x_right = format_axis_value(d.hi, m.unit);
+    t.x_left = report::format_axis_value(d.lo, m.unit);
+    t.x_right = report::format_axis_value(d.hi, m.unit);
   } else {
     const Range r = series_range(m);
-    t.y_low = format_axis_value(r.lo, m.unit);
-    t.y_high = format_axis_value(r.hi, m.unit);
+    t.y_low = report::format_axis_value(r.lo, m.unit);
+    t.y_high = report::format_axis_value(r.hi, m.unit);
     t.x_left = "0 s";
     t.x_right = format_duration(series_end(m, profile.meta.duration_ns));
   }

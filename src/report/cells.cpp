@@ -9,7 +9,7 @@
 #include "analysis/function_name.hpp"
 #include "analysis/rankings.hpp"
 #include "io/format.hpp"
-#include "io/gpu_report_tables.hpp"
+#include "report/gpu_data.hpp"
 
 namespace nnprof::report {
 namespace {
@@ -194,7 +194,7 @@ Table scope_table(const ReportData& data, std::string id, const std::vector<cons
   wholes.time = data.instrumented_ns;
   if (uses(wanted, ScopeColumn::AllocShare)) wholes.allocations = analysis::allocation_total(profile).bytes;
   wholes.heap = profile.heap.alloc_bytes;
-  if (uses(wanted, ScopeColumn::GpuTime)) wholes.gpu_ns = io::gpu_time_by_scope(profile);
+  if (uses(wanted, ScopeColumn::GpuTime)) wholes.gpu_ns = report::gpu_time_by_scope(profile);
   std::size_t rank = 0;
   for (const ScopeStats* scope : scopes) {
     ++rank;

@@ -57,7 +57,7 @@ ReportData analyse(const Profile& profile, const ReportLimits& limits) {
   }
   if (profile.heap.tracked || !profile.memory_counters.empty()) data.memory_findings = analysis::memory_bottlenecks(profile);
   if (profile.cpu.sampled) data.cpu = analyse_cpu(profile, limits);
-  if (profile.gpu.summary.traced) data.gpu = io::gpu_report_data(profile);
+  if (profile.gpu.summary.traced) data.gpu = report::gpu_report_data(profile);
   if (!profile.flows.empty()) data.critical_path = critical_path(profile);
   return data;
 }

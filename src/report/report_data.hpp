@@ -17,7 +17,7 @@
 #include "analysis/insights.hpp"
 #include "analysis/memory_findings.hpp"
 #include "analysis/rankings.hpp"
-#include "io/gpu_report_tables.hpp"
+#include "report/gpu_data.hpp"
 #include "nnprof/critical_path.hpp"
 #include "nnprof/profile.hpp"
 
@@ -98,7 +98,7 @@ struct ReportData {
   std::vector<analysis::Insight> insights;
   HeapData heap;
   CpuData cpu;
-  std::optional<io::GpuReportData> gpu;     ///< when profile.gpu.summary.traced
+  std::optional<report::GpuReportData> gpu;     ///< when profile.gpu.summary.traced
   std::optional<CriticalPath> critical_path;  ///< when the profile has flows
 };
 

@@ -18,7 +18,7 @@
 #include "analysis/function_name.hpp"
 #include "io/format.hpp"
 #include "io/html_escape.hpp"
-#include "io/metric_table.hpp"
+#include "report/metric_values.hpp"
 
 namespace nnprof::io::html {
 namespace {
@@ -947,7 +947,7 @@ void write_metric_series(const Profile& profile, const MetricSeries& m, std::str
   const ChartScale scale(low, high, end_ns);
   open_metric_svg(fmt::format("{} over time", profile.str(m.name)), out);
   write_value_axis(low, high, [&](double v) { return scale.y(v); },
-                   [&](double v) { return format_metric_value(v, m.unit); }, out);
+                   [&](double v) { return report::format_metric_value(v, m.unit); }, out);
   const double bottom = kChartTopPx + kChartHeightPx;
   const double tstep = std::max(1.0, nice_step(static_cast<double>(end_ns) / 8.0));
   out += "<g class=\"axis\">";
@@ -1006,19 +1006,19 @@ void write_metric_distribution(const Profile& profile, const MetricSeries& m, st
            "<rect class=\"area\" style=\"fill-opacity:.7\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"><title>{} to {}: {}"
            "</title></rect>",
            kChartLeftPx + b * bw + 0.5, y(static_cast<double>(n)), bw - 1.0, kChartTopPx + kChartHeightPx - y(static_cast<double>(n)),
-           escape(format_metric_value(lo, m.unit)), escape(format_metric_value(lo + width, m.unit)), format_count(n));
+           escape(report::format_metric_value(lo, m.unit)), escape(report::format_metric_value(lo + width, m.unit)), format_count(n));
   }
   for (const auto& [what, v] : {std::pair<const char*, double>{"p50", m.summary.p50}, {"p99", m.summary.p99}}) {
     append(out, "<line class=\"pk\" x1=\"{0:.1f}\" y1=\"{1:.0f}\" x2=\"{0:.1f}\" y2=\"{2:.0f}\"/>", x(v), kChartTopPx,
            kChartTopPx + kChartHeightPx);
     append(out, "<text class=\"pkl\" x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"start\">{} {}</text>", x(v) + 4,
-           kChartTopPx - 6, what, escape(format_metric_value(v, m.unit)));
+           kChartTopPx - 6, what, escape(report::format_metric_value(v, m.unit)));
   }
   const double bottom = kChartTopPx + kChartHeightPx;
   out += "<g class=\"axis\">";
   for (const double v : {low, (low + high) / 2, high})
     append(out, "<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\">{}</text>", x(v), bottom + 17,
-           escape(format_metric_value(v, m.unit)));
+           escape(report::format_metric_value(v, m.unit)));
   out += "</g>";
   write_bottom_label(fmt::format("value ({} observations kept)", format_count(m.points.size())), out);
   out += "</svg>";

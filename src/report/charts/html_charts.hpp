@@ -12,6 +12,9 @@
 
 namespace nnprof::io::html {
 
+/// Most metric charts one page draws; the metrics table lists every metric.
+inline constexpr std::size_t kMetricChartLimit = 50;
+
 /// Above this many spans the timeline merges spans narrower than a pixel instead of
 /// drawing each one: a browser stays responsive with a few tens of thousands of elements.
 inline constexpr std::size_t kTimelineSpanLimit = 20'000;

@@ -9,12 +9,37 @@
 #include "analysis/cpu_profile.hpp"
 #include "analysis/function_name.hpp"
 #include "report/charts/html_charts.hpp"
-#include "io/report_tables.hpp"
 #include "report/sections.hpp"
 #include "report/sections/resource_cells.hpp"
 
 namespace nnprof::report::sections {
 namespace {
+
+// "called from a (9 samples, 100.0%), b (...); calls c (4 samples, 44.4%)": who calls a function
+// and whom it calls, at most `max_edges` of each, or "no caller or callee sampled".
+std::string callers_summary(const analysis::CpuCallers& calls, std::size_t max_edges) {
+  auto list = [&](const std::vector<analysis::CpuEdge>& edges) {
+    std::string out;
+    for (std::size_t i = 0; i < edges.size() && i < max_edges; ++i) {
+      if (i > 0) out += ", ";
+      out += fmt::format("{} ({}, {})", edges[i].function, io::format_count(edges[i].weight.samples, "sample", "samples"),
+                         io::format_percent(edges[i].share));
+    }
+    if (edges.size() > max_edges) out += fmt::format(" and {} more", edges.size() - max_edges);
+    return out;
+  };
+  std::string out;
+  if (!calls.callers.empty()) out += "called from " + list(calls.callers);
+  if (calls.outermost.samples > 0) {
+    out += out.empty() ? "" : "; ";
+    out += fmt::format("outermost frame in {}", io::format_count(calls.outermost.samples, "sample", "samples"));
+  }
+  if (!calls.callees.empty()) {
+    out += out.empty() ? "" : "; ";
+    out += "calls " + list(calls.callees);
+  }
+  return out.empty() ? "no caller or callee sampled" : out;
+}
 
 using namespace resource;
 
@@ -63,7 +88,7 @@ void add_callers(const ReportData& data, Section& section) {
     bullets.items.push_back(Sentence()
                                 .function(calls.function)
                                 .words(": ")
-                                .words(io::cpu_callers_summary(calls, data.limits.cpu_edges)));
+                                .words(callers_summary(calls, data.limits.cpu_edges)));
   }
   section.add(std::move(bullets));
 }

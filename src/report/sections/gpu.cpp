@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "analysis/memory_findings.hpp"
-#include "io/gpu_report_tables.hpp"
+#include "report/gpu_data.hpp"
 #include "io/html_escape.hpp"
 #include "report/charts/html_charts.hpp"
 #include "report/sections.hpp"
@@ -19,9 +19,9 @@ namespace nnprof::report::sections {
 namespace {
 
 using namespace resource;
-using io::GpuReportData;
+using report::GpuReportData;
 
-std::string kernel_name(const Profile& profile, const io::GpuKernelSummary& k) {
+std::string kernel_name(const Profile& profile, const report::GpuKernelSummary& k) {
   return k.name == kNone ? std::string("[unnamed]") : profile.str(k.name);
 }
 
@@ -60,7 +60,7 @@ Picture kernel_bars(const Profile& profile, const GpuReportData& data, std::size
   std::string out;
   out += "<div class=\"kbars\" id=\"gpu-kernel-chart\">";
   for (std::size_t i = 0; i < shown; ++i) {
-    const io::GpuKernelSummary& k = data.kernels[i];
+    const report::GpuKernelSummary& k = data.kernels[i];
     const std::string name = kernel_name(profile, k);
     out += "<div class=\"kb\"><span class=\"kn\" title=\"";
     io::html::append_escaped(out, name);
@@ -84,7 +84,7 @@ void add_transfers(const GpuReportData& data, Section& section) {
   Table table = table_of("gpu-transfers-table",
                          {left("Kind", "kind"), right("Count", "count"), right("Bytes", "bytes"), right("Time", "ns"),
                           right("Achieved bandwidth", "bandwidth"), right("Pageable host memory", "pageable")});
-  for (const io::GpuTransferSummary& t : data.transfers) {
+  for (const report::GpuTransferSummary& t : data.transfers) {
     table.row({Cell::words(t.memset ? std::string("Memset") : fmt::format("Memcpy {}", to_string(t.kind))),
                count_cell(t.count), bytes_cell(t.bytes), duration_cell(t.total_ns),
                bandwidth_cell(t.gbytes_per_s(), t.total_ns > 0),
@@ -113,7 +113,7 @@ void add_kernels(const ReportData& report, Section& section) {
   table.style = Table::Style::Sortable;
   table.filter_label = "Filter kernels by name";
   for (std::size_t i = 0; i < shown; ++i) {
-    const io::GpuKernelSummary& k = data.kernels[i];
+    const report::GpuKernelSummary& k = data.kernels[i];
     const bool config = k.config_calls > 0;
     Cell occupancy = not_known();
     if (config && k.occupancy >= 0.0) {
@@ -206,7 +206,7 @@ void add_memory(const GpuReportData& data, Section& section) {
                nvml ? bytes_cell(m.nvml_used_max) : not_known(), nvml ? bytes_cell(m.unexplained_bytes) : not_known()});
   }
   section.add(std::move(table));
-  for (const std::string& note : io::gpu_memory_notes(data)) section.say(Sentence().words(note), true);
+  for (const std::string& note : report::gpu_memory_notes(data)) section.say(Sentence().words(note), true);
 }
 
 void add_leaks(const ReportData& report, Section& section) {
@@ -272,7 +272,7 @@ void gpu(const ReportData& data, std::vector<Section>& out) {
       "What CUPTI traced on the GPUs: kernels, copies and memsets on each stream, device memory, and the scope that "
       "launched each. Times are since the session start, on the CPU spans' clock."));
   Facts facts;
-  for (const io::GpuFact& fact : io::gpu_facts(profile, gpu)) facts.items.push_back({fact.label, Sentence().words(fact.value)});
+  for (const report::GpuFact& fact : report::gpu_facts(profile, gpu)) facts.items.push_back({fact.label, Sentence().words(fact.value)});
   section.add(std::move(facts));
   add_transfers(gpu, section);
   add_kernels(data, section);

@@ -9,8 +9,7 @@
 
 #include "report/charts/html_charts.hpp"
 #include "io/html_escape.hpp"
-#include "io/metric_html.hpp"
-#include "io/metric_table.hpp"
+#include "report/metric_values.hpp"
 #include "io/metrics_json.hpp"
 #include "report/sections.hpp"
 #include "report/sections/resource_cells.hpp"
@@ -23,7 +22,7 @@ using namespace resource;
 // A metric value in its unit, its raw value kept; "n/a" where there is none.
 Cell metric_cell(double value, const std::string& unit) {
   if (!std::isfinite(value)) return not_known();
-  return Cell::number(io::format_metric_value(value, unit), value);
+  return Cell::number(report::format_metric_value(value, unit), value);
 }
 
 Table metrics_table(const Profile& profile) {
@@ -72,7 +71,7 @@ void metrics(const ReportData& data, std::vector<Section>& out) {
       "Counters, gauges and histograms recorded by name. Count, last, mean, std dev, min and max cover every "
       "observation; percentiles are exact over the points kept."));
   section.add(metrics_table(profile));
-  if (const std::string note = io::metrics_completeness_note(profile); !note.empty()) section.say(Sentence().words(note));
+  if (const std::string note = report::metrics_completeness_note(profile); !note.empty()) section.say(Sentence().words(note));
 
   const std::size_t charts = std::min(profile.metrics.size(), io::html::kMetricChartLimit);
   for (std::size_t i = 0; i < charts; ++i) {

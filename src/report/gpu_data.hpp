@@ -1,7 +1,6 @@
-// The GPU part of the text, Markdown and HTML reports: facts and tables built once here, each
-// report rendering the cells its own way (as report_tables.hpp does for the CPU side), so that
-// every format states the same numbers in the same words. Nothing here applies when
-// !profile.gpu.summary.traced.
+// What the GPU sections and the JSON report state about a GPU-traced profile, computed once per
+// report (report::analyse): kernels, copies and memsets summed, the stream and memory views, and
+// the facts in words. Nothing here applies when !profile.gpu.summary.traced.
 #pragma once
 
 #include <array>
@@ -12,11 +11,10 @@
 #include <vector>
 
 #include "io/format.hpp"
-#include "io/report_tables.hpp"
 #include "nnprof/gpu.hpp"
 #include "nnprof/profile.hpp"
 
-namespace nnprof::io {
+namespace nnprof::report {
 
 /// Every call of one kernel name: durations and the launch configuration used most often.
 struct GpuKernelSummary {
@@ -91,47 +89,16 @@ struct GpuFact {
 /// (kernels, copies, memsets, GPU time) and the records lost.
 [[nodiscard]] std::vector<GpuFact> gpu_facts(const Profile& profile, const GpuReportData& data);
 
-/// Copies by direction and memsets: count, bytes, summed time, achieved bandwidth, pageable.
-[[nodiscard]] TextTable gpu_transfers_table(const GpuReportData& data, Headers headers);
-
-/// The first `max_rows` kernel names by total time: calls, total, mean, min, max, % of GPU time,
-/// grid and block of the most common configuration, its registers and occupancy.
-[[nodiscard]] TextTable gpu_kernels_table(const Profile& profile, const GpuReportData& data, std::size_t max_rows,
-                                          Headers headers);
-
-/// One row per stream: ops, kernels, busy, idle, idle gaps, longest gap, efficiency.
-[[nodiscard]] TextTable gpu_streams_table(const Profile& profile, const GpuReportData& data, Headers headers);
-
-/// One row per device: kernels, kernel busy time and share of the session, busy time of every
-/// op, time with two or more streams busy, and NVML's utilisation when sampled.
-[[nodiscard]] TextTable gpu_devices_table(const GpuReportData& data, Headers headers);
-
-/// One row per (source, destination) device pair with peer-to-peer copies; empty without any.
-[[nodiscard]] TextTable gpu_peers_table(const GpuReportData& data, Headers headers);
-
 /// The part of NVML's device memory in use that the traced allocations do not explain.
 inline constexpr std::string_view kGpuUnexplainedMemory =
     "CUDA context, driver, library workspaces and other processes";
-
-/// One row per device: peak allocated and when, live at the end, allocations and releases,
-/// NVML's highest memory in use and the part of it the allocations do not explain.
-[[nodiscard]] TextTable gpu_memory_table(const GpuReportData& data, Headers headers);
 
 /// What the memory table's numbers mean where a reader would ask: per device with NVML samples,
 /// how much of NVML's highest memory in use is not traced allocations (kGpuUnexplainedMemory);
 /// and the releases of memory allocated before tracing started, when any.
 [[nodiscard]] std::vector<std::string> gpu_memory_notes(const GpuReportData& data);
 
-/// Device memory still allocated at the end, by device and allocating scope path, largest
-/// first, at most `max_rows`.
-[[nodiscard]] TextTable gpu_leaks_table(const Profile& profile, const GpuReportData& data, std::size_t max_rows,
-                                        Headers headers);
-
-/// gpu.scopes, most GPU time first: kernels, kernel time, copy time and bytes, memset time,
-/// GPU time and its share of the scope's CPU inclusive time (ScopeStats::total_ns).
-[[nodiscard]] TextTable gpu_scopes_table(const Profile& profile, Headers headers);
-
 /// GPU time (GpuScopeStats::gpu_ns) by scope name, for the "GPU time" column of the rankings.
 [[nodiscard]] std::unordered_map<StringId, std::uint64_t> gpu_time_by_scope(const Profile& profile);
 
-}  // namespace nnprof::io
+}  // namespace nnprof::report

@@ -1,5 +1,5 @@
-// The metrics summary table shared by the text, Markdown and HTML reports, and the one way
-// a metric's value is written with its unit.
+// The one way a metric's value is written with its unit (tables, chart axes, the metrics PNG), and
+// what a report says about metric points that were not kept.
 #pragma once
 
 #include <string>
@@ -8,7 +8,7 @@
 #include "io/format.hpp"
 #include "nnprof/profile.hpp"
 
-namespace nnprof::io {
+namespace nnprof::report {
 
 /// A metric value with its unit: durations for "ns" ("1.23 ms"), sizes for "bytes"
 /// ("1.50 MiB"), whole numbers and anything from 1,000 up rounded to a whole number with
@@ -22,11 +22,7 @@ std::string format_metric_value(double value, std::string_view unit);
 /// tokens/s", "45.6G FLOP").
 std::string format_axis_value(double value, std::string_view unit);
 
-/// One row per metric: name, kind, count, last (a counter's total), mean, stddev, min,
-/// p50, p90, p95, p99, max. Percentiles read "n/a" where no point was kept.
-TextTable metrics_table(const Profile& profile);
-
 /// A sentence about metric points that were not kept, or empty when every point was.
 std::string metrics_completeness_note(const Profile& profile);
 
-}  // namespace nnprof::io
+}  // namespace nnprof::report

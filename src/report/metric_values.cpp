@@ -1,4 +1,4 @@
-#include "io/metric_table.hpp"
+#include "report/metric_values.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -7,7 +7,12 @@
 
 #include "io/metrics_json.hpp"
 
-namespace nnprof::io {
+namespace nnprof::report {
+
+using io::format_count;
+using io::format_duration;
+using io::format_bytes;
+
 
 namespace {
 
@@ -60,29 +65,6 @@ std::string format_axis_value(double value, std::string_view unit) {
   return with_unit(fmt::format("{:.3g}{}", scaled, kPrefixes[prefix]), unit);
 }
 
-TextTable metrics_table(const Profile& profile) {
-  TextTable table({{"Metric", Align::Left},
-                   {"Kind", Align::Left},
-                   {"Count", Align::Right},
-                   {"Last / total", Align::Right},
-                   {"Mean", Align::Right},
-                   {"Std dev", Align::Right},
-                   {"Min", Align::Right},
-                   {"p50", Align::Right},
-                   {"p90", Align::Right},
-                   {"p95", Align::Right},
-                   {"p99", Align::Right},
-                   {"Max", Align::Right}});
-  for (const MetricSeries& m : profile.metrics) {
-    const MetricSummary& s = m.summary;
-    const auto v = [&](double x) { return format_metric_value(x, m.unit); };
-    const bool pct = s.percentile_points > 0;
-    table.add_row({profile.str(m.name), metric_kind_name(m.kind), format_count(s.count), v(s.last), v(s.mean),
-                   v(s.stddev), v(s.min), pct ? v(s.p50) : "n/a", pct ? v(s.p90) : "n/a", pct ? v(s.p95) : "n/a",
-                   pct ? v(s.p99) : "n/a", v(s.max)});
-  }
-  return table;
-}
 
 std::string metrics_completeness_note(const Profile& profile) {
   std::uint64_t dropped = 0, metrics = 0;
@@ -97,4 +79,4 @@ std::string metrics_completeness_note(const Profile& profile) {
       format_count(dropped), metrics);
 }
 
-}  // namespace nnprof::io
+}  // namespace nnprof::report
