@@ -4,17 +4,12 @@
 #include <cstdint>
 #include <string>
 
+#include "record/raw_snapshot.hpp"
+
 namespace nnprof::collect {
 
-struct HostInfo {
-  std::string hostname;
-  std::string os;
-  std::string cpu_model;
-  std::uint32_t logical_cpus = 0;
-  std::string compiler;
-  std::string command_line;
-  std::int64_t pid = 0;
-};
+/// The host facts, defined with the raw snapshot that carries them.
+using HostInfo = detail::HostFacts;
 
 /// Reads uname, /proc/cpuinfo and /proc/self/cmdline once; fields it cannot read stay empty.
 /// Valid until the process ends, static destructors and atexit handlers included.

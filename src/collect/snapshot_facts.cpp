@@ -14,15 +14,8 @@ namespace nnprof::collect {
 namespace {
 
 void add_host(detail::RawSnapshot& raw) {
-  const HostInfo& h = read_host_info();
   detail::RawHost& host = raw.host;
-  host.hostname = h.hostname;
-  host.os = h.os;
-  host.cpu_model = h.cpu_model;
-  host.logical_cpus = h.logical_cpus;
-  host.compiler = h.compiler;
-  host.command_line = h.command_line;
-  host.pid = h.pid;
+  static_cast<detail::HostFacts&>(host) = read_host_info();
 
   // Only sampled threads that never recorded a scope need this: the session knows its own.
   std::unordered_set<std::int64_t> checked;

@@ -141,9 +141,8 @@ struct RawCpu {
   std::vector<std::string> warnings;  ///< become CpuSampling diagnostics
 };
 
-/// The machine and the process, as src/collect read them (uname, /proc) when the snapshot was
-/// taken, so that building a profile reads nothing but the snapshot.
-struct RawHost {
+/// The machine and the process: what collect::read_host_info reads once (uname, /proc).
+struct HostFacts {
   std::string hostname;
   std::string os;
   std::string cpu_model;
@@ -151,6 +150,11 @@ struct RawHost {
   std::string compiler;
   std::string command_line;
   std::int64_t pid = 0;
+};
+
+/// The host facts as src/collect read them when the snapshot was taken, so that building a
+/// profile reads nothing but the snapshot.
+struct RawHost : HostFacts {
   /// Sampled threads outside the session that had already ended (no /proc/self/task entry), ascending.
   std::vector<std::int64_t> exited_threads;
 };

@@ -111,21 +111,6 @@ border-bottom:1px solid var(--line)}
 .tree summary .nm::before{content:"\25B6"}
 .tree details[open]>summary .nm::before{content:"\25BC"}
 .tree .kids{padding-left:16px}
-.tl,.mem{display:block;max-width:100%;height:auto}
-.tl text,.mem text{font:10.5px system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;fill:#4b5563}
-.tl .axis line,.mem .axis line{stroke:#e6e9ee;stroke-width:1}
-.tl .th{font-size:12px;font-weight:600;fill:#1c2330}
-.tl .tc{font-weight:400;fill:#6b7280}
-.tl .lane{fill:#f7f8fa}
-.tl rect.b:hover{stroke:#1c2330;stroke-width:1}
-.tl .bl{font-size:10px;fill:#1c2330;pointer-events:none}
-.mem .line{fill:none;stroke:var(--accent);stroke-width:1.6}
-.mem .area{fill:var(--accent);fill-opacity:.12;stroke:none}
-.mem .base{stroke:#9aa3af;stroke-width:1}
-.mem .at{font-size:11.5px;fill:#374151;font-weight:600}
-.mem line.pk{stroke:#d9480f;stroke-dasharray:4 3;stroke-width:1}
-.mem circle.pk{fill:#d9480f;stroke:#fff;stroke-width:1.5}
-.mem .pkl{fill:#b13a0a;font-weight:600;font-size:11.5px}
 ul.insights{margin:0;padding-left:20px}ul.insights li{margin:4px 0}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:6px 22px;margin:0}
 dl.kv dt{color:var(--muted);font-weight:600}dl.kv dd{margin:0}

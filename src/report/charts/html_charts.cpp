@@ -750,8 +750,8 @@ void write_flame_graph(const analysis::FlameTree& tree, std::string& out) {
   out += "</div>";
 }
 
-// The chart styles of the page html_report.cpp wrote (its kStyle, kHeapStyle and kGpuStyle), one
-// constant per chart.
+// The chart styles, one constant per chart: a page carries the styles of the pictures it shows
+// (Picture::style), the page shell (render/html.cpp) only its own.
 const std::string_view kTimelineStyle = R"CSS(
 .tl{display:block;max-width:100%;height:auto}
 .tl text{font:10.5px system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;fill:#4b5563}

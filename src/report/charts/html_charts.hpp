@@ -73,7 +73,7 @@ void write_memory_chart(const Profile& profile, std::string& out);
 
 /// Appends the chart of the heap timeline (heap in use, RSS and VmHWM over time, with the
 /// heap peak marked) as an inline <svg>, or a note saying that no sample was taken. Its
-/// line styles are html_report's heap CSS.
+/// line styles are kHeapChartStyle.
 void write_heap_chart(const Profile& profile, std::string& out);
 
 /// Appends the chart of one metric as an inline <svg>: counters and gauges as a step line over
