@@ -23,6 +23,7 @@
 #include "report/charts/html_charts.hpp"
 #include "report/report_data.hpp"
 #include "report/sections.hpp"
+#include "report_blocks.hpp"
 #include "sample_profiles.hpp"
 
 namespace nnprof {
@@ -33,16 +34,9 @@ using report::Cell;
 using report::Section;
 using report::Table;
 using testing::kMs;
-using Row = std::vector<std::string>;
+using namespace report_testing;
 
 // ---- helpers ------------------------------------------------------------------------
-
-// The sections `build` appends for `data`.
-std::vector<Section> build(report::SectionBuilder builder, const report::ReportData& data) {
-  std::vector<Section> out;
-  builder(data, out);
-  return out;
-}
 
 // The one section `builder` appends for `profile` (fails the test when there is none).
 Section only_section(report::SectionBuilder builder, const Profile& profile, const report::ReportLimits& limits = {}) {
@@ -50,55 +44,6 @@ Section only_section(report::SectionBuilder builder, const Profile& profile, con
   std::vector<Section> out = build(builder, data);
   EXPECT_EQ(out.size(), 1u);
   return out.empty() ? Section{} : std::move(out.front());
-}
-
-template <typename B>
-std::vector<const B*> blocks_of(const Section& section) {
-  std::vector<const B*> found;
-  for (const report::Block& block : section.blocks) {
-    if (const B* b = std::get_if<B>(&block)) found.push_back(b);
-  }
-  return found;
-}
-
-const Table* table_of(const Section& section, std::string_view id) {
-  for (const Table* table : blocks_of<Table>(section)) {
-    if (table->id == id) return table;
-  }
-  ADD_FAILURE() << "no table " << id << " in " << section.id;
-  return nullptr;
-}
-
-Row headers(const Table& table) {
-  Row row;
-  for (const report::Column& column : table.columns) row.push_back(column.header);
-  return row;
-}
-
-Row texts(const std::vector<Cell>& cells) {
-  Row row;
-  for (const Cell& cell : cells) row.push_back(cell.text);
-  return row;
-}
-
-std::vector<Row> rows_of(const Table& table) {
-  std::vector<Row> rows;
-  for (const auto& cells : table.rows) rows.push_back(texts(cells));
-  return rows;
-}
-
-// The paragraphs of `section`, rendered as plain text.
-std::vector<std::string> paragraphs(const Profile& profile, const Section& section) {
-  std::vector<std::string> said;
-  for (const report::Paragraph* p : blocks_of<report::Paragraph>(section)) said.push_back(io::render(profile, p->text));
-  return said;
-}
-
-bool says(const Profile& profile, const Section& section, std::string_view needle) {
-  for (const std::string& paragraph : paragraphs(profile, section)) {
-    if (paragraph.find(needle) != std::string::npos) return true;
-  }
-  return false;
 }
 
 // label -> rendered value, in order.

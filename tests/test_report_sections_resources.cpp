@@ -20,6 +20,7 @@
 #include "report/charts/html_charts.hpp"
 #include "report/report_data.hpp"
 #include "report/sections.hpp"
+#include "report_blocks.hpp"
 #include "sample_profiles.hpp"
 
 namespace nnprof {
@@ -28,54 +29,7 @@ namespace {
 using report::Block;
 using report::Section;
 using report::Table;
-
-std::vector<Section> build(report::SectionBuilder builder, const report::ReportData& data) {
-  std::vector<Section> out;
-  builder(data, out);
-  return out;
-}
-
-// The blocks of type B in `section`, in order.
-template <typename B>
-std::vector<const B*> blocks_of(const Section& section) {
-  std::vector<const B*> out;
-  for (const Block& block : section.blocks)
-    if (const B* b = std::get_if<B>(&block)) out.push_back(b);
-  return out;
-}
-
-const Table& table_with_id(const Section& section, std::string_view id) {
-  for (const Table* t : blocks_of<Table>(section))
-    if (t->id == id) return *t;
-  ADD_FAILURE() << "no table " << id << " in " << section.title;
-  static const Table none;
-  return none;
-}
-
-std::vector<std::string> texts(const std::vector<report::Cell>& row) {
-  std::vector<std::string> out;
-  for (const report::Cell& c : row) out.push_back(c.text);
-  return out;
-}
-
-std::vector<std::string> headers(const Table& table) {
-  std::vector<std::string> out;
-  for (const report::Column& c : table.columns) out.push_back(c.header);
-  return out;
-}
-
-// Every paragraph of the section, rendered as plain text.
-std::vector<std::string> paragraphs(const Profile& profile, const Section& section) {
-  std::vector<std::string> out;
-  for (const report::Paragraph* p : blocks_of<report::Paragraph>(section)) out.push_back(io::render(profile, p->text));
-  return out;
-}
-
-bool said(const Profile& profile, const Section& section, std::string_view text) {
-  for (const std::string& p : paragraphs(profile, section))
-    if (p.find(text) != std::string::npos) return true;
-  return false;
-}
+using namespace report_testing;
 
 std::string fact(const Profile& profile, const Section& section, std::string_view label) {
   for (const report::Facts* facts : blocks_of<report::Facts>(section))
@@ -90,7 +44,6 @@ std::vector<std::string> subheadings(const Section& section) {
   return out;
 }
 
-using Row = std::vector<std::string>;
 
 // ---- memory counters -------------------------------------------------------------------
 
@@ -109,7 +62,7 @@ TEST(MemorySection, CountersTableTotalsAndChart) {
   EXPECT_TRUE(t.rows[0][0].name);
   EXPECT_EQ(t.rows[0][2].value, 3.0 * testing::kMiB);
   EXPECT_EQ(t.rows[0][5].value, 300.0);
-  EXPECT_TRUE(said(p, s, "All counters: current 4.00 MiB, peak 7.00 MiB at 42.0 ms after the session start."));
+  EXPECT_TRUE(says(p, s, "All counters: current 4.00 MiB, peak 7.00 MiB at 42.0 ms after the session start."));
   const auto pictures = blocks_of<report::Picture>(s);
   ASSERT_EQ(pictures.size(), 1u);
   EXPECT_FALSE(pictures[0]->html().empty());  // the chart, or the note that no memory event was recorded
@@ -184,7 +137,7 @@ TEST(HeapSection, TopAllocatorsWithRawValues) {
   const auto sections = build(report::sections::heap, report::analyse(p));
   ASSERT_EQ(sections.size(), 1u);
   const Section& s = sections[0];
-  EXPECT_TRUE(said(p, s, "% is of the 163 MiB allocated in all"));
+  EXPECT_TRUE(says(p, s, "% is of the 163 MiB allocated in all"));
   const Table& t = table_with_id(s, "heap-allocators-table");
   EXPECT_EQ(headers(t), (Row{"#", "Scope", "Allocated", "% of heap allocated", "Allocations", "Avg per call",
                              "Retained at end", "Retained blocks", "Peak live"}));
@@ -232,8 +185,8 @@ TEST(HeapSection, LimitsAreHonouredAndSaid) {
   ASSERT_EQ(sections.size(), 1u);
   EXPECT_EQ(table_with_id(sections[0], "heap-allocators-table").rows.size(), 2u);
   EXPECT_EQ(table_with_id(sections[0], "leaks-table").rows.size(), 3u);
-  EXPECT_TRUE(said(p, sections[0], "Top 2 of 6 scopes.")) << ::testing::PrintToString(paragraphs(p, sections[0]));
-  EXPECT_TRUE(said(p, sections[0], "Top 3 of 4 allocation sites."));
+  EXPECT_TRUE(says(p, sections[0], "Top 2 of 6 scopes.")) << ::testing::PrintToString(paragraphs(p, sections[0]));
+  EXPECT_TRUE(says(p, sections[0], "Top 3 of 4 allocation sites."));
 }
 
 TEST(HeapSection, FindingsOrTheThresholdsNotPassed) {
@@ -396,10 +349,10 @@ TEST(CpuSection, LimitsAreHonouredAndSaid) {
   const auto sections = build(report::sections::cpu_samples, report::analyse(p, limits));
   const Section& s = sections.at(0);
   EXPECT_EQ(table_with_id(s, "cpu-functions-table").rows.size(), 3u);
-  EXPECT_TRUE(said(p, s, "Top 3 of 8 functions."));
+  EXPECT_TRUE(says(p, s, "Top 3 of 8 functions."));
   EXPECT_EQ(table_with_id(s, "cpu-lines-table").rows.size(), 2u);
   EXPECT_EQ(table_with_id(s, "cpu-scopes-table").rows.size(), 2u);
-  EXPECT_TRUE(said(p, s, "Top 2 of 4 scopes."));
+  EXPECT_TRUE(says(p, s, "Top 2 of 4 scopes."));
   const auto bullets = blocks_of<report::Bullets>(s);
   ASSERT_EQ(bullets.size(), 1u);
   ASSERT_EQ(bullets[0]->items.size(), 1u);
@@ -414,7 +367,7 @@ TEST(CpuSection, NoneWithoutSamplingAndNoFunctionsWithoutStacks) {
   const auto sections = build(report::sections::cpu_samples, report::analyse(p));
   ASSERT_EQ(sections.size(), 1u);
   EXPECT_TRUE(blocks_of<Table>(sections[0]).empty());
-  EXPECT_TRUE(said(p, sections[0], "No sample has a stack: there is nothing to attribute to functions."));
+  EXPECT_TRUE(says(p, sections[0], "No sample has a stack: there is nothing to attribute to functions."));
 }
 
 // ---- GPU ----------------------------------------------------------------------------------
@@ -455,7 +408,7 @@ TEST(GpuSection, FactsAndTablesWithRawValues) {
   EXPECT_EQ(table_with_id(s, "gpu-peers-table").rows.size(), gpu.streams.peers.size());
   EXPECT_EQ(table_with_id(s, "gpu-memory-table").rows.size(), gpu.memory.devices.size());
   EXPECT_EQ(table_with_id(s, "gpu-leaks-table").rows.size(), gpu.memory.leaks.size());
-  EXPECT_TRUE(said(p, s, "CUDA context, driver, library workspaces and other processes"));
+  EXPECT_TRUE(says(p, s, "CUDA context, driver, library workspaces and other processes"));
 
   // Streams: the default stream is marked; the device is sorted by its number.
   bool default_stream = false;
@@ -480,7 +433,7 @@ TEST(GpuSection, KernelLimitsAndEscapedBars) {
   const auto sections = build(report::sections::gpu, data);
   const Section& s = sections.at(0);
   EXPECT_EQ(table_with_id(s, "gpu-kernels-table").rows.size(), 1u);
-  EXPECT_TRUE(said(p, s, "Top 1 of " + std::to_string(data.gpu->kernels.size()) + " kernels."));
+  EXPECT_TRUE(says(p, s, "Top 1 of " + std::to_string(data.gpu->kernels.size()) + " kernels."));
   const auto pictures = blocks_of<report::Picture>(s);
   ASSERT_EQ(pictures.size(), 1u);
   EXPECT_EQ(pictures[0]->html().find("\"sum\""), std::string::npos);  // names are escaped in the bars
@@ -516,7 +469,7 @@ TEST(GpuSection, PerScopeTableAndItsShareOfCpuTime) {
   const auto empty = build(report::sections::gpu, report::analyse(no_scopes));
   ASSERT_EQ(empty.size(), 2u);
   EXPECT_TRUE(blocks_of<Table>(empty[1]).empty());
-  EXPECT_TRUE(said(no_scopes, empty[1], "No GPU work was launched inside a scope."));
+  EXPECT_TRUE(says(no_scopes, empty[1], "No GPU work was launched inside a scope."));
 }
 
 // test_gpu_reports' GPU profile, its scopes "forward" and "backward" built by hand (1 ms each)
@@ -674,7 +627,7 @@ TEST(GpuSection, TheFactsTheOldReportsStated) {
   EXPECT_NE(row_starting(table_with_id(s, "gpu-memory-table"),
                          {"0: Test GPU", "6.00 MiB", "2.00 µs", "4.00 MiB", "2", "1", "1.40 GiB", "1.39 GiB"}),
             nullptr);
-  EXPECT_TRUE(said(p, s, "CUDA context, driver, library workspaces and other processes"));
+  EXPECT_TRUE(says(p, s, "CUDA context, driver, library workspaces and other processes"));
   EXPECT_EQ(texts(table_with_id(s, "gpu-leaks-table").rows.at(0)), (Row{"0: Test GPU", "forward", "1", "4.00 MiB"}));
   for (const std::string& title : subheadings(s)) EXPECT_NE(title, "Peer-to-peer copies");  // no peer copies
 
@@ -775,7 +728,7 @@ TEST(MetricsSection, TableWithRawValuesAndCompletenessNote) {
   EXPECT_EQ(t.rows[1][7].text, "n/a");  // no point kept: no percentile
   EXPECT_FALSE(t.rows[1][7].bar);
   EXPECT_EQ(t.rows[1][3].text, "2,000,000");
-  EXPECT_TRUE(said(p, s, "3 observations of 1 metric(s) were not kept as points"));
+  EXPECT_TRUE(says(p, s, "3 observations of 1 metric(s) were not kept as points"));
   EXPECT_EQ(blocks_of<report::Picture>(s).size(), 2u);
   EXPECT_NE(blocks_of<report::Picture>(s)[0]->html().find("A counter's chart shows its running total."), std::string::npos);
   EXPECT_NE(blocks_of<report::Picture>(s)[1]->html().find("<h3>loss1 <span class=\"muted\">(gauge)</span></h3>"),
@@ -852,8 +805,8 @@ TEST(CriticalPathSection, SummaryScopesAndStepsInTimeOrder) {
   EXPECT_EQ(steps.rows[1][1].text, "1.00 ms");
   EXPECT_EQ(steps.rows[1][2].text, "backward");
   EXPECT_EQ(steps.rows[1][4].value, 2e6);
-  EXPECT_TRUE(said(p, s, "Steps in time order."));
-  EXPECT_TRUE(said(p, s, "Waits on another thread count as that thread's work."));
+  EXPECT_TRUE(says(p, s, "Steps in time order."));
+  EXPECT_TRUE(says(p, s, "Waits on another thread count as that thread's work."));
 }
 
 TEST(CriticalPathSection, LongestStepsKeptInTimeOrderAndSaid) {
@@ -869,9 +822,9 @@ TEST(CriticalPathSection, LongestStepsKeptInTimeOrderAndSaid) {
   ASSERT_EQ(steps.rows.size(), 3u);
   EXPECT_EQ(steps.rows[0][0].text, "4");  // the longest three, steps 4 to 6, in time order
   EXPECT_EQ(steps.rows[2][0].text, "6");
-  EXPECT_TRUE(said(p, s, "The 3 longest of 6 steps, in time order."));
+  EXPECT_TRUE(says(p, s, "The 3 longest of 6 steps, in time order."));
   EXPECT_EQ(table_with_id(s, "critical-path-scopes").rows.size(), 1u);
-  EXPECT_TRUE(said(p, s, "Top 1 of 2 scopes."));
+  EXPECT_TRUE(says(p, s, "Top 1 of 2 scopes."));
 }
 
 TEST(CriticalPathSection, EmptyPathIsOnlyItsSummaryAndNoneWithoutFlows) {
