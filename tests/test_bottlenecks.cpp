@@ -10,7 +10,7 @@
 #include "analysis/advisor.hpp"
 #include "analysis/bottlenecks.hpp"
 #include "cpu_profile_fixture.hpp"
-#include "io/sentence_markup.hpp"
+#include "render/sentence_markup.hpp"
 #include "nnprof/analysis.hpp"
 #include "nnprof/profiler.hpp"
 #include "nnprof/scope.hpp"

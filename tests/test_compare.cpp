@@ -18,7 +18,7 @@
 
 #include "analysis/statistics/mann_whitney.hpp"
 #include "analysis/statistics/welch.hpp"
-#include "io/sentence_markup.hpp"
+#include "render/sentence_markup.hpp"
 #include "nnprof/compare.hpp"
 #include "nnprof/error.hpp"
 #include "report/comparison.hpp"
@@ -464,7 +464,7 @@ using nnprof::report::Paragraph;
 using nnprof::report::Section;
 using nnprof::report::Table;
 
-std::string plain(const nnprof::analysis::Sentence& s) { return nnprof::io::render(nnprof::Profile{}, s); }
+std::string plain(const nnprof::analysis::Sentence& s) { return nnprof::render::text_of(nnprof::Profile{}, s); }
 
 const Section& section(const Document& d, std::string_view id) {
   for (const Section& s : d.sections)

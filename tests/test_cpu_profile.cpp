@@ -11,7 +11,7 @@
 
 #include "analysis/function_name.hpp"
 #include "cpu_profile_fixture.hpp"
-#include "io/sentence_markup.hpp"
+#include "render/sentence_markup.hpp"
 #include "nnprof/profile.hpp"
 
 namespace nnprof {
@@ -351,11 +351,11 @@ TEST(CpuFacts, SummaryOfHowSamplingRan) {
   const auto facts = analysis::cpu_facts(p);
   ASSERT_EQ(facts.size(), 3u);
   EXPECT_EQ(facts[0].label, "Sampling");
-  EXPECT_EQ(io::render(p, facts[0].value),
+  EXPECT_EQ(render::text_of(p, facts[0].value),
             "CPU time of each thread, 1000 Hz requested (one sample every 1.00 ms), by perf_event; call stacks by "
             "libunwind");
-  EXPECT_EQ(io::render(p, facts[1].value), "14 samples (16.0 ms of CPU time) on 2 threads");
-  EXPECT_EQ(io::render(p, facts[2].value),
+  EXPECT_EQ(render::text_of(p, facts[1].value), "14 samples (16.0 ms of CPU time) on 2 threads");
+  EXPECT_EQ(render::text_of(p, facts[2].value),
             "3 dropped (the sample buffer was full), 1 stack cut at the depth limit, 1 without a stack");
 }
 
@@ -367,9 +367,9 @@ TEST(CpuBottlenecks, FunctionPastTheThresholdWithItsLineAndCaller) {
   EXPECT_EQ(found[0].kind, analysis::BottleneckKind::CpuHotspot);
   EXPECT_EQ(found[0].severity, analysis::BottleneckSeverity::Medium);
   EXPECT_DOUBLE_EQ(found[0].value, 4.0 / 14.0);
-  EXPECT_EQ(io::render(p, found[0].description),
+  EXPECT_EQ(render::text_of(p, found[0].description),
             "matmul (train) was running in 28.6% of the 14 CPU samples (6.00 ms of its own; threshold 25.0%).");
-  const std::string suggestion = io::render(p, found[0].suggestion);
+  const std::string suggestion = render::text_of(p, found[0].suggestion);
   EXPECT_NE(suggestion.find("model.cpp:31 (100.0% of its own samples)"), std::string::npos) << suggestion;
   EXPECT_NE(suggestion.find("through run_step (100.0%)"), std::string::npos) << suggestion;
   EXPECT_TRUE(analysis::cpu_bottlenecks(p, {0.25, 15}).empty());  // too few samples to judge
@@ -380,7 +380,7 @@ TEST(CpuBottlenecks, AllocatorHotspotSuggestsAllocatingLess) {
   p.strings[testing::kCpuMatmul] = "malloc";
   const auto found = analysis::cpu_bottlenecks(p, {0.25, 10});
   ASSERT_FALSE(found.empty());
-  EXPECT_NE(io::render(p, found[0].suggestion).find("heap allocator"), std::string::npos);
+  EXPECT_NE(render::text_of(p, found[0].suggestion).find("heap allocator"), std::string::npos);
 }
 
 }  // namespace

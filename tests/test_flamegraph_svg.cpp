@@ -24,7 +24,7 @@
 
 #include "cpu_export_fixture.hpp"
 #include "io/exporter_registry.hpp"
-#include "io/utf8.hpp"
+#include "report/utf8.hpp"
 #include "nnprof/error.hpp"
 
 #include <nlohmann/json.hpp>
@@ -220,7 +220,7 @@ TEST(FlameGraphSvg, InvalidUtf8AndControlCharactersDoNotBreakTheDocument) {
   const std::string text = flamegraph(p, options);
   std::string_view rest = text;
   while (!rest.empty()) {
-    const std::size_t n = io::utf8_sequence_length(rest);
+    const std::size_t n = report::utf8_sequence_length(rest);
     ASSERT_NE(n, 0U) << "invalid UTF-8 at byte " << text.size() - rest.size();
     rest.remove_prefix(n);
   }

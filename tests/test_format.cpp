@@ -1,5 +1,5 @@
 // Human formatting: units, rounding at unit boundaries, separators, table alignment.
-#include "io/format.hpp"
+#include "report/format.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,8 @@
 #include <stdexcept>
 #include <string>
 
-namespace nnprof::io {
+namespace nnprof::report {
+
 namespace {
 
 TEST(FormatDuration, PicksUnitWithThreeSignificantDigits) {
@@ -201,4 +202,4 @@ TEST(TextTable, TooManyCellsIsAnError) {
 }
 
 }  // namespace
-}  // namespace nnprof::io
+}  // namespace nnprof::report

@@ -10,7 +10,7 @@
 
 #include "analysis/bottlenecks.hpp"
 #include "analysis/gpu_findings.hpp"
-#include "io/sentence_markup.hpp"
+#include "render/sentence_markup.hpp"
 #include "nnprof/analysis.hpp"
 #include "nnprof/profile.hpp"
 
@@ -431,9 +431,9 @@ TEST(GpuFindings, NoBottleneckSentenceNamesTheGpuThresholds) {
   b.device(0, "Test GPU");
   b.kernel(b.stream(0, 1), 0, 100 * kUs);
   EXPECT_FALSE(any_gpu_finding(b.p));
-  const std::string text = io::render(b.p, analysis::no_bottlenecks(b.p));
+  const std::string text = render::text_of(b.p, analysis::no_bottlenecks(b.p));
   EXPECT_TRUE(has_text(text, "no GPU waited for the host more than 20.0%")) << text;
-  const std::string cpu_only = io::render(Profile{}, analysis::no_bottlenecks(Profile{}));
+  const std::string cpu_only = render::text_of(Profile{}, analysis::no_bottlenecks(Profile{}));
   EXPECT_FALSE(has_text(cpu_only, "GPU")) << cpu_only;
 }
 

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/csv_export.hpp"
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "report/gpu_data.hpp"
 #include "io/profile_reports.hpp"
 #include "io/json_report.hpp"
@@ -198,7 +198,7 @@ std::string line_with(const std::string& text, const std::vector<std::string>& p
 }
 
 std::string percent_of_cpu(const Profile& p, std::uint64_t gpu_ns) {
-  return io::format_percent(static_cast<double>(gpu_ns) / static_cast<double>(p.find_scope("forward")->total_ns));
+  return report::format_percent(static_cast<double>(gpu_ns) / static_cast<double>(p.find_scope("forward")->total_ns));
 }
 
 TEST(GpuReports, LostRecordsAreCounted) {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "gpu_profile_fixture.hpp"
-#include "io/html_escape.hpp"
+#include "report/html_escape.hpp"
 #include "io/profile_reports.hpp"
 #include "nnprof/profile.hpp"
 #include "sample_profiles.hpp"

@@ -22,7 +22,7 @@
 
 #include "io/exporter_registry.hpp"
 #include "report/charts/html_charts.hpp"
-#include "io/html_escape.hpp"
+#include "report/html_escape.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/profile.hpp"
 #include "cpu_profile_fixture.hpp"
@@ -183,10 +183,10 @@ TEST(HtmlReport, SectionsAppearInOrder) {
 // ---- escaping -----------------------------------------------------------------------
 
 TEST(HtmlReport, EscapeReplacesEverySpecialCharacter) {
-  EXPECT_EQ(io::html::escape("<a href=\"x\">'&'</a>"),
+  EXPECT_EQ(report::html::escape("<a href=\"x\">'&'</a>"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
-  EXPECT_EQ(io::html::escape("décodage | µ\n2"), "décodage | µ\n2");
-  EXPECT_EQ(io::html::escape(std::string_view("a\0b\x1b", 4)),
+  EXPECT_EQ(report::html::escape("décodage | µ\n2"), "décodage | µ\n2");
+  EXPECT_EQ(report::html::escape(std::string_view("a\0b\x1b", 4)),
             "a\xEF\xBF\xBD"
             "b\xEF\xBF\xBD");
 }
@@ -204,13 +204,13 @@ TEST(HtmlReport, EveryUserStringAppearsEscaped) {
   const Profile p = testing::rich_profile();
   const std::string html = html_of(p);
   for (const ScopeStats& s : p.scopes)
-    EXPECT_TRUE(has(html, io::html::escape(p.str(s.name)))) << p.str(s.name);
-  for (const MemoryCounter& c : p.memory_counters) EXPECT_TRUE(has(html, io::html::escape(p.str(c.name))));
-  for (const ThreadInfo& t : p.threads) EXPECT_TRUE(has(html, io::html::escape(t.name))) << t.name;
-  for (const Diagnostic& d : p.diagnostics) EXPECT_TRUE(has(html, io::html::escape(d.message))) << d.message;
+    EXPECT_TRUE(has(html, report::html::escape(p.str(s.name)))) << p.str(s.name);
+  for (const MemoryCounter& c : p.memory_counters) EXPECT_TRUE(has(html, report::html::escape(p.str(c.name))));
+  for (const ThreadInfo& t : p.threads) EXPECT_TRUE(has(html, report::html::escape(t.name))) << t.name;
+  for (const Diagnostic& d : p.diagnostics) EXPECT_TRUE(has(html, report::html::escape(d.message))) << d.message;
   ASSERT_FALSE(p.annotations.empty());
   for (const auto& [key, value] : p.annotations) {
-    EXPECT_TRUE(has(html, "<dt>" + io::html::escape(key) + " (annotation)</dt><dd>" + io::html::escape(value) +
+    EXPECT_TRUE(has(html, "<dt>" + report::html::escape(key) + " (annotation)</dt><dd>" + report::html::escape(value) +
                               "</dd>"))
         << key;
   }
@@ -344,7 +344,7 @@ TEST(HtmlReport, TimelineDrawsEverySpanOfASmallProfile) {
 
 TEST(HtmlReport, TimelineNestsByDepthAndColoursByName) {
   const Profile p = testing::rich_profile();
-  const io::html::TimelineLayout layout = io::html::layout_timeline(p);
+  const report::html::TimelineLayout layout = report::html::layout_timeline(p);
   ASSERT_EQ(layout.threads.size(), 2u);
   EXPECT_EQ(layout.threads[0].depths, 3u);
   EXPECT_EQ(layout.threads[1].depths, 1u);
@@ -606,7 +606,7 @@ TEST(HtmlReport, RecordedProfile) {
   const std::string html = html_of(p);
   expect_self_contained(html);
   for (const ScopeStats& s : p.scopes) {
-    EXPECT_TRUE(has(html, fmt::format(">{}</td>", io::html::escape(p.str(s.name))))) << p.str(s.name);
+    EXPECT_TRUE(has(html, fmt::format(">{}</td>", report::html::escape(p.str(s.name))))) << p.str(s.name);
   }
   EXPECT_TRUE(has(html, "&lt;script&gt;alert(1)&lt;/script&gt;"));
   EXPECT_TRUE(has(html, "data &lt;loader&gt;"));
@@ -633,7 +633,7 @@ TEST(HtmlReport, MillionSpansAreMergedIntoABoundedPage) {
   const std::string_view svg = between(html, "<svg class=\"tl\"", "</svg>");
   EXPECT_TRUE(has(svg, "data-merged=\"1\""));
   const std::size_t boxes = count(svg, "<rect class=\"b");
-  EXPECT_LE(boxes, io::html::kTimelineBoxBudget);
+  EXPECT_LE(boxes, report::html::kTimelineBoxBudget);
   EXPECT_GT(boxes, 100u);
   EXPECT_GT(count(svg, "<rect class=\"b m\""), 100u);
   EXPECT_TRUE(has(svg, " spans merged, "));
@@ -646,14 +646,14 @@ TEST(HtmlReport, MillionSpansAreMergedIntoABoundedPage) {
 
 TEST(HtmlReport, MergingKeepsEverySpanAndWideSpansApart) {
   const Profile p = testing::million_span_profile();
-  const io::html::TimelineLayout layout = io::html::layout_timeline(p);
+  const report::html::TimelineLayout layout = report::html::layout_timeline(p);
   ASSERT_TRUE(layout.merged);
-  EXPECT_LE(layout.boxes.size(), io::html::kTimelineBoxBudget);
+  EXPECT_LE(layout.boxes.size(), report::html::kTimelineBoxBudget);
   std::uint64_t spans = 0;
-  for (const io::html::TimelineBox& box : layout.boxes) {
+  for (const report::html::TimelineBox& box : layout.boxes) {
     spans += box.spans;
     EXPECT_LE(box.x0, box.x1);
-    EXPECT_LE(box.x1, io::html::kTimelineWidthPx + 1e-6);
+    EXPECT_LE(box.x1, report::html::kTimelineWidthPx + 1e-6);
     if (box.spans > 1) {
       EXPECT_LE(box.busy_ns, box.end_ns - box.start_ns);
     }

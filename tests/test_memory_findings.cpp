@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "io/sentence_markup.hpp"
+#include "render/sentence_markup.hpp"
 #include "nnprof/profile.hpp"
 #include "sample_profiles.hpp"
 
@@ -48,7 +48,7 @@ Profile heap_scopes(const std::vector<HeapAttribution>& heaps, std::uint64_t pea
   return p;
 }
 
-std::string text(const Profile& p, const analysis::Sentence& s) { return io::render(p, s); }
+std::string text(const Profile& p, const analysis::Sentence& s) { return render::text_of(p, s); }
 
 // ---- top allocators -------------------------------------------------------------------
 

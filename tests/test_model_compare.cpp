@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/sentence_markup.hpp"
+#include "render/sentence_markup.hpp"
 #include "nnprof/nnprof.hpp"
 #include "report/model_comparison.hpp"
 #include "sample_profiles.hpp"
@@ -122,7 +122,7 @@ std::string written(const ModelComparison& c, ReportFormat format) {
 
 // ---- reading a document -------------------------------------------------------------
 
-std::string plain(const analysis::Sentence& s) { return io::render(Profile{}, s); }
+std::string plain(const analysis::Sentence& s) { return render::text_of(Profile{}, s); }
 
 const report::Section* find_section(const report::Document& d, std::string_view id) {
   for (const report::Section& s : d.sections)

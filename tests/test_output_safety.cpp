@@ -27,7 +27,7 @@
 #include <thread>
 
 #include "io/csv_export.hpp"
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "io/profile_reports.hpp"
 #include "io/output_file.hpp"
 #include "io/json_report.hpp"
@@ -327,7 +327,7 @@ TEST_F(OutputSafety, QueryCliMessagesAndFormatHelp) {
 // ---- terminal escapes -------------------------------------------------------------------
 
 TEST(PlainText, EscapesWhatDrivesATerminal) {
-  using nnprof::io::plain_text;
+  using nnprof::report::plain_text;
   EXPECT_EQ(plain_text("matmul µs ✓"), "matmul µs ✓");
   EXPECT_EQ(plain_text("\x1b]0;pwned\x07"), "\\x1b]0;pwned\\x07");
   EXPECT_EQ(plain_text("a\nb\tc\rd"), "a\\nb\\tc\\rd");
@@ -369,7 +369,7 @@ TEST(PlainText, TextReportCriticalPathAndCompareEscapeNames) {
 // ---- name caps --------------------------------------------------------------------------
 
 TEST(NameCap, CutsAtACharacterBoundaryAndSaysHowMuchIsLeft) {
-  using nnprof::io::capped_name;
+  using nnprof::report::capped_name;
   EXPECT_EQ(capped_name("short"), "short");
   std::string name(199, 'a');
   for (int i = 0; i < 60; ++i) name += "µ";  // 2 bytes each: the cut falls between them

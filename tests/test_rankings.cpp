@@ -15,7 +15,7 @@
 #include "analysis/rankings.hpp"
 #include "cpu_profile_fixture.hpp"
 #include "io/exporter_registry.hpp"
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "nnprof/profile.hpp"
 #include "sample_profiles.hpp"
 #include "text_search.hpp"

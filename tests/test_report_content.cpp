@@ -11,7 +11,7 @@
 #include "analysis/facts.hpp"
 #include "analysis/insights.hpp"
 #include "analysis/sentence.hpp"
-#include "io/sentence_markup.hpp"
+#include "render/sentence_markup.hpp"
 #include "nnprof/profile.hpp"
 #include "sample_profiles.hpp"
 
@@ -28,7 +28,7 @@ std::vector<std::uint32_t> nodes_of(const analysis::TreeWalk& walk) {
 }
 
 std::string text_of(const Profile& profile, const analysis::Sentence& sentence) {
-  return io::render(profile, sentence);
+  return render::text_of(profile, sentence);
 }
 
 // ---- call tree ----------------------------------------------------------------------
@@ -168,9 +168,9 @@ TEST(Sentence, WordsMergeAndEveryPartGoesThroughTheMarkup) {
       .duration(std::uint64_t{2 * kMs}).key().words(", ").bytes(std::uint64_t{2048}).words(", ")
       .rate(2'500.0, "calls/s").words(", ").count(1, "call", "calls");
   EXPECT_EQ(s.parts()[0].text, "see the ");
-  const io::Markup markup{upper, bracket, tick, star};
-  EXPECT_EQ(io::render(p, s, markup), "SEE THE [matmul] AND `f()`: *2.00 MS*, 2.00 KIB, 2,500 CALLS/S, 1 CALL");
-  EXPECT_EQ(io::render(p, s), "see the matmul and f(): 2.00 ms, 2.00 KiB, 2,500 calls/s, 1 call");
+  const render::Markup markup{upper, bracket, tick, star};
+  EXPECT_EQ(render::text_of(p, s, markup), "SEE THE [matmul] AND `f()`: *2.00 MS*, 2.00 KIB, 2,500 CALLS/S, 1 CALL");
+  EXPECT_EQ(render::text_of(p, s), "see the matmul and f(): 2.00 ms, 2.00 KiB, 2,500 calls/s, 1 call");
 }
 
 }  // namespace

@@ -16,8 +16,8 @@
 #include "analysis/bottlenecks.hpp"
 #include "analysis/compute.hpp"
 #include "analysis/facts.hpp"
-#include "io/format.hpp"
-#include "io/sentence_markup.hpp"
+#include "report/format.hpp"
+#include "render/sentence_markup.hpp"
 #include "nnprof/profile.hpp"
 #include "report/cells.hpp"
 #include "report/charts/html_charts.hpp"
@@ -49,13 +49,13 @@ Section only_section(report::SectionBuilder builder, const Profile& profile, con
 // label -> rendered value, in order.
 std::vector<std::pair<std::string, std::string>> facts_of(const Profile& profile, const report::Facts& facts) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const report::Fact& fact : facts.items) out.emplace_back(fact.label, io::render(profile, fact.value));
+  for (const report::Fact& fact : facts.items) out.emplace_back(fact.label, render::text_of(profile, fact.value));
   return out;
 }
 
 std::string fact(const Profile& profile, const report::Facts& facts, std::string_view label) {
   for (const report::Fact& f : facts.items) {
-    if (f.label == label) return io::render(profile, f.value);
+    if (f.label == label) return render::text_of(profile, f.value);
   }
   ADD_FAILURE() << "no fact " << label;
   return {};
@@ -122,7 +122,7 @@ TEST(ReportCells, ScopeNamesAreCapped) {
   EXPECT_LT(capped.text.size(), 300u);
   EXPECT_NE(capped.text.find("more bytes"), std::string::npos);
   EXPECT_FALSE(capped.title.empty());
-  EXPECT_LE(capped.title.size(), io::kTextDisplayLimit + 100);
+  EXPECT_LE(capped.title.size(), report::kTextDisplayLimit + 100);
   const Cell plain = report::scope_cell(p, 1, "root > short");
   EXPECT_EQ(plain.text, "short");
   EXPECT_EQ(plain.title, "root > short");
@@ -131,7 +131,7 @@ TEST(ReportCells, ScopeNamesAreCapped) {
 
 TEST(ReportCells, TopOfSaysWhatALimitCut) {
   const Profile p;
-  EXPECT_EQ(io::render(p, report::top_of(30, 40, "scopes")), "Top 30 of 40 scopes.");
+  EXPECT_EQ(render::text_of(p, report::top_of(30, 40, "scopes")), "Top 30 of 40 scopes.");
   EXPECT_TRUE(report::top_of(5, 5, "scopes").empty());
 }
 
@@ -226,7 +226,7 @@ TEST(ReportSections, BottlenecksAreTheFindingsOfTheAnalysis) {
     EXPECT_EQ(findings[0]->items[i].severity, analysis::to_string(data.bottlenecks[i].severity));
     EXPECT_EQ(findings[0]->items[i].description, data.bottlenecks[i].description);
   }
-  EXPECT_EQ(io::render(p, findings[0]->none), io::render(p, analysis::no_bottlenecks(p)));
+  EXPECT_EQ(render::text_of(p, findings[0]->none), render::text_of(p, analysis::no_bottlenecks(p)));
   EXPECT_TRUE(build(report::sections::bottlenecks, report::analyse(Profile{})).empty());
 }
 
@@ -275,8 +275,8 @@ TEST(ReportSections, HotPathsByTotalTime) {
   ASSERT_EQ(t->rows.size(), 5u);
   const ScopeStats& train = p.scopes[0];
   EXPECT_EQ(texts(t->rows[0]), (Row{"1", "train_step", "10", "100 ms", "100.0%", "5.00 ms", "10.0 ms",
-                                    io::format_duration(train.time.p50_ns), "12.0 ms",
-                                    io::format_duration(train.time.p99_ns), "9.00 ms", "12.0 ms", "320",
+                                    report::format_duration(train.time.p50_ns), "12.0 ms",
+                                    report::format_duration(train.time.p99_ns), "9.00 ms", "12.0 ms", "320",
                                     "3,200 items/s", "0 B"}));
   EXPECT_DOUBLE_EQ(t->rows[0][3].value, 100e6);
   EXPECT_DOUBLE_EQ(t->rows[0][4].value, 1.0);
@@ -414,8 +414,8 @@ TEST(ReportSections, ComputeTableNoteAndRoofline) {
   EXPECT_EQ(t->rows[0][4].text, "100 GFLOP/s");
   const std::vector<std::string> said = paragraphs(p, s);
   ASSERT_EQ(said.size(), 2u);
-  EXPECT_EQ(said[0], io::render(p, analysis::compute_note(p, unknown_machine.compute)));
-  EXPECT_EQ(said[1], io::render(p, analysis::no_machine_hint()));
+  EXPECT_EQ(said[0], render::text_of(p, analysis::compute_note(p, unknown_machine.compute)));
+  EXPECT_EQ(said[1], render::text_of(p, analysis::no_machine_hint()));
   EXPECT_TRUE(blocks_of<report::Picture>(s).empty());  // no roofs to draw against
 
   p.machine = testing::synthetic_peaks(50e9, 400e9, 20e9, 80e9, 8);
@@ -423,7 +423,7 @@ TEST(ReportSections, ComputeTableNoteAndRoofline) {
   const Table* with_roofs = table_of(roofed, "compute-table");
   EXPECT_EQ(headers(*with_roofs).size(), 10u);
   EXPECT_EQ(headers(*with_roofs).back(), "% of roof");
-  EXPECT_EQ(paragraphs(p, roofed)[1], io::render(p, analysis::machine_roofs(p.machine)));
+  EXPECT_EQ(paragraphs(p, roofed)[1], render::text_of(p, analysis::machine_roofs(p.machine)));
   const auto pictures = blocks_of<report::Picture>(roofed);
   ASSERT_EQ(pictures.size(), 1u);
   EXPECT_NE(pictures[0]->html().find("<svg class=\"roofline\""), std::string::npos);
@@ -503,7 +503,7 @@ TEST(ReportSections, TimelineIsAPictureWithItsNotes) {
   const auto pictures = blocks_of<report::Picture>(s);
   ASSERT_EQ(pictures.size(), 1u);
   EXPECT_NE(pictures[0]->html().find("<svg class=\"tl\""), std::string::npos);
-  EXPECT_EQ(pictures[0]->style, io::html::kTimelineStyle);
+  EXPECT_EQ(pictures[0]->style, report::html::kTimelineStyle);
   // Dropped spans are said before the picture.
   EXPECT_TRUE(says(p, s, "3 spans were dropped when the memory cap (1.00 MiB) was reached (policy keep-first)"));
   EXPECT_FALSE(says(p, s, "merged"));
@@ -557,7 +557,7 @@ TEST(ReportSections, Insights) {
   const auto bullets = blocks_of<report::Bullets>(s);
   ASSERT_EQ(bullets.size(), 1u);
   std::vector<std::string> said;
-  for (const Sentence& sentence : bullets[0]->items) said.push_back(io::render(p, sentence));
+  for (const Sentence& sentence : bullets[0]->items) said.push_back(render::text_of(p, sentence));
   ASSERT_EQ(said.size(), 5u);
   EXPECT_EQ(said[0], "The top 5 scopes by self time account for 100.0% of instrumented time.");
   EXPECT_EQ(said[1], "Highest self time: matmul, 40.0 ms (40.0% of instrumented time) in 1,000 calls.");

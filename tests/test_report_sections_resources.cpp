@@ -14,8 +14,8 @@
 #include "gpu_profile_fixture.hpp"
 #include "analysis/critical_path.hpp"
 #include "analysis/function_name.hpp"
-#include "io/format.hpp"
-#include "io/sentence_markup.hpp"
+#include "report/format.hpp"
+#include "render/sentence_markup.hpp"
 #include "report/cells.hpp"
 #include "report/charts/html_charts.hpp"
 #include "report/report_data.hpp"
@@ -34,7 +34,7 @@ using namespace report_testing;
 std::string fact(const Profile& profile, const Section& section, std::string_view label) {
   for (const report::Facts* facts : blocks_of<report::Facts>(section))
     for (const report::Fact& f : facts->items)
-      if (f.label == label) return io::render(profile, f.value);
+      if (f.label == label) return render::text_of(profile, f.value);
   return "<no fact " + std::string(label) + ">";
 }
 
@@ -199,15 +199,15 @@ TEST(HeapSection, FindingsOrTheThresholdsNotPassed) {
   const report::Finding& first = findings[0]->items[0];
   EXPECT_EQ(first.severity, "high");
   EXPECT_EQ(first.title, "Memory hotspot");
-  EXPECT_EQ(io::render(p, first.description), "load_batch held up to 16.0 MiB live at once, 72.7% of the 22.0 MiB heap "
+  EXPECT_EQ(render::text_of(p, first.description), "load_batch held up to 16.0 MiB live at once, 72.7% of the 22.0 MiB heap "
                                               "peak (threshold 30.0%).");
-  EXPECT_TRUE(io::render(p, first.suggestion).starts_with("It allocates 8.00 MiB per call (80.0 MiB over 10 calls)"));
+  EXPECT_TRUE(render::text_of(p, first.suggestion).starts_with("It allocates 8.00 MiB per call (80.0 MiB over 10 calls)"));
   bool leak = false;
   for (const report::Finding& f : findings[0]->items) {
     if (f.title != "Memory leak") continue;
     leak = true;
     EXPECT_EQ(f.severity, "medium");
-    EXPECT_TRUE(io::render(p, f.description).starts_with("10.0 MiB in 13 blocks (6.1% of the 163 MiB allocated"));
+    EXPECT_TRUE(render::text_of(p, f.description).starts_with("10.0 MiB in 13 blocks (6.1% of the 163 MiB allocated"));
   }
   EXPECT_TRUE(leak);
 
@@ -218,7 +218,7 @@ TEST(HeapSection, FindingsOrTheThresholdsNotPassed) {
   const auto none = blocks_of<report::Findings>(quiet_sections.at(0));
   ASSERT_EQ(none.size(), 1u);
   EXPECT_TRUE(none[0]->items.empty());
-  EXPECT_EQ(io::render(quiet, none[0]->none),
+  EXPECT_EQ(render::text_of(quiet, none[0]->none),
             "No memory bottleneck: no scope held more than 30.0% of the heap peak, and no more than 5.0% of the bytes "
             "allocated were left unfreed.");
 }
@@ -285,8 +285,8 @@ TEST(CpuSection, HugeNamesAreCappedWithTheFullNameAsTitle) {
   p.strings[testing::kCpuMatmul] = std::string(5'000, 'm');
   const auto sections = build(report::sections::cpu_samples, report::analyse(p));
   const Table& t = table_with_id(sections.at(0), "cpu-functions-table");
-  EXPECT_LE(t.rows.at(0)[1].text.size(), io::kNameDisplayLimit + 64);
-  EXPECT_LE(t.rows.at(0)[1].title.size(), io::kTextDisplayLimit + 64);
+  EXPECT_LE(t.rows.at(0)[1].text.size(), report::kNameDisplayLimit + 64);
+  EXPECT_LE(t.rows.at(0)[1].title.size(), report::kTextDisplayLimit + 64);
   EXPECT_GT(t.rows.at(0)[1].title.size(), t.rows.at(0)[1].text.size());
 }
 
@@ -298,11 +298,11 @@ TEST(CpuSection, CallersLinesScopesAndFindings) {
   const auto bullets = blocks_of<report::Bullets>(s);
   ASSERT_EQ(bullets.size(), 1u);
   ASSERT_GE(bullets[0]->items.size(), 2u);
-  EXPECT_EQ(io::render(p, bullets[0]->items[0]), "matmul: called from run_step (9 samples, 100.0%); calls dot (4 "
+  EXPECT_EQ(render::text_of(p, bullets[0]->items[0]), "matmul: called from run_step (9 samples, 100.0%); calls dot (4 "
                                                  "samples, 44.4%), memcpy (1 sample, 11.1%)");
   bool recurse = false;
   for (const auto& item : bullets[0]->items)
-    recurse = recurse || io::render(p, item) == "recurse: called from run_step (2 samples, 100.0%)";
+    recurse = recurse || render::text_of(p, item) == "recurse: called from run_step (2 samples, 100.0%)";
   EXPECT_TRUE(recurse);
 
   const Table& lines = table_with_id(s, "cpu-lines-table");
@@ -324,7 +324,7 @@ TEST(CpuSection, CallersLinesScopesAndFindings) {
   const auto findings = blocks_of<report::Findings>(s);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_TRUE(findings[0]->items.empty());
-  EXPECT_TRUE(io::render(p, findings[0]->none).starts_with("Too few CPU samples to judge (14, at least 20 needed)"));
+  EXPECT_TRUE(render::text_of(p, findings[0]->none).starts_with("Too few CPU samples to judge (14, at least 20 needed)"));
 }
 
 TEST(CpuSection, FlameGraphIsAPictureWithItsScript) {
@@ -356,7 +356,7 @@ TEST(CpuSection, LimitsAreHonouredAndSaid) {
   const auto bullets = blocks_of<report::Bullets>(s);
   ASSERT_EQ(bullets.size(), 1u);
   ASSERT_EQ(bullets[0]->items.size(), 1u);
-  EXPECT_EQ(io::render(p, bullets[0]->items[0]),
+  EXPECT_EQ(render::text_of(p, bullets[0]->items[0]),
             "matmul: called from run_step (9 samples, 100.0%); calls dot (4 samples, 44.4%) and 1 more");
 }
 
@@ -394,7 +394,7 @@ TEST(GpuSection, FactsAndTablesWithRawValues) {
   for (std::size_t i = 0; i < kernels.rows.size(); ++i) {
     EXPECT_EQ(kernels.rows[i][2].value, static_cast<double>(gpu.kernels[i].calls));
     EXPECT_EQ(kernels.rows[i][3].value, static_cast<double>(gpu.kernels[i].total_ns));
-    EXPECT_EQ(kernels.rows[i][3].text, io::format_duration(gpu.kernels[i].total_ns));
+    EXPECT_EQ(kernels.rows[i][3].text, report::format_duration(gpu.kernels[i].total_ns));
   }
   EXPECT_EQ(kernels.rows[0][1].text, p.str(gpu.kernels[0].name));
 
@@ -634,7 +634,7 @@ TEST(GpuSection, TheFactsTheOldReportsStated) {
   const Table& scopes = table_with_id(sections[1], "gpu-scopes-table");
   ASSERT_EQ(scopes.rows.size(), 1u);  // backward launched nothing
   EXPECT_EQ(texts(scopes.rows[0]), (Row{"forward", "4", "650 µs", "1", "10.0 µs", "1.00 MiB", "6.00 MiB", "660 µs",
-                                        io::format_percent(660e3 / 1e6)}));
+                                        report::format_percent(660e3 / 1e6)}));
 }
 
 TEST(GpuSection, LostRecordsAndPeerCopies) {
@@ -736,12 +736,12 @@ TEST(MetricsSection, TableWithRawValuesAndCompletenessNote) {
 }
 
 TEST(MetricsSection, ChartsStopAtTheirLimitAndSaySo) {
-  const Profile p = metrics_profile(io::html::kMetricChartLimit + 2);
+  const Profile p = metrics_profile(report::html::kMetricChartLimit + 2);
   const auto sections = build(report::sections::metrics, report::analyse(p));
   const Section& s = sections.at(0);
-  EXPECT_EQ(table_with_id(s, "metrics-table").rows.size(), io::html::kMetricChartLimit + 2);
+  EXPECT_EQ(table_with_id(s, "metrics-table").rows.size(), report::html::kMetricChartLimit + 2);
   const auto pictures = blocks_of<report::Picture>(s);
-  ASSERT_EQ(pictures.size(), io::html::kMetricChartLimit + 1);
+  ASSERT_EQ(pictures.size(), report::html::kMetricChartLimit + 1);
   EXPECT_NE(pictures.back()->html().find("2 more metrics are in the table but not drawn"), std::string::npos);
 }
 
@@ -791,8 +791,8 @@ TEST(CriticalPathSection, SummaryScopesAndStepsInTimeOrder) {
   ASSERT_EQ(sections.size(), 1u);
   const Section& s = sections[0];
   EXPECT_EQ(s.id, "critical-path");
-  EXPECT_EQ(io::render(p, std::get<report::Paragraph>(s.blocks.at(0)).text),
-            io::render(p, analysis::critical_path_summary(p, *data.critical_path)));
+  EXPECT_EQ(render::text_of(p, std::get<report::Paragraph>(s.blocks.at(0)).text),
+            render::text_of(p, analysis::critical_path_summary(p, *data.critical_path)));
   const Table& scopes = table_with_id(s, "critical-path-scopes");
   EXPECT_EQ(headers(scopes), (Row{"#", "Scope", "Time on the path", "% of the path", "Steps", "Threads"}));
   ASSERT_EQ(scopes.rows.size(), 2u);

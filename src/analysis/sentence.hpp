@@ -46,7 +46,7 @@ class Sentence {
   Sentence& function(std::string_view demangled);
   Sentence& scope(StringId name);
   /// A name that no profile's string table holds (a comparison's scope, a model): marked up
-  /// like a scope. The caller caps it for display (io::capped_name).
+  /// like a scope. The caller caps it for display (report::capped_name).
   Sentence& name(std::string_view text);
   Sentence& duration(std::uint64_t ns);
   Sentence& duration(double ns);

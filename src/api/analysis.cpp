@@ -4,7 +4,7 @@
 
 #include "analysis/advisor.hpp"
 #include "analysis/bottlenecks.hpp"
-#include "io/sentence_markup.hpp"
+#include "render/sentence_markup.hpp"
 
 namespace nnprof {
 
@@ -40,7 +40,7 @@ std::vector<Bottleneck> analyze_bottlenecks(const Profile& profile, const Bottle
   std::vector<Bottleneck> out;
   for (const analysis::Bottleneck& b : analysis::all_bottlenecks(profile, thresholds)) {
     out.push_back(Bottleneck{b.kind, b.severity, b.scope != kNone ? profile.str(b.scope) : b.function, b.value,
-                             b.threshold, io::render(profile, b.description), io::render(profile, b.suggestion)});
+                             b.threshold, render::text_of(profile, b.description), render::text_of(profile, b.suggestion)});
   }
   return out;
 }
@@ -49,10 +49,10 @@ std::vector<Recommendation> recommend(const Profile& profile, const AdvisorOptio
   std::vector<Recommendation> out;
   for (const analysis::Advice& a : analysis::advise(profile, options)) {
     Recommendation r;
-    r.title = io::render(profile, a.title);
+    r.title = render::text_of(profile, a.title);
     r.scope = a.scope != kNone ? profile.str(a.scope) : a.function;
-    r.evidence = io::render(profile, a.evidence);
-    for (const analysis::Sentence& step : a.steps) r.steps.push_back(io::render(profile, step));
+    r.evidence = render::text_of(profile, a.evidence);
+    for (const analysis::Sentence& step : a.steps) r.steps.push_back(render::text_of(profile, step));
     r.time_share = a.time_share;
     r.part_speedup = a.part_speedup;
     r.expected_speedup = a.expected_speedup;

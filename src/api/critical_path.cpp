@@ -5,7 +5,7 @@
 #include <ostream>
 #include <vector>
 
-#include "io/sentence_markup.hpp"
+#include "render/sentence_markup.hpp"
 #include "record/internal_allocations.hpp"
 #include "render/render.hpp"
 #include "report/report_data.hpp"
@@ -16,7 +16,7 @@ namespace nnprof {
 void write_critical_path(const Profile& whole, const CriticalPath& path, std::ostream& out) {
   detail::InternalAllocations internal;
   std::optional<Profile> storage;
-  const Profile& profile = io::with_capped_names(whole, storage);
+  const Profile& profile = render::with_capped_names(whole, storage);
   report::ReportData data;
   data.profile = &profile;
   data.critical_path = path;

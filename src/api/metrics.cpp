@@ -39,7 +39,7 @@ std::uint64_t record_elapsed(SessionCore& core, MetricEntry* entry, std::uint64_
 
 namespace {
 
-const char* kind_noun(MetricKind k) { return io::metric_kind_name(k); }
+const char* kind_noun(MetricKind k) { return model::metric_kind_name(k); }
 
 detail::MetricEntry* declare(Profiler& profiler, std::string_view name, MetricKind kind, std::string_view unit) {
   detail::InternalAllocations internal;

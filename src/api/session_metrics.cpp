@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collect/host_info.hpp"
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "nnprof/profiler.hpp"
 #include "nnprof/scope.hpp"
 #include "record/internal_allocations.hpp"
@@ -138,13 +138,13 @@ std::string RegionMetrics::summary() const {
   const RegionTiming& t = timing;
   std::string s = fmt::format("{}: wall {}, CPU {} (user {}, system {}), CPU utilisation {:.0f}% ({:.2f} cores, {} of "
                               "{} CPUs)",
-                              name, io::format_duration(t.wall_ns), io::format_duration(t.cpu_ns),
-                              io::format_duration(t.user_ns), io::format_duration(t.system_ns),
-                              t.cpu_utilization * 100.0, t.cpu_utilization, io::format_percent(t.cpu_utilization_of_machine),
+                              name, report::format_duration(t.wall_ns), report::format_duration(t.cpu_ns),
+                              report::format_duration(t.user_ns), report::format_duration(t.system_ns),
+                              t.cpu_utilization * 100.0, t.cpu_utilization, report::format_percent(t.cpu_utilization_of_machine),
                               collect::usable_cpus());
-  s += fmt::format(", RSS {} -> peak {}{} -> {}", io::format_bytes(memory.rss_initial_bytes),
-                   memory.rss_peak_exact ? "" : ">= ", io::format_bytes(memory.rss_peak_bytes),
-                   io::format_bytes(memory.rss_final_bytes));
+  s += fmt::format(", RSS {} -> peak {}{} -> {}", report::format_bytes(memory.rss_initial_bytes),
+                   memory.rss_peak_exact ? "" : ">= ", report::format_bytes(memory.rss_peak_bytes),
+                   report::format_bytes(memory.rss_final_bytes));
   if (compute.flops > 0.0)
     s += fmt::format(", {:.3g} GFLOP/s ({:.3g} GFLOP)", compute.flops_per_second / 1e9, compute.flops / 1e9);
   if (!completed) s += " (ended by an exception)";

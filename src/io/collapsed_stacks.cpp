@@ -12,10 +12,12 @@
 
 #include <fmt/format.h>
 
-#include "io/utf8.hpp"
+#include "report/utf8.hpp"
 #include "nnprof/error.hpp"
 
 namespace nnprof::io {
+
+using report::valid_utf8;
 namespace {
 
 constexpr std::string_view kInlinedSuffix = "_[i]";

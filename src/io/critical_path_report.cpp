@@ -3,7 +3,7 @@
 #include <string>
 
 #include "analysis/critical_path.hpp"
-#include "io/sentence_markup.hpp"
+#include "render/sentence_markup.hpp"
 
 namespace nnprof::io {
 

@@ -13,12 +13,17 @@
 #include <fmt/format.h>
 
 #include "analysis/function_name.hpp"
-#include "io/format.hpp"
-#include "io/html_escape.hpp"
-#include "io/utf8.hpp"
+#include "report/format.hpp"
+#include "report/html_escape.hpp"
+#include "report/utf8.hpp"
 #include "nnprof/error.hpp"
 
 namespace nnprof::io {
+
+using report::format_count;
+using report::format_duration;
+namespace html = report::html;
+using report::valid_utf8;
 namespace {
 
 // Geometry, in pixels (flamegraph.pl's defaults).

@@ -14,7 +14,7 @@
 #include "io/critical_path_report.hpp"
 #include "report/gpu_data.hpp"
 #include "io/metrics_json.hpp"
-#include "io/sentence_markup.hpp"
+#include "render/sentence_markup.hpp"
 #include "nnprof/error.hpp"
 #include "report/report_data.hpp"
 
@@ -286,7 +286,7 @@ Json leak_verdict(const Profile& profile, const analysis::LeakVerdict& v) {
   j["unfreed_unreachable"] = v.unfreed.confirmed;
   j["heap_growth"] = growth(v.heap);
   j["rss_growth"] = growth(v.rss);
-  j["explanation"] = render(profile, v.explanation);
+  j["explanation"] = render::text_of(profile, v.explanation);
   return j;
 }
 
@@ -644,8 +644,8 @@ Json bottleneck(const Profile& profile, const analysis::Bottleneck& b) {
   j["value"] = b.value;
   j["threshold"] = b.threshold;
   j["time_share"] = b.time_share;
-  j["description"] = render(profile, b.description);
-  j["suggestion"] = render(profile, b.suggestion);
+  j["description"] = render::text_of(profile, b.description);
+  j["suggestion"] = render::text_of(profile, b.suggestion);
   return j;
 }
 
@@ -654,11 +654,11 @@ Json known_or_null(double v) { return v > 0.0 && std::isfinite(v) ? Json(v) : Js
 
 Json recommendation(const Profile& profile, const analysis::Advice& a) {
   Json j = Json::object();
-  j["title"] = render(profile, a.title);
+  j["title"] = render::text_of(profile, a.title);
   j["scope"] = string_or_null(profile, a.scope);
   if (!a.function.empty()) j["function"] = a.function;
-  j["evidence"] = render(profile, a.evidence);
-  j["steps"] = array_of(a.steps, [&](const analysis::Sentence& s) { return Json(render(profile, s)); });
+  j["evidence"] = render::text_of(profile, a.evidence);
+  j["steps"] = array_of(a.steps, [&](const analysis::Sentence& s) { return Json(render::text_of(profile, s)); });
   j["time_share"] = a.time_share;
   j["part_speedup"] = known_or_null(a.part_speedup);
   j["expected_speedup"] = known_or_null(a.expected_speedup);

@@ -35,7 +35,7 @@ void write_metric_tables(sqlite::Database& db, const Profile& p) {
     const auto id = static_cast<std::int64_t>(i);
     metric.bind(1, id)
         .bind(2, std::int64_t{m.name})
-        .bind(3, std::string_view(metric_kind_name(m.kind)))
+        .bind(3, std::string_view(model::metric_kind_name(m.kind)))
         .bind(4, std::string_view(m.unit))
         .bind_u64(5, s.count)
         .bind(6, s.sum)

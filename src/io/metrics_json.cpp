@@ -4,14 +4,6 @@
 
 namespace nnprof::io {
 
-const char* metric_kind_name(MetricKind kind) noexcept {
-  switch (kind) {
-    case MetricKind::Counter: return "counter";
-    case MetricKind::Gauge: return "gauge";
-    case MetricKind::Histogram: return "histogram";
-  }
-  return "unknown";
-}
 
 nlohmann::json metric_json(const Profile& profile, const MetricSeries& metric, bool with_points) {
   const MetricSummary& s = metric.summary;
@@ -28,7 +20,7 @@ nlohmann::json metric_json(const Profile& profile, const MetricSeries& metric, b
     summary["p99"] = s.p99;
   }
   nlohmann::json j = {{"name", profile.str(metric.name)},
-                      {"kind", metric_kind_name(metric.kind)},
+                      {"kind", model::metric_kind_name(metric.kind)},
                       {"unit", metric.unit},
                       {"summary", std::move(summary)}};
   if (with_points) {

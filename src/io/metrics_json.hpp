@@ -5,12 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/metric_builder.hpp"
 #include "nnprof/profile.hpp"
 
 namespace nnprof::io {
 
-/// "counter", "gauge" or "histogram".
-const char* metric_kind_name(MetricKind kind) noexcept;
 
 /// One metric as {"name", "kind", "unit", "summary": {...}, "points": [[time_ns, value], ...]}.
 nlohmann::json metric_json(const Profile& profile, const MetricSeries& metric, bool with_points = true);

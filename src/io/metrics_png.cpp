@@ -12,11 +12,11 @@
 
 #include <fmt/format.h>
 
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "report/metric_values.hpp"
 #include "io/metrics_json.hpp"
 #include "io/output_file.hpp"
-#include "io/utf8.hpp"
+#include "report/utf8.hpp"
 #include "nnprof/error.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -31,6 +31,12 @@ extern "C" __attribute__((visibility("default"), used)) const char* __lsan_defau
 #endif
 
 namespace nnprof::io {
+
+using report::capped_name;
+using report::format_count;
+using report::format_duration;
+using report::plain_text;
+using report::utf8_sequence_length;
 
 namespace {
 
@@ -224,7 +230,7 @@ std::pair<std::string, std::string> title_parts(const Profile& profile, const Me
     stats += fmt::format(", p50 {}, p99 {}", v(s.p50), v(s.p99));
   // Names reach the picture as plain text: control characters shown, not drawn as boxes,
   // and invalid UTF-8 (which stops cairo drawing) replaced.
-  return {fmt::format("{} ({})", plain_text(capped_name(profile.str(m.name))), metric_kind_name(m.kind)), stats};
+  return {fmt::format("{} ({})", plain_text(capped_name(profile.str(m.name))), model::metric_kind_name(m.kind)), stats};
 }
 
 // The panel's text: its title fitted to `limit` pixels, its axis labels.

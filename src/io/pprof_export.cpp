@@ -16,10 +16,12 @@
 
 #include "io/collapsed_stacks.hpp"
 #include "io/proto/profile.pb.h"
-#include "io/utf8.hpp"
+#include "report/utf8.hpp"
 #include "nnprof/error.hpp"
 
 namespace nnprof::io {
+
+using report::valid_utf8;
 namespace {
 
 namespace pb = perftools::profiles;

@@ -5,7 +5,7 @@
 #include <ostream>
 
 #include "io/profile_reports.hpp"
-#include "io/sentence_markup.hpp"
+#include "render/sentence_markup.hpp"
 #include "render/render.hpp"
 #include "report/documents.hpp"
 #include "report/report_data.hpp"
@@ -14,13 +14,13 @@ namespace nnprof::io {
 namespace {
 
 template <typename Render>
-void write_profile_document(const Profile& whole, const ReportOptions& options, std::ostream& out, Render render) {
+void write_profile_document(const Profile& whole, const ReportOptions& options, std::ostream& out, Render write) {
   std::optional<Profile> storage;
-  const Profile& profile = with_capped_names(whole, storage);
+  const Profile& profile = render::with_capped_names(whole, storage);
   report::ReportLimits limits;
   limits.full_names = options.full_names;
   const report::ReportData data = report::analyse(profile, limits);
-  render(report::profile_document(data), out);
+  write(report::profile_document(data), out);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The human-readable reports of a profile, as exporters: text for a terminal, Markdown for a pull
 // request or wiki, one self-contained HTML page. All three are the same document
 // (report::profile_document of report::analyse), rendered by src/render; names are capped for
-// reading first (io::with_capped_names).
+// reading first (render::with_capped_names).
 #pragma once
 
 #include <iosfwd>

@@ -18,7 +18,7 @@
 
 #include <fmt/format.h>
 
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "io/flow_store.hpp"
 #include "io/gpu_store.hpp"
 #include "io/metric_store.hpp"
@@ -1135,15 +1135,15 @@ QueryResult query_profile(const std::string& path, const std::string& sql, doubl
     r.rows.push_back(std::move(row));
     if (bytes > kMaxQueryResultBytes)
       throw Error(fmt::format("the query's result passed {} after {} rows: narrow it or add LIMIT",
-                              io::format_bytes(kMaxQueryResultBytes), r.rows.size()));
+                              report::format_bytes(kMaxQueryResultBytes), r.rows.size()));
   }
   return r;
 }
 
 void write_query_result(const QueryResult& result, std::ostream& out) {
-  std::vector<io::TableColumn> columns;
-  for (const std::string& c : result.columns) columns.push_back({c, io::Align::Left});
-  io::TextTable table(columns);
+  std::vector<report::TableColumn> columns;
+  for (const std::string& c : result.columns) columns.push_back({c, report::Align::Left});
+  report::TextTable table(columns);
   for (const auto& row : result.rows) table.add_row(row);
   table.write(out, "");
   out << fmt::format("({} row{})\n", result.rows.size(), result.rows.size() == 1 ? "" : "s");

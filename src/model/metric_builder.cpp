@@ -8,6 +8,15 @@
 
 namespace nnprof::model {
 
+const char* metric_kind_name(MetricKind kind) noexcept {
+  switch (kind) {
+    case MetricKind::Counter: return "counter";
+    case MetricKind::Gauge: return "gauge";
+    case MetricKind::Histogram: return "histogram";
+  }
+  return "unknown";
+}
+
 namespace {
 
 const char* kind_noun(MetricKind k) {

@@ -11,6 +11,9 @@
 
 namespace nnprof::model {
 
+/// "counter", "gauge" or "histogram": the kind as the store, the reports and the JSON name it.
+const char* metric_kind_name(MetricKind kind) noexcept;
+
 /// The p-quantile (0 <= p <= 1) of `sorted` (ascending, non-empty) by linear interpolation
 /// between the two nearest ranks, rank = p * (n - 1): numpy's default, R's type 7.
 double percentile(const std::vector<double>& sorted, double p);

@@ -13,9 +13,9 @@
 
 #include <fmt/format.h>
 
-#include "io/format.hpp"
-#include "io/html_escape.hpp"
-#include "io/sentence_markup.hpp"
+#include "report/format.hpp"
+#include "report/html_escape.hpp"
+#include "render/sentence_markup.hpp"
 #include "nnprof/error.hpp"
 #include "render/render.hpp"
 #include "render/strings.hpp"
@@ -24,15 +24,15 @@ namespace nnprof::render {
 namespace {
 
 using namespace report;
-using io::html::append;
-using io::html::append_escaped;
-using io::html::escape;
+using report::html::append;
+using report::html::append_escaped;
+using report::html::escape;
 
 std::string code(std::string_view text) { return fmt::format("<code>{}</code>", escape(text)); }
 std::string bold(std::string_view marked_up) { return fmt::format("<b>{}</b>", marked_up); }
 
 // Sentences on the page: scope names and code as <code>, the key figure bold.
-const io::Markup kHtml{escape, code, code, bold};
+const render::Markup kHtml{escape, code, code, bold};
 
 // Tree levels shown expanded when the page opens.
 constexpr std::uint32_t kTreeOpenDepth = 2;
@@ -262,7 +262,7 @@ class HtmlWriter {
  public:
   HtmlWriter(const Document& document, std::string& out) : names_(names_of(document)), out_(out) {}
 
-  std::string sentence(const Sentence& s) const { return io::render(names_, s, kHtml); }
+  std::string sentence(const Sentence& s) const { return render::text_of(names_, s, kHtml); }
 
   void operator()(const Subheading& b) {
     out_ += "<h3>";

@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "io/format.hpp"
-#include "io/sentence_markup.hpp"
+#include "report/format.hpp"
+#include "render/sentence_markup.hpp"
 #include "nnprof/error.hpp"
 #include "render/markdown_escape.hpp"
 #include "render/render.hpp"
@@ -31,13 +31,13 @@ std::string strong(std::string_view name) { return fmt::format("**{}**", markdow
 // never a user string).
 std::string code_span(std::string_view code) { return fmt::format("`{}`", code); }
 
-const io::Markup kMarkdown{markdown_escape, strong, code_span, io::unmarked};
+const render::Markup kMarkdown{markdown_escape, strong, code_span, render::unmarked};
 
 class MarkdownWriter {
  public:
   MarkdownWriter(const Document& document, std::ostream& out) : names_(names_of(document)), out_(out) {}
 
-  std::string sentence(const Sentence& s) const { return io::render(names_, s, kMarkdown); }
+  std::string sentence(const Sentence& s) const { return render::text_of(names_, s, kMarkdown); }
 
   void operator()(const Subheading& b) { out_ << "### " << markdown_escape(b.title) << "\n\n"; }
   void operator()(const Paragraph& b) { out_ << sentence(b.text) << "\n\n"; }
@@ -109,15 +109,15 @@ class MarkdownWriter {
   void grid(const std::vector<std::string>& headers, const std::vector<Align>& aligns,
             const std::vector<std::vector<std::string>>& rows) {
     std::vector<std::size_t> widths;
-    for (const std::string& h : headers) widths.push_back(std::max<std::size_t>(3, io::display_width(h)));
+    for (const std::string& h : headers) widths.push_back(std::max<std::size_t>(3, report::display_width(h)));
     for (const auto& row : rows)
       for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i)
-        widths[i] = std::max(widths[i], io::display_width(row[i]));
+        widths[i] = std::max(widths[i], report::display_width(row[i]));
     const auto line = [&](const std::vector<std::string>& cells) {
       std::string text = "|";
       for (std::size_t i = 0; i < widths.size(); ++i) {
         const std::string cell = i < cells.size() ? cells[i] : std::string();
-        const std::string padding(widths[i] - io::display_width(cell), ' ');
+        const std::string padding(widths[i] - report::display_width(cell), ' ');
         text += ' ';
         text += aligns[i] == Align::Right ? padding + cell : cell + padding;
         text += " |";

@@ -10,7 +10,7 @@
 
 namespace nnprof::render {
 
-/// Aligned plain text for a terminal: every name passes through io::plain_text.
+/// Aligned plain text for a terminal: every name passes through report::plain_text.
 void write_text(const report::Document& document, std::ostream& out);
 /// Only the sections of `document`, as write_text writes them (no title, no facts about the run):
 /// one section of a report on its own, such as nnprof::write_critical_path.

@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "io/format.hpp"
-#include "io/sentence_markup.hpp"
+#include "report/format.hpp"
+#include "render/sentence_markup.hpp"
 #include "nnprof/error.hpp"
 #include "render/render.hpp"
 #include "render/strings.hpp"
@@ -25,11 +25,11 @@ class TextWriter {
 
   void field(std::string_view label, std::string_view value) {
     // At least one space after the colon, however long the label.
-    out_ << fmt::format("  {:<19} {}\n", fmt::format("{}:", io::plain_text(label)), io::plain_text(value));
+    out_ << fmt::format("  {:<19} {}\n", fmt::format("{}:", report::plain_text(label)), report::plain_text(value));
   }
-  std::string sentence(const Sentence& s) const { return io::render(names_, s, io::kPlainText); }
+  std::string sentence(const Sentence& s) const { return render::text_of(names_, s, render::kPlainText); }
 
-  void operator()(const Subheading& b) { out_ << "\n  " << io::plain_text(b.title) << ":\n"; }
+  void operator()(const Subheading& b) { out_ << "\n  " << report::plain_text(b.title) << ":\n"; }
   void operator()(const Paragraph& b) { out_ << "  " << sentence(b.text) << '\n'; }
   void operator()(const Facts& b) {
     for (const Fact& fact : b.items) field(fact.label, sentence(fact.value));
@@ -38,9 +38,9 @@ class TextWriter {
     for (const Sentence& item : b.items) out_ << "  - " << sentence(item) << '\n';
   }
   void operator()(const Table& b) {
-    std::vector<io::TableColumn> columns;
+    std::vector<report::TableColumn> columns;
     for (const Column& c : b.columns) columns.push_back({c.header, c.align});
-    io::TextTable table(std::move(columns));
+    report::TextTable table(std::move(columns));
     for (std::size_t r = 0; r < b.rows.size(); ++r) {
       std::vector<std::string> cells;
       for (const Cell& cell : b.rows[r]) cells.push_back(cell.text);
@@ -54,7 +54,7 @@ class TextWriter {
   void operator()(const Findings& b) {
     if (b.items.empty()) out_ << "  - " << sentence(b.none) << '\n';
     for (const Finding& f : b.items)
-      out_ << fmt::format("  - [{}] {}: {} {}\n", f.severity, io::plain_text(f.title), sentence(f.description),
+      out_ << fmt::format("  - [{}] {}: {} {}\n", f.severity, report::plain_text(f.title), sentence(f.description),
                           sentence(f.suggestion));
   }
   void operator()(const Recommendations& b) {
@@ -73,15 +73,15 @@ class TextWriter {
   void operator()(const Picture&) {}
 
   void write(const Document& document) {
-    out_ << io::plain_text(document.title) << '\n' << std::string(io::display_width(document.title), '=') << '\n';
-    if (!document.subtitle.empty()) out_ << io::plain_text(document.subtitle) << '\n';
+    out_ << report::plain_text(document.title) << '\n' << std::string(report::display_width(document.title), '=') << '\n';
+    if (!document.subtitle.empty()) out_ << report::plain_text(document.subtitle) << '\n';
     (*this)(document.about);
     write_sections(document);
   }
   void write_sections(const Document& document) {
     for (const Section& section : document.sections) {
       if (only_pictures(section)) continue;
-      io::write_text_heading(out_, io::plain_text(section.title));
+      report::write_text_heading(out_, report::plain_text(section.title));
       for (const Block& block : section.blocks) std::visit(*this, block);
     }
   }

@@ -8,7 +8,7 @@
 
 #include "analysis/function_name.hpp"
 #include "analysis/rankings.hpp"
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "report/gpu_data.hpp"
 
 namespace nnprof::report {
@@ -19,8 +19,8 @@ Cell absent(std::string_view text, double value = 0.0) { return Cell::number(std
 
 // "8.00 MiB in 4 blocks"; just "0 B" for none.
 std::string bytes_in_blocks(std::uint64_t bytes, std::uint64_t blocks) {
-  if (blocks == 0) return io::format_bytes(bytes);
-  return fmt::format("{} in {}", io::format_bytes(bytes), io::format_count(blocks, "block", "blocks"));
+  if (blocks == 0) return report::format_bytes(bytes);
+  return fmt::format("{} in {}", report::format_bytes(bytes), report::format_count(blocks, "block", "blocks"));
 }
 
 Column column_of(ScopeColumn column) {
@@ -89,7 +89,7 @@ Cell scope_column_cell(const Profile& profile, const Wholes& wholes, std::size_t
     case ScopeColumn::Items: return s.items > 0 ? count_cell(s.items) : absent("-");
     case ScopeColumn::Throughput: {
       const double rate = s.items_per_second();
-      return s.items > 0 ? Cell::number(io::format_rate(rate, "items/s"), rate) : absent("-");
+      return s.items > 0 ? Cell::number(report::format_rate(rate, "items/s"), rate) : absent("-");
     }
     case ScopeColumn::Allocated: return bytes_cell(s.memory.alloc_bytes);
     case ScopeColumn::AllocShare: return share_cell(s.memory.alloc_bytes, wholes.allocations);
@@ -127,10 +127,10 @@ bool uses(const std::vector<ScopeColumn>& columns, ScopeColumn wanted) {
 
 }  // namespace
 
-Cell duration_cell(std::uint64_t ns) { return Cell::number(io::format_duration(ns), static_cast<double>(ns)); }
-Cell duration_cell(double ns) { return Cell::number(io::format_duration(ns), ns); }
-Cell bytes_cell(std::uint64_t bytes) { return Cell::number(io::format_bytes(bytes), static_cast<double>(bytes)); }
-Cell count_cell(std::uint64_t count) { return Cell::number(io::format_count(count), static_cast<double>(count)); }
+Cell duration_cell(std::uint64_t ns) { return Cell::number(report::format_duration(ns), static_cast<double>(ns)); }
+Cell duration_cell(double ns) { return Cell::number(report::format_duration(ns), ns); }
+Cell bytes_cell(std::uint64_t bytes) { return Cell::number(report::format_bytes(bytes), static_cast<double>(bytes)); }
+Cell count_cell(std::uint64_t count) { return Cell::number(report::format_count(count), static_cast<double>(count)); }
 
 Cell share_cell(std::uint64_t part, std::uint64_t whole) {
   // A share of nothing is not 0%: "n/a", sorted as 0, without a bar.
@@ -140,16 +140,16 @@ Cell share_cell(std::uint64_t part, std::uint64_t whole) {
 
 Cell fraction_cell(double fraction) {
   if (std::isnan(fraction)) return absent("n/a");
-  return Cell::share(io::format_percent(fraction), fraction);
+  return Cell::share(report::format_percent(fraction), fraction);
 }
 
 Cell scope_cell(const Profile& profile, StringId name, std::string_view path) {
   const std::string& full = profile.str(name);
-  std::string shown = io::capped_name(full);
+  std::string shown = report::capped_name(full);
   // The title shows what the cell cannot: the scope's path, or the name the cap cut. Both are
   // capped too, so that a 10 MB name costs a report no more than a page of text.
-  std::string title = !path.empty()             ? io::capped_name(path, io::kTextDisplayLimit)
-                      : shown.size() != full.size() ? io::capped_name(full, io::kTextDisplayLimit)
+  std::string title = !path.empty()             ? report::capped_name(path, report::kTextDisplayLimit)
+                      : shown.size() != full.size() ? report::capped_name(full, report::kTextDisplayLimit)
                                                     : std::string();
   Cell cell = Cell::named(std::move(shown));
   cell.title = std::move(title);
@@ -157,9 +157,9 @@ Cell scope_cell(const Profile& profile, StringId name, std::string_view path) {
 }
 
 Cell function_cell(std::string_view demangled, bool full_names) {
-  std::string full = io::capped_name(demangled, io::kTextDisplayLimit);
+  std::string full = report::capped_name(demangled, report::kTextDisplayLimit);
   if (full_names) return Cell::named(std::move(full));
-  return Cell::named(io::capped_name(analysis::readable_function(demangled)), std::move(full));
+  return Cell::named(report::capped_name(analysis::readable_function(demangled)), std::move(full));
 }
 
 

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "report/comparison_sections.hpp"
 
 namespace nnprof::report {
@@ -21,8 +21,8 @@ constexpr ComparisonSection kComparisonSections[] = {
 Sentence run_line(const RunTotals& run) {
   Sentence s;
   if (run.command_line.empty()) s.words("(command line unknown)");
-  else s.name(io::capped_name(run.command_line, io::kTextDisplayLimit));
-  if (!run.hostname.empty()) s.words(" on ").name(io::capped_name(run.hostname));
+  else s.name(report::capped_name(run.command_line, report::kTextDisplayLimit));
+  if (!run.hostname.empty()) s.words(" on ").name(report::capped_name(run.hostname));
   return s;
 }
 
@@ -37,18 +37,18 @@ namespace compare_cells {
 std::string signed_duration(std::int64_t ns) {
   if (ns == 0) return "0 ns";
   // fmt, not "+" + string: GCC 12 warns (-Wrestrict) on that inlined concatenation.
-  return ns > 0 ? fmt::format("+{}", io::format_duration(static_cast<double>(ns)))
-                : io::format_duration(static_cast<double>(ns));
+  return ns > 0 ? fmt::format("+{}", report::format_duration(static_cast<double>(ns)))
+                : report::format_duration(static_cast<double>(ns));
 }
 
 std::string signed_bytes(std::int64_t bytes) {
   if (bytes == 0) return "0 B";
-  return bytes > 0 ? fmt::format("+{}", io::format_bytes(bytes)) : io::format_bytes(bytes);
+  return bytes > 0 ? fmt::format("+{}", report::format_bytes(bytes)) : report::format_bytes(bytes);
 }
 
 std::string signed_count(std::int64_t n) {
   if (n == 0) return "0";
-  return fmt::format("{}{}", n > 0 ? '+' : '-', io::format_count(static_cast<std::uint64_t>(n < 0 ? -n : n)));
+  return fmt::format("{}{}", n > 0 ? '+' : '-', report::format_count(static_cast<std::uint64_t>(n < 0 ? -n : n)));
 }
 
 Cell change(double a, double b) {
@@ -58,7 +58,7 @@ Cell change(double a, double b) {
 }
 
 Cell name(std::string_view name) {
-  Cell cell = Cell::words(io::capped_name(name));
+  Cell cell = Cell::words(report::capped_name(name));
   cell.name = true;
   return cell;
 }
@@ -95,10 +95,10 @@ Table change_table(std::string id, const std::vector<const ScopeChange*>& rows) 
   for (const ScopeChange* s : rows) {
     const bool has_ratio = s->ratio > 0.0;
     t.row({name(s->name),
-           Cell::number(io::format_count(s->a.calls), static_cast<double>(s->a.calls)),
-           Cell::number(io::format_count(s->b.calls), static_cast<double>(s->b.calls)),
-           Cell::number(io::format_duration(s->a.mean_ns), s->a.mean_ns),
-           Cell::number(io::format_duration(s->b.mean_ns), s->b.mean_ns),
+           Cell::number(report::format_count(s->a.calls), static_cast<double>(s->a.calls)),
+           Cell::number(report::format_count(s->b.calls), static_cast<double>(s->b.calls)),
+           Cell::number(report::format_duration(s->a.mean_ns), s->a.mean_ns),
+           Cell::number(report::format_duration(s->b.mean_ns), s->b.mean_ns),
            has_ratio ? Cell::number(fmt::format("{:.2f}x", s->ratio), s->ratio) : Cell::words("n/a"),
            has_ratio ? Cell::number(fmt::format("{:+.1f}%", s->change * 100.0), s->change) : Cell::words("n/a"),
            Cell::number(signed_duration(s->total_delta_ns), static_cast<double>(s->total_delta_ns)),
@@ -114,8 +114,8 @@ Table only_table(std::string id, const std::vector<ScopeOnly>& rows) {
   t.id = std::move(id);
   t.columns = {{"Scope", Align::Left, "scope"}, {"Calls", Align::Right, "calls"}, {"Total", Align::Right, "total"}};
   for (const ScopeOnly& s : rows)
-    t.row({name(s.name), Cell::number(io::format_count(s.calls), static_cast<double>(s.calls)),
-           Cell::number(io::format_duration(s.total_ns), static_cast<double>(s.total_ns))});
+    t.row({name(s.name), Cell::number(report::format_count(s.calls), static_cast<double>(s.calls)),
+           Cell::number(report::format_duration(s.total_ns), static_cast<double>(s.total_ns))});
   return t;
 }
 

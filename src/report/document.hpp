@@ -13,13 +13,12 @@
 #include <vector>
 
 #include "analysis/sentence.hpp"
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "nnprof/profile.hpp"
 
 namespace nnprof::report {
 
 using analysis::Sentence;
-using io::Align;
 
 /// One cell of a table: the text every format shows, and beside it what a renderer needs to do
 /// more than print it (sort by the raw value, draw a bar, show the full name on hover).

@@ -14,12 +14,12 @@
 
 namespace nnprof::report {
 
-using io::format_bytes;
-using io::format_count;
-using io::format_duration;
-using io::format_percent;
-using io::format_si;
-using io::PercentOf;
+using report::format_bytes;
+using report::format_count;
+using report::format_duration;
+using report::format_percent;
+using report::format_si;
+using report::PercentOf;
 
 namespace {
 

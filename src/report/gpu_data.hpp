@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "nnprof/gpu.hpp"
 #include "nnprof/profile.hpp"
 

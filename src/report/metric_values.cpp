@@ -5,13 +5,12 @@
 
 #include <fmt/format.h>
 
-#include "io/metrics_json.hpp"
 
 namespace nnprof::report {
 
-using io::format_count;
-using io::format_duration;
-using io::format_bytes;
+using report::format_count;
+using report::format_duration;
+using report::format_bytes;
 
 
 namespace {

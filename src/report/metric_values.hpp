@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "nnprof/profile.hpp"
 
 namespace nnprof::report {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "report/model_comparison_sections.hpp"
 
 namespace nnprof::report {
@@ -20,20 +20,20 @@ constexpr ModelComparisonSection kModelComparisonSections[] = {
 ModelComparison capped(const ModelComparison& c) {
   ModelComparison out = c;
   const auto cap_parts = [](std::vector<ForwardPart>& parts) {
-    for (ForwardPart& p : parts) p.name = io::capped_name(p.name);
+    for (ForwardPart& p : parts) p.name = report::capped_name(p.name);
   };
   for (ModelRun& m : out.models) {
-    m.info.name = io::capped_name(m.info.name);
+    m.info.name = report::capped_name(m.info.name);
     cap_parts(m.components);
     cap_parts(m.operations);
-    for (std::string& n : m.notes) n = io::capped_name(n, io::kTextDisplayLimit);
+    for (std::string& n : m.notes) n = report::capped_name(n, report::kTextDisplayLimit);
   }
   for (ModelRatio& r : out.ratios) {
-    r.model = io::capped_name(r.model);
-    r.baseline = io::capped_name(r.baseline);
-    r.reason = io::capped_name(r.reason, io::kTextDisplayLimit);
+    r.model = report::capped_name(r.model);
+    r.baseline = report::capped_name(r.baseline);
+    r.reason = report::capped_name(r.reason, report::kTextDisplayLimit);
   }
-  for (std::string& n : out.notes) n = io::capped_name(n, io::kTextDisplayLimit);
+  for (std::string& n : out.notes) n = report::capped_name(n, report::kTextDisplayLimit);
   return out;
 }
 
@@ -42,7 +42,7 @@ ModelComparison capped(const ModelComparison& c) {
 namespace model_cells {
 
 Cell ratio(const std::optional<double>& r) {
-  return r ? Cell::number(io::format_ratio(*r, "×"), *r) : Cell::words("n/a");
+  return r ? Cell::number(report::format_ratio(*r, "×"), *r) : Cell::words("n/a");
 }
 
 std::string ratio_header(const ModelRatio& r) { return r.model + "/" + r.baseline; }

@@ -9,7 +9,7 @@ namespace nnprof::report {
 
 /// Model specifications, performance per model with the ratios to the smallest, scaling
 /// efficiency with its verdict and reason, the forward-pass breakdown, and the notes. Names are
-/// cut at io::kNameDisplayLimit and sentences at io::kTextDisplayLimit (issue 16: one 10 MB name
+/// cut at report::kNameDisplayLimit and sentences at report::kTextDisplayLimit (issue 16: one 10 MB name
 /// made a report of gigabytes); the JSON keeps them whole.
 [[nodiscard]] Document model_comparison_document(const ModelComparison& comparison);
 

@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-#include "io/sentence_markup.hpp"
+#include "render/sentence_markup.hpp"
 #include "report/sections.hpp"
 
 namespace nnprof::report_testing {
@@ -68,7 +68,7 @@ inline std::vector<Row> rows_of(const report::Table& table) {
 /// The paragraphs of `section`, rendered as plain text.
 inline std::vector<std::string> paragraphs(const Profile& profile, const report::Section& section) {
   std::vector<std::string> said;
-  for (const report::Paragraph* p : blocks_of<report::Paragraph>(section)) said.push_back(io::render(profile, p->text));
+  for (const report::Paragraph* p : blocks_of<report::Paragraph>(section)) said.push_back(render::text_of(profile, p->text));
   return said;
 }
 

@@ -16,11 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/function_name.hpp"
-#include "io/format.hpp"
-#include "io/html_escape.hpp"
+#include "report/format.hpp"
+#include "report/html_escape.hpp"
 #include "report/metric_values.hpp"
 
-namespace nnprof::io::html {
+namespace nnprof::report::html {
 namespace {
 
 // ---- shared helpers -----------------------------------------------------------------
@@ -1038,4 +1038,4 @@ void write_metric_chart(const Profile& profile, const MetricSeries& metric, std:
     write_metric_series(profile, metric, out);
 }
 
-}  // namespace nnprof::io::html
+}  // namespace nnprof::report::html

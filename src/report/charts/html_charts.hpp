@@ -10,7 +10,7 @@
 #include "analysis/cpu_profile.hpp"
 #include "nnprof/profile.hpp"
 
-namespace nnprof::io::html {
+namespace nnprof::report::html {
 
 /// Most metric charts one page draws; the metrics table lists every metric.
 inline constexpr std::size_t kMetricChartLimit = 50;
@@ -108,4 +108,4 @@ extern const std::string_view kFlameScript;
 /// Its styles.
 extern const std::string_view kFlameStyle;
 
-}  // namespace nnprof::io::html
+}  // namespace nnprof::report::html

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "io/format.hpp"
-#include "io/html_escape.hpp"
+#include "report/format.hpp"
+#include "report/html_escape.hpp"
 
-namespace nnprof::io::html {
+namespace nnprof::report::html {
 namespace {
 
 constexpr double kLeft = 78, kRight = 170, kTop = 16, kBottom = 44;  // margins, px
@@ -111,4 +111,4 @@ void write_roofline_chart(const Profile& profile, const std::vector<analysis::Sc
   out += "</svg>";
 }
 
-}  // namespace nnprof::io::html
+}  // namespace nnprof::report::html

@@ -9,11 +9,11 @@
 #include "analysis/compute.hpp"
 #include "nnprof/profile.hpp"
 
-namespace nnprof::io::html {
+namespace nnprof::report::html {
 
 /// Appends an <svg> roofline of `scopes` (those with a roofline point) against the profile's
 /// machine peaks. Writes nothing when the peaks are unknown or no scope has a point.
 void write_roofline_chart(const Profile& profile, const std::vector<analysis::ScopeCompute>& scopes,
                           std::string& out);
 
-}  // namespace nnprof::io::html
+}  // namespace nnprof::report::html

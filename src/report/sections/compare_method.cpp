@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "report/comparison_sections.hpp"
 
 namespace nnprof::report::sections {
@@ -22,17 +22,17 @@ void compare_method(const Comparison& c, std::vector<Section>& out) {
                                      "{:.1f}% counts as stable.",
                                      o.min_change * 100.0)));
   Bullets notes;
-  for (const std::string& note : c.notes) notes.items.push_back(Sentence().words(io::capped_name(note, io::kTextDisplayLimit)));
+  for (const std::string& note : c.notes) notes.items.push_back(Sentence().words(report::capped_name(note, report::kTextDisplayLimit)));
   // Scopes with too few calls are many and alike: named in one line.
   Sentence too_few;
   for (const ScopeChange& s : c.scopes) {
     if (s.note.empty()) continue;
     if (s.test == CompareTest::None && s.note.starts_with("too few calls")) {
       if (!too_few.empty()) too_few.words(", ");
-      too_few.name(io::capped_name(s.name));
+      too_few.name(report::capped_name(s.name));
     } else {
       notes.items.push_back(
-          Sentence().name(io::capped_name(s.name)).words(": ").words(io::capped_name(s.note, io::kTextDisplayLimit)));
+          Sentence().name(report::capped_name(s.name)).words(": ").words(report::capped_name(s.note, report::kTextDisplayLimit)));
     }
   }
   if (!too_few.empty())

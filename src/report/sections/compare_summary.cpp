@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "report/comparison_sections.hpp"
 
 namespace nnprof::report::sections {
@@ -62,22 +62,22 @@ Table summary_table(const Comparison& c) {
   const auto value = [](std::uint64_t v) { return static_cast<double>(v); };
   const auto time_row = [&](std::string label, std::uint64_t a, std::uint64_t b) {
     const std::int64_t d = signed_delta(a, b);
-    t.row({Cell::words(std::move(label)), Cell::number(io::format_duration(a), value(a)),
-           Cell::number(io::format_duration(b), value(b)), Cell::number(signed_duration(d), static_cast<double>(d)),
+    t.row({Cell::words(std::move(label)), Cell::number(report::format_duration(a), value(a)),
+           Cell::number(report::format_duration(b), value(b)), Cell::number(signed_duration(d), static_cast<double>(d)),
            change(value(a), value(b))});
   };
   const auto count_row = [&](std::string label, std::uint64_t a, std::uint64_t b) {
     const std::int64_t d = signed_delta(a, b);
-    t.row({Cell::words(std::move(label)), Cell::number(io::format_count(a), value(a)),
-           Cell::number(io::format_count(b), value(b)), Cell::number(signed_count(d), static_cast<double>(d)),
+    t.row({Cell::words(std::move(label)), Cell::number(report::format_count(a), value(a)),
+           Cell::number(report::format_count(b), value(b)), Cell::number(signed_count(d), static_cast<double>(d)),
            change(value(a), value(b))});
   };
   // A side without the data says n/a, never 0: "no heap tracking" is not "no allocations".
   const auto na = [] { return Cell::words("n/a"); };
   const auto bytes_row = [&](std::string label, std::optional<std::uint64_t> a, std::optional<std::uint64_t> b) {
     std::vector<Cell> cells = {Cell::words(std::move(label)),
-                               a ? Cell::number(io::format_bytes(*a), value(*a)) : na(),
-                               b ? Cell::number(io::format_bytes(*b), value(*b)) : na()};
+                               a ? Cell::number(report::format_bytes(*a), value(*a)) : na(),
+                               b ? Cell::number(report::format_bytes(*b), value(*b)) : na()};
     if (a && b) {
       const std::int64_t d = signed_delta(*a, *b);
       cells.push_back(Cell::number(signed_bytes(d), static_cast<double>(d)));
@@ -98,8 +98,8 @@ Table summary_table(const Comparison& c) {
       count_row("Heap allocations", c.a.heap_alloc_count, c.b.heap_alloc_count);
     } else {
       t.row({Cell::words("Heap allocations"),
-             c.a.heap_tracked ? Cell::number(io::format_count(c.a.heap_alloc_count), value(c.a.heap_alloc_count)) : na(),
-             c.b.heap_tracked ? Cell::number(io::format_count(c.b.heap_alloc_count), value(c.b.heap_alloc_count)) : na(),
+             c.a.heap_tracked ? Cell::number(report::format_count(c.a.heap_alloc_count), value(c.a.heap_alloc_count)) : na(),
+             c.b.heap_tracked ? Cell::number(report::format_count(c.b.heap_alloc_count), value(c.b.heap_alloc_count)) : na(),
              na(), na()});
     }
     bytes_row("Heap peak", opt(c.a.heap_tracked, c.a.heap_peak_bytes), opt(c.b.heap_tracked, c.b.heap_peak_bytes));

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "analysis/compute.hpp"
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "report/cells.hpp"
 #include "report/charts/roofline_svg.hpp"
 #include "report/sections.hpp"
@@ -14,7 +14,7 @@ namespace {
 // "-": nothing was declared to compute the rate from, which 0 would not say.
 Cell none() { return Cell::number("-", 0.0); }
 
-Cell si_cell(double value, std::string_view unit) { return Cell::number(io::format_si(value, unit), value); }
+Cell si_cell(double value, std::string_view unit) { return Cell::number(report::format_si(value, unit), value); }
 
 Table compute_table(const ReportData& data) {
   const Profile& profile = *data.profile;
@@ -38,7 +38,7 @@ Table compute_table(const ReportData& data) {
                           s.flops > 0.0 ? si_cell(s.flops, "") : none(),
                           s.flops > 0.0 ? si_cell(c.flops_per_second, "FLOP/s") : none(),
                           s.bytes > 0 ? si_cell(c.bytes_per_second, "B/s") : none(),
-                          s.bytes > 0 && s.flops > 0.0 ? Cell::number(io::format_ratio(c.intensity, ""), c.intensity)
+                          s.bytes > 0 && s.flops > 0.0 ? Cell::number(report::format_ratio(c.intensity, ""), c.intensity)
                                                        : none()};
     if (roofs) {
       if (c.roofline) {
@@ -69,7 +69,7 @@ void compute(const ReportData& data, std::vector<Section>& out) {
   section.say(analysis::machine_known(profile) ? analysis::machine_roofs(profile.machine) : analysis::no_machine_hint(),
               true);
   std::string chart;
-  io::html::write_roofline_chart(profile, data.compute, chart);
+  report::html::write_roofline_chart(profile, data.compute, chart);
   // The chart carries its own <style>: nothing to add to the page.
   if (!chart.empty()) section.add(Picture::of("<div class=\"scroll\">" + chart + "</div>"));
   out.push_back(std::move(section));

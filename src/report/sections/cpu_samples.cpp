@@ -22,8 +22,8 @@ std::string callers_summary(const analysis::CpuCallers& calls, std::size_t max_e
     std::string out;
     for (std::size_t i = 0; i < edges.size() && i < max_edges; ++i) {
       if (i > 0) out += ", ";
-      out += fmt::format("{} ({}, {})", edges[i].function, io::format_count(edges[i].weight.samples, "sample", "samples"),
-                         io::format_percent(edges[i].share));
+      out += fmt::format("{} ({}, {})", edges[i].function, report::format_count(edges[i].weight.samples, "sample", "samples"),
+                         report::format_percent(edges[i].share));
     }
     if (edges.size() > max_edges) out += fmt::format(" and {} more", edges.size() - max_edges);
     return out;
@@ -32,7 +32,7 @@ std::string callers_summary(const analysis::CpuCallers& calls, std::size_t max_e
   if (!calls.callers.empty()) out += "called from " + list(calls.callers);
   if (calls.outermost.samples > 0) {
     out += out.empty() ? "" : "; ";
-    out += fmt::format("outermost frame in {}", io::format_count(calls.outermost.samples, "sample", "samples"));
+    out += fmt::format("outermost frame in {}", report::format_count(calls.outermost.samples, "sample", "samples"));
   }
   if (!calls.callees.empty()) {
     out += out.empty() ? "" : "; ";
@@ -137,11 +137,11 @@ void add_scopes(const ReportData& data, Section& section) {
       if (f.self.samples == 0) continue;
       const std::string_view separator = top.empty() ? "" : ", ";
       const std::string shown = data.limits.full_names ? f.name : analysis::readable_function(f.name);
-      top += fmt::format("{}{} {}", separator, shown, io::format_percent(f.self_share));
-      full += fmt::format("{}{} {}", separator, f.name, io::format_percent(f.self_share));
+      top += fmt::format("{}{} {}", separator, shown, report::format_percent(f.self_share));
+      full += fmt::format("{}{} {}", separator, f.name, report::format_percent(f.self_share));
     }
-    Cell hottest = Cell::words(top.empty() ? "-" : io::capped_name(top, io::kTextDisplayLimit));
-    if (full != top) hottest.title = io::capped_name(full, io::kTextDisplayLimit);
+    Cell hottest = Cell::words(top.empty() ? "-" : report::capped_name(top, report::kTextDisplayLimit));
+    if (full != top) hottest.title = report::capped_name(full, report::kTextDisplayLimit);
     table.row({name_cell(scope.path), count_cell(scope.samples.samples), fraction_cell(scope.share),
                duration_cell(scope.samples.ns), std::move(hottest)});
   }
@@ -167,11 +167,11 @@ void cpu_samples(const ReportData& data, std::vector<Section>& out) {
   }
   // The heading and lead travel inside the picture: formats that cannot draw it say nothing of it.
   Picture flame;
-  flame.style = io::html::kFlameStyle;
-  flame.script = io::html::kFlameScript;
+  flame.style = report::html::kFlameStyle;
+  flame.script = report::html::kFlameScript;
   flame.draw = [&profile](std::string& html) {
     html += kFlameHeading;
-    io::html::write_flame_graph(analysis::flame_tree(profile, {}, true), html);
+    report::html::write_flame_graph(analysis::flame_tree(profile, {}, true), html);
   };
   section.add(std::move(flame));
 

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "report/cells.hpp"
 #include "report/sections.hpp"
 
@@ -14,7 +14,7 @@ Cell thread_cell(const Profile& profile, std::uint32_t thread) {
   if (thread == kNone) return Cell::words("n/a");
   if (thread >= profile.threads.size()) return Cell::words(fmt::format("#{}", thread));
   const ThreadInfo& t = profile.threads[thread];
-  return Cell::words(fmt::format("{} (TID {})", t.name.empty() ? std::string("[unnamed]") : io::capped_name(t.name),
+  return Cell::words(fmt::format("{} (TID {})", t.name.empty() ? std::string("[unnamed]") : report::capped_name(t.name),
                                  t.os_tid));
 }
 
@@ -37,7 +37,7 @@ void diagnostics(const ReportData& data, std::vector<Section>& out) {
   for (const Diagnostic& d : profile.diagnostics) {
     table.row({Cell::words(to_string(d.severity)), Cell::words(to_string(d.kind)), thread_cell(profile, d.thread),
                d.name == kNone ? Cell::words("n/a") : scope_cell(profile, d.name), count_cell(d.count),
-               Cell::words(io::capped_name(d.message, io::kTextDisplayLimit))});
+               Cell::words(report::capped_name(d.message, report::kTextDisplayLimit))});
   }
   section.add(std::move(table));
   out.push_back(std::move(section));

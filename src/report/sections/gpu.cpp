@@ -10,7 +10,7 @@
 
 #include "analysis/memory_findings.hpp"
 #include "report/gpu_data.hpp"
-#include "io/html_escape.hpp"
+#include "report/html_escape.hpp"
 #include "report/charts/html_charts.hpp"
 #include "report/sections.hpp"
 #include "report/sections/resource_cells.hpp"
@@ -40,7 +40,7 @@ std::string dims(const std::array<std::int32_t, 3>& d) { return fmt::format("{}Ã
 // Bytes per second from bytes and nanoseconds, "n/a" when no time was measured.
 Cell bandwidth_cell(double gbytes_per_s, bool measured) {
   if (!measured) return not_known();
-  return Cell::number(io::format_si(gbytes_per_s * 1e9, "B/s"), gbytes_per_s * 1e9);
+  return Cell::number(report::format_si(gbytes_per_s * 1e9, "B/s"), gbytes_per_s * 1e9);
 }
 
 // NVML percentages (0..100, negative when no sample was taken) as a share.
@@ -63,16 +63,16 @@ Picture kernel_bars(const Profile& profile, const GpuReportData& data, std::size
     const report::GpuKernelSummary& k = data.kernels[i];
     const std::string name = kernel_name(profile, k);
     out += "<div class=\"kb\"><span class=\"kn\" title=\"";
-    io::html::append_escaped(out, name);
+    report::html::append_escaped(out, name);
     out += "\">";
-    io::html::append_escaped(out, name);
-    io::html::append(out,
+    report::html::append_escaped(out, name);
+    report::html::append(out,
                      "</span><span class=\"kt\"><i style=\"width:{:.1f}%\"></i></span><span class=\"kv\">{} ({})</span></div>",
                      std::clamp(static_cast<double>(k.total_ns) / longest * 100.0, 0.0, 100.0),
-                     io::format_duration(k.total_ns), io::format_percent(k.share));
+                     report::format_duration(k.total_ns), report::format_percent(k.share));
   }
   out += "</div>";
-  return Picture::of(std::move(out), io::html::kKernelBarsStyle);
+  return Picture::of(std::move(out), report::html::kKernelBarsStyle);
 }
 
 void add_transfers(const GpuReportData& data, Section& section) {
@@ -117,7 +117,7 @@ void add_kernels(const ReportData& report, Section& section) {
     const bool config = k.config_calls > 0;
     Cell occupancy = not_known();
     if (config && k.occupancy >= 0.0) {
-      occupancy = Cell::share(io::format_percent(k.occupancy) + (k.occupancy_estimated ? " (est.)" : ""), k.occupancy);
+      occupancy = Cell::share(report::format_percent(k.occupancy) + (k.occupancy_estimated ? " (est.)" : ""), k.occupancy);
     }
     table.row({rank_cell(i), name_cell(kernel_name(profile, k)), count_cell(k.calls), duration_cell(k.total_ns),
                duration_cell(k.mean_ns), duration_cell(k.min_ns), duration_cell(k.max_ns), fraction_cell(k.share),
@@ -251,7 +251,7 @@ Section gpu_scopes(const Profile& profile) {
     Cell share = not_known();
     if (cpu != nullptr && cpu->total_ns > 0) {
       const double fraction = static_cast<double>(s.gpu_ns()) / static_cast<double>(cpu->total_ns);
-      share = Cell::number(io::format_percent(fraction), fraction);
+      share = Cell::number(report::format_percent(fraction), fraction);
     }
     table.row({name_cell(name), count_cell(s.kernels), duration_cell(s.kernel_ns), count_cell(s.memcpys),
                duration_cell(s.memcpy_ns), bytes_cell(s.memcpy_bytes), bytes_cell(s.alloc_bytes),

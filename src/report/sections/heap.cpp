@@ -78,7 +78,7 @@ void add_leak_sites(const ReportData& data, Section& section) {
   for (std::size_t i = 0; i < rows; ++i) {
     const LeakSite& site = profile.leaks[i];
     Cell caller = name_cell(analysis::frame_label(profile, site.caller));
-    caller.title = io::capped_name(stack_text(profile, site), io::kTextDisplayLimit);
+    caller.title = report::capped_name(stack_text(profile, site), report::kTextDisplayLimit);
     table.row({rank_cell(i), name_cell(analysis::scope_path_label(profile, site.node)), std::move(caller),
                count_cell(site.blocks), bytes_cell(site.bytes),
                Cell::words(site.reachable ? "reachable" : unreachable)});
@@ -96,8 +96,8 @@ void heap(const ReportData& data, std::vector<Section>& out) {
   chart.caption.words(
       "Heap in use (every malloc and new, tracked automatically), the process's resident set size (RSS) and its "
       "peak (VmHWM) over time; times are since the session start.");
-  chart.style = io::html::kHeapChartStyle;
-  chart.draw = [&profile](std::string& html) { io::html::write_heap_chart(profile, html); };
+  chart.style = report::html::kHeapChartStyle;
+  chart.draw = [&profile](std::string& html) { report::html::write_heap_chart(profile, html); };
   section.add(std::move(chart));
 
   Facts facts;

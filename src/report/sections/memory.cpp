@@ -28,8 +28,8 @@ void memory(const ReportData& data, std::vector<Section>& out) {
   }
   Picture chart;
   chart.caption.words("Bytes in use over time: the sum of every named counter (record_alloc minus record_free).");
-  chart.style = io::html::kMemoryChartStyle;
-  chart.draw = [&profile](std::string& html) { io::html::write_memory_chart(profile, html); };
+  chart.style = report::html::kMemoryChartStyle;
+  chart.draw = [&profile](std::string& html) { report::html::write_memory_chart(profile, html); };
   section.add(std::move(chart));
   section.say(analysis::memory_totals(profile), true);
 

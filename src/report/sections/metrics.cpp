@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "report/charts/html_charts.hpp"
-#include "io/html_escape.hpp"
+#include "report/html_escape.hpp"
 #include "report/metric_values.hpp"
-#include "io/metrics_json.hpp"
+#include "model/metric_builder.hpp"
 #include "report/sections.hpp"
 #include "report/sections/resource_cells.hpp"
 
@@ -39,7 +39,7 @@ Table metrics_table(const Profile& profile) {
     const auto v = [&](double x) { return metric_cell(x, m.unit); };
     // Percentiles come from the points kept: none kept, none known.
     const auto p = [&](double x) { return s.percentile_points > 0 ? v(x) : not_known(); };
-    table.row({scope_cell(profile, m.name), Cell::words(io::metric_kind_name(m.kind)), count_cell(s.count),
+    table.row({scope_cell(profile, m.name), Cell::words(model::metric_kind_name(m.kind)), count_cell(s.count),
                v(s.last), v(s.mean), v(s.stddev), v(s.min), p(s.p50), p(s.p90), p(s.p95), p(s.p99), v(s.max)});
   }
   return table;
@@ -48,14 +48,14 @@ Table metrics_table(const Profile& profile) {
 // One metric's chart with its name, kind and unit above it.
 Picture metric_chart(const Profile& profile, const MetricSeries& m, bool first) {
   Picture picture;
-  picture.style = io::html::kMemoryChartStyle;  // the metric charts draw as the memory chart does
+  picture.style = report::html::kMemoryChartStyle;  // the metric charts draw as the memory chart does
   picture.draw = [&profile, &m, first](std::string& html) {
     // Said with the charts: the table's "last / total" is a counter's total, its chart the running total.
     if (first) html += "<p class=\"muted\">A counter's chart shows its running total.</p>";
-    io::html::append(html, "<h3>{} <span class=\"muted\">({}{})</span></h3><div class=\"scroll\">",
-                     io::html::escape(profile.str(m.name)), io::metric_kind_name(m.kind),
-                     m.unit.empty() ? std::string() : ", " + io::html::escape(m.unit));
-    io::html::write_metric_chart(profile, m, html);
+    report::html::append(html, "<h3>{} <span class=\"muted\">({}{})</span></h3><div class=\"scroll\">",
+                     report::html::escape(profile.str(m.name)), model::metric_kind_name(m.kind),
+                     m.unit.empty() ? std::string() : ", " + report::html::escape(m.unit));
+    report::html::write_metric_chart(profile, m, html);
     html += "</div>";
   };
   return picture;
@@ -73,15 +73,15 @@ void metrics(const ReportData& data, std::vector<Section>& out) {
   section.add(metrics_table(profile));
   if (const std::string note = report::metrics_completeness_note(profile); !note.empty()) section.say(Sentence().words(note));
 
-  const std::size_t charts = std::min(profile.metrics.size(), io::html::kMetricChartLimit);
+  const std::size_t charts = std::min(profile.metrics.size(), report::html::kMetricChartLimit);
   for (std::size_t i = 0; i < charts; ++i) {
     section.add(metric_chart(profile, profile.metrics[i], i == 0));
   }
   if (charts < profile.metrics.size()) {
     // Said inside a picture: only formats that draw the charts have some left undrawn.
     std::string note;
-    io::html::append(note, "<p class=\"note\">{} more metrics are in the table but not drawn (a page draws at most {} charts).</p>",
-                     profile.metrics.size() - charts, io::html::kMetricChartLimit);
+    report::html::append(note, "<p class=\"note\">{} more metrics are in the table but not drawn (a page draws at most {} charts).</p>",
+                     profile.metrics.size() - charts, report::html::kMetricChartLimit);
     section.add(Picture::of(std::move(note)));
   }
   out.push_back(std::move(section));

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "report/model_comparison_sections.hpp"
 
 namespace nnprof::report::sections {
@@ -48,9 +48,9 @@ Table forward_table(const ModelComparison& c, std::string id, std::vector<Forwar
         cells.insert(cells.end(), {Cell::words("-"), Cell::words("-"), Cell::words("-")});
         continue;
       }
-      cells.push_back(Cell::number(io::format_duration(per_pass(m, *p)), per_pass(m, *p)));
-      cells.push_back(Cell::share(io::format_percent(p->time_share), p->time_share));
-      cells.push_back(p->flops_share ? Cell::share(io::format_percent(*p->flops_share), *p->flops_share)
+      cells.push_back(Cell::number(report::format_duration(per_pass(m, *p)), per_pass(m, *p)));
+      cells.push_back(Cell::share(report::format_percent(p->time_share), p->time_share));
+      cells.push_back(p->flops_share ? Cell::share(report::format_percent(*p->flops_share), *p->flops_share)
                                      : Cell::words("n/a"));
     }
     for (const ModelRatio& r : c.ratios) {
@@ -61,7 +61,7 @@ Table forward_table(const ModelComparison& c, std::string id, std::vector<Forwar
       const ForwardPart* pb = baseline.forward_calls > 0 ? find_part(baseline.*parts, name) : nullptr;
       if (pm != nullptr && pb != nullptr && pb->time_ns > 0) {
         const double ratio = per_pass(*m, *pm) / per_pass(baseline, *pb);
-        cells.push_back(Cell::number(io::format_ratio(ratio, "×"), ratio));
+        cells.push_back(Cell::number(report::format_ratio(ratio, "×"), ratio));
       } else {
         cells.push_back(Cell::words("n/a"));
       }

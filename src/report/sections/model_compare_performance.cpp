@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "report/model_comparison_sections.hpp"
 
 namespace nnprof::report::sections {
@@ -43,68 +43,68 @@ void model_compare_performance(const ModelComparison& c, std::vector<Section>& o
   };
   const auto none = [](const ModelRatio&) { return Cell::words(""); };
   row("Inferences",
-      [](const ModelRun& m) { return Cell::number(io::format_count(m.inferences), static_cast<double>(m.inferences)); },
+      [](const ModelRun& m) { return Cell::number(report::format_count(m.inferences), static_cast<double>(m.inferences)); },
       none);
   row("Total inference time",
       [](const ModelRun& m) {
-        return Cell::number(io::format_duration(m.timed_ns) + (m.timed_inferences ? "" : " (whole model scope)"),
+        return Cell::number(report::format_duration(m.timed_ns) + (m.timed_inferences ? "" : " (whole model scope)"),
                             static_cast<double>(m.timed_ns));
       },
       [](const ModelRatio& r) { return model_cells::ratio(r.total_time); });
   row("Mean inference time",
       [](const ModelRun& m) {
         if (!m.inference_mean_ns) return na();
-        std::string s = io::format_duration(*m.inference_mean_ns);
-        if (m.inference_stddev_ns) s += fmt::format(" ± {}", io::format_duration(*m.inference_stddev_ns));
+        std::string s = report::format_duration(*m.inference_mean_ns);
+        if (m.inference_stddev_ns) s += fmt::format(" ± {}", report::format_duration(*m.inference_stddev_ns));
         return Cell::number(std::move(s), *m.inference_mean_ns);
       },
       none);
   row("Tokens generated",
-      [](const ModelRun& m) { return Cell::number(io::format_count(m.tokens), static_cast<double>(m.tokens)); }, none);
+      [](const ModelRun& m) { return Cell::number(report::format_count(m.tokens), static_cast<double>(m.tokens)); }, none);
   row("Tokens per second",
       [](const ModelRun& m) {
-        return optional_cell(m.tokens_per_second, [](double v) { return io::format_rate(v, "tokens/s"); });
+        return optional_cell(m.tokens_per_second, [](double v) { return report::format_rate(v, "tokens/s"); });
       },
       [](const ModelRatio& r) { return model_cells::ratio(r.tokens_per_second); });
   row("Time per token",
-      [](const ModelRun& m) { return optional_cell(m.ns_per_token, [](double v) { return io::format_duration(v); }); },
+      [](const ModelRun& m) { return optional_cell(m.ns_per_token, [](double v) { return report::format_duration(v); }); },
       [](const ModelRatio& r) { return model_cells::ratio(r.time_per_token); });
   row("FLOPs per token",
       [](const ModelRun& m) {
-        return optional_cell(m.flops_per_token, [](double v) { return io::format_si(v, "FLOP"); });
+        return optional_cell(m.flops_per_token, [](double v) { return report::format_si(v, "FLOP"); });
       },
       [](const ModelRatio& r) { return model_cells::ratio(r.flops_per_token); });
   row("Achieved FLOP/s",
       [](const ModelRun& m) {
-        return optional_cell(m.flops_per_second, [](double v) { return io::format_si(v, "FLOP/s"); });
+        return optional_cell(m.flops_per_second, [](double v) { return report::format_si(v, "FLOP/s"); });
       },
       none);
   // From the descriptions: known whether or not the model ran.
   std::vector<Cell> memory = {Cell::words("Weights + KV cache")};
   for (const ModelRun& m : c.models)
-    memory.push_back(Cell::number(io::format_bytes(m.model_bytes()), static_cast<double>(m.model_bytes())));
+    memory.push_back(Cell::number(report::format_bytes(m.model_bytes()), static_cast<double>(m.model_bytes())));
   for (const ModelRatio& r : c.ratios) memory.push_back(model_cells::ratio(r.model_bytes));
   t.row(std::move(memory));
   if (any_heap(c)) {
     row("Heap allocated",
         [](const ModelRun& m) {
           return m.heap_tracked
-                     ? Cell::number(fmt::format("{} in {}", io::format_bytes(m.heap_alloc_bytes),
-                                                io::format_count(m.heap_alloc_count, "allocation", "allocations")),
+                     ? Cell::number(fmt::format("{} in {}", report::format_bytes(m.heap_alloc_bytes),
+                                                report::format_count(m.heap_alloc_count, "allocation", "allocations")),
                                     static_cast<double>(m.heap_alloc_bytes))
                      : na();
         },
         [](const ModelRatio& r) { return model_cells::ratio(r.heap_alloc_bytes); });
     row("Heap live at once (at most)",
         [](const ModelRun& m) {
-          return m.heap_tracked ? Cell::number(fmt::format("≤ {}", io::format_bytes(m.heap_peak_bound_bytes)),
+          return m.heap_tracked ? Cell::number(fmt::format("≤ {}", report::format_bytes(m.heap_peak_bound_bytes)),
                                                static_cast<double>(m.heap_peak_bound_bytes))
                                 : na();
         },
         none);
     row("Heap retained at the end",
         [](const ModelRun& m) {
-          return m.heap_tracked ? Cell::number(io::format_bytes(m.heap_retained_bytes),
+          return m.heap_tracked ? Cell::number(report::format_bytes(m.heap_retained_bytes),
                                                static_cast<double>(m.heap_retained_bytes))
                                 : na();
         },

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "report/model_comparison_sections.hpp"
 
 namespace nnprof::report::sections {
@@ -30,7 +30,7 @@ const char* verdict_mark(ScalingVerdict v) {
 }
 
 Cell efficiency(const std::optional<double>& e) {
-  return e ? Cell::number(io::format_ratio(*e, ""), *e) : Cell::words("n/a");
+  return e ? Cell::number(report::format_ratio(*e, ""), *e) : Cell::words("n/a");
 }
 
 }  // namespace
@@ -70,7 +70,7 @@ void model_compare_scaling(const ModelComparison& c, std::vector<Section>& out) 
   // Each model against the baseline: the efficiency judged, the verdict and its reason.
   for (const ModelRatio& r : c.ratios) {
     std::string heading = r.model + " vs " + r.baseline;
-    if (const std::optional<double> e = judged_efficiency(r)) heading += fmt::format(": {} by {}", io::format_ratio(*e, ""), r.basis);
+    if (const std::optional<double> e = judged_efficiency(r)) heading += fmt::format(": {} by {}", report::format_ratio(*e, ""), r.basis);
     section.subheading(std::move(heading));
     section.say(Sentence().words(fmt::format("{} {}. ", verdict_mark(r.verdict), verdict_label(r.verdict))).words(r.reason));
   }

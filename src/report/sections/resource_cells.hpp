@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "report/cells.hpp"
 #include "report/document.hpp"
 
@@ -16,9 +16,9 @@ namespace nnprof::report::resource {
 /// A name that is not a scope's StringId (a path, a source line, a kernel, a frame): capped for
 /// display, with `full` (or the name the cap cut) as the title.
 inline Cell name_cell(std::string_view shown, std::string_view full = {}) {
-  std::string capped = io::capped_name(shown);
-  std::string title = !full.empty()                   ? io::capped_name(full, io::kTextDisplayLimit)
-                      : capped.size() != shown.size() ? io::capped_name(shown, io::kTextDisplayLimit)
+  std::string capped = report::capped_name(shown);
+  std::string title = !full.empty()                   ? report::capped_name(full, report::kTextDisplayLimit)
+                      : capped.size() != shown.size() ? report::capped_name(shown, report::kTextDisplayLimit)
                                                       : std::string();
   return Cell::named(std::move(capped), std::move(title));
 }
@@ -30,7 +30,7 @@ inline Cell rank_cell(std::size_t index) { return count_cell(index + 1); }
 inline Cell not_known() { return Cell::number("n/a", 0.0); }
 
 inline Cell signed_bytes_cell(std::int64_t bytes) {
-  return Cell::number(io::format_bytes(bytes), static_cast<double>(bytes));
+  return Cell::number(report::format_bytes(bytes), static_cast<double>(bytes));
 }
 
 inline Column left(std::string header, std::string key) { return {std::move(header), Align::Left, std::move(key)}; }

@@ -28,7 +28,7 @@ void threads(const ReportData& data, std::vector<Section>& out) {
                    {"% of instrumented time", Align::Right, "pct"},
                    {"State", Align::Left, "state"}};
   for (const ThreadInfo& t : profile.threads) {
-    table.row({Cell::named(t.name.empty() ? std::string("[unnamed]") : io::capped_name(t.name)),
+    table.row({Cell::named(t.name.empty() ? std::string("[unnamed]") : report::capped_name(t.name)),
                Cell::number(std::to_string(t.os_tid), static_cast<double>(t.os_tid)), count_cell(t.scopes_recorded),
                duration_cell(t.top_level_ns), share_cell(t.top_level_ns, data.instrumented_ns),
                Cell::words(t.exited ? "exited" : "running")});

@@ -5,14 +5,14 @@
 
 #include <fmt/format.h>
 
-#include "io/format.hpp"
+#include "report/format.hpp"
 #include "report/charts/html_charts.hpp"
 #include "report/sections.hpp"
 
 namespace nnprof::report::sections {
 namespace {
 
-namespace html = io::html;
+namespace html = report::html;
 
 // Why the picture does not show every span: lost to the buffer, or nested too deep. Said without
 // laying the spans out, which only the formats that draw the picture pay for.
@@ -62,8 +62,8 @@ void draw_timeline(const Profile& profile, std::string& out) {
                  "at this scale are merged per column of that width into one box, coloured after the name with the "
                  "most time in it and paler where the spans leave gaps. Hover a box for its span count and busy "
                  "time.</p>",
-                 io::format_count(layout.spans_drawn), io::format_count(layout.boxes.size()),
-                 io::format_ratio(layout.merge_px, "px"), io::format_duration(layout.merge_px * ns_per_px));
+                 report::format_count(layout.spans_drawn), report::format_count(layout.boxes.size()),
+                 report::format_ratio(layout.merge_px, "px"), report::format_duration(layout.merge_px * ns_per_px));
   }
   out += "<div class=\"scroll\">";
   html::write_timeline_svg(profile, layout, out);

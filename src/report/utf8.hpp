@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace nnprof::io {
+namespace nnprof::report {
 
 /// The length of the well-formed UTF-8 sequence that starts `text` (1 to 4), or 0 when it
 /// is not one (a stray continuation byte, a truncated, overlong or surrogate sequence, or
@@ -56,4 +56,4 @@ inline std::string valid_utf8(std::string_view text) {
   return out;
 }
 
-}  // namespace nnprof::io
+}  // namespace nnprof::report

@@ -9,7 +9,7 @@
 #include "analysis/sentence.hpp"
 #include "nnprof/profile.hpp"
 
-namespace nnprof::io {
+namespace nnprof::render {
 
 /// How one output format writes the parts of a sentence. Every function receives raw text
 /// and returns it ready for the output, escaped as the format needs.
@@ -34,7 +34,7 @@ extern const Markup kPlainText;
 const Profile& with_capped_names(const Profile& profile, std::optional<Profile>& storage);
 
 /// `sentence` in `markup`.
-std::string render(const Profile& profile, const analysis::Sentence& sentence,
+std::string text_of(const Profile& profile, const analysis::Sentence& sentence,
                    const Markup& markup = kPlainText);
 
-}  // namespace nnprof::io
+}  // namespace nnprof::render

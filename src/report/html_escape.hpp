@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-namespace nnprof::io::html {
+namespace nnprof::report::html {
 
 /// Appends `text` to `out` with the five HTML-special characters replaced by entities, so
 /// that it reads as text in element content and in quoted attribute values alike. C0
@@ -58,4 +58,4 @@ void append(std::string& out, fmt::format_string<Args...> format, Args&&... args
   fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
 }
 
-}  // namespace nnprof::io::html
+}  // namespace nnprof::report::html

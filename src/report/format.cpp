@@ -1,4 +1,4 @@
-#include "io/format.hpp"
+#include "report/format.hpp"
 
 #include <algorithm>
 #include <array>
@@ -13,9 +13,9 @@
 
 #include <fmt/format.h>
 
-#include "io/utf8.hpp"
+#include "report/utf8.hpp"
 
-namespace nnprof::io {
+namespace nnprof::report {
 namespace {
 
 // Decimals that give 3 significant digits for a value in [0, 1000).
@@ -331,4 +331,4 @@ std::string TextTable::str(std::string_view indent) const {
   return out.str();
 }
 
-}  // namespace nnprof::io
+}  // namespace nnprof::report

@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace nnprof::io {
+namespace nnprof::report {
 
 /// A duration with an automatic unit and 3 significant digits: "850 ns", "12.3 µs",
 /// "1.23 ms", "4.57 s"; above 120 s "2 min 3.4 s", above 120 min "3 h 25 min".
@@ -160,4 +160,4 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-}  // namespace nnprof::io
+}  // namespace nnprof::report

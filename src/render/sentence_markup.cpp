@@ -1,13 +1,27 @@
-#include "io/sentence_markup.hpp"
+#include "render/sentence_markup.hpp"
 
 #include <cstdint>
 #include <map>
 #include <type_traits>
 #include <variant>
 
-#include "io/format.hpp"
+#include "report/format.hpp"
 
-namespace nnprof::io {
+namespace nnprof::render {
+
+using report::capped_name;
+using report::format_byte_rate;
+using report::format_bytes;
+using report::format_count;
+using report::format_duration;
+using report::format_percent;
+using report::format_rate;
+using report::format_ratio;
+using report::format_si;
+using report::kNameDisplayLimit;
+using report::kTextDisplayLimit;
+using report::name_too_long;
+using report::plain_text;
 namespace {
 
 // The part's number as the output reads it, with its unit.
@@ -95,7 +109,7 @@ const Profile& with_capped_names(const Profile& profile, std::optional<Profile>&
   return capped;
 }
 
-std::string render(const Profile& profile, const analysis::Sentence& sentence, const Markup& markup) {
+std::string text_of(const Profile& profile, const analysis::Sentence& sentence, const Markup& markup) {
   using Kind = analysis::Part::Kind;
   std::string out;
   for (const analysis::Part& part : sentence.parts()) {
@@ -121,4 +135,4 @@ std::string render(const Profile& profile, const analysis::Sentence& sentence, c
   return out;
 }
 
-}  // namespace nnprof::io
+}  // namespace nnprof::render
