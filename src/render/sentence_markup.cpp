@@ -25,8 +25,8 @@ using report::plain_text;
 namespace {
 
 // The part's number as the output reads it, with its unit.
-std::string format_number(const analysis::Part& part) {
-  using Kind = analysis::Part::Kind;
+std::string format_number(const report::Part& part) {
+  using Kind = report::Part::Kind;
   return std::visit(
       [&](auto value) -> std::string {
         using T = decltype(value);
@@ -109,10 +109,10 @@ const Profile& with_capped_names(const Profile& profile, std::optional<Profile>&
   return capped;
 }
 
-std::string text_of(const Profile& profile, const analysis::Sentence& sentence, const Markup& markup) {
-  using Kind = analysis::Part::Kind;
+std::string text_of(const Profile& profile, const report::Sentence& sentence, const Markup& markup) {
+  using Kind = report::Part::Kind;
   std::string out;
-  for (const analysis::Part& part : sentence.parts()) {
+  for (const report::Part& part : sentence.parts()) {
     switch (part.kind) {
       case Kind::Words:
         out += markup.text(part.text);

@@ -1,4 +1,4 @@
-// Writes an analysis::Sentence in a report's markup: the numbers formatted with their units
+// Writes an report::Sentence in a report's markup: the numbers formatted with their units
 // (io/format.hpp), names and code marked up and escaped the way the format needs.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "analysis/sentence.hpp"
+#include "report/document.hpp"
 #include "nnprof/profile.hpp"
 
 namespace nnprof::render {
@@ -34,7 +34,7 @@ extern const Markup kPlainText;
 const Profile& with_capped_names(const Profile& profile, std::optional<Profile>& storage);
 
 /// `sentence` in `markup`.
-std::string text_of(const Profile& profile, const analysis::Sentence& sentence,
+std::string text_of(const Profile& profile, const report::Sentence& sentence,
                    const Markup& markup = kPlainText);
 
 }  // namespace nnprof::render

@@ -18,6 +18,7 @@
 
 namespace nnprof::report {
 
+using analysis::Part;
 using analysis::Sentence;
 
 /// One cell of a table: the text every format shows, and beside it what a renderer needs to do
