@@ -14,9 +14,10 @@ namespace {
 
 namespace html = report::html;
 
-// Why the picture does not show every span: lost to the buffer, or nested too deep. Said without
-// laying the spans out, which only the formats that draw the picture pay for.
-void say_notes(const Profile& profile, std::uint64_t too_deep, Section& section) {
+// Which spans are not in the timeline, lost to the buffer: facts of the recording, said in every
+// format. What the picture itself leaves out is said with the picture (draw_timeline), so that
+// formats without pictures never walk the spans.
+void say_notes(const Profile& profile, Section& section) {
   const Completeness& c = profile.completeness;
   if (c.spans_dropped > 0) {
     Sentence note;
@@ -40,21 +41,18 @@ void say_notes(const Profile& profile, std::uint64_t too_deep, Section& section)
                     .words(" overwritten by newer ones (flight recorder): the timeline shows the most recent spans "
                            "only."));
   }
-  if (too_deep > 0) {
-    section.say(Sentence()
-                    .count(too_deep, "span", "spans")
-                    .words(" nested deeper than ")
-                    .count(html::kTimelineMaxDepth)
-                    .words(" levels ")
-                    .words(too_deep == 1 ? "is" : "are")
-                    .words(" not drawn."));
-  }
+
 }
 
 // The picture: the spans laid out (merged when there are too many to draw one by one, which is
 // said above the picture) and drawn.
 void draw_timeline(const Profile& profile, std::string& out) {
   const html::TimelineLayout layout = html::layout_timeline(profile);
+  if (layout.spans_too_deep > 0) {
+    out += fmt::format("<p class=\"muted\">{} nested deeper than {} levels {} not drawn.</p>",
+                       report::format_count(layout.spans_too_deep, "span", "spans"), html::kTimelineMaxDepth,
+                       layout.spans_too_deep == 1 ? "is" : "are");
+  }
   if (layout.merged) {
     const double ns_per_px = static_cast<double>(layout.t1_ns - layout.t0_ns) / html::kTimelineWidthPx;
     out += fmt::format(
@@ -82,10 +80,8 @@ void timeline(const ReportData& data, std::vector<Section>& out) {
     out.push_back(std::move(section));
     return;
   }
-  const auto too_deep = static_cast<std::uint64_t>(std::ranges::count_if(
-      profile.spans, [](const Span& span) { return std::max<std::uint32_t>(span.depth, 1) > html::kTimelineMaxDepth; }));
-  say_notes(profile, too_deep, section);
-  if (profile.spans.size() == too_deep) {
+  say_notes(profile, section);
+  if (profile.spans.empty()) {
     section.say(Sentence().words("No spans were recorded."));
     out.push_back(std::move(section));
     return;
