@@ -183,6 +183,8 @@ bool escaped_code_point(char32_t c) {
 }  // namespace
 
 std::string plain_text(std::string_view text) {
+  // Most names are printable ASCII: nothing to decode.
+  if (std::ranges::all_of(text, [](char c) { return c >= 0x20 && c < 0x7F; })) return std::string(text);
   const auto needs_escape = [&] {
     for (std::string_view rest = text; !rest.empty();) {
       const std::size_t n = utf8_sequence_length(rest);
