@@ -111,7 +111,7 @@ TEST(HtmlReport, IsOneSelfContainedDocument) {
 constexpr std::string_view kSectionOrder[] = {
     "summary",    "bottlenecks", "recommendations", "hot-paths", "most-called", "throughput", "compute",    "allocators",
     "call-tree",  "timeline",    "threads",         "memory",    "heap",         "cpu",        "gpu",
-    "gpu-scopes", "metrics",     "critical-path",   "insights",  "completeness", "diagnostics"};
+    "gpu-scopes", "metrics",     "critical-path",   "insights",  "annotations", "completeness", "diagnostics"};
 
 // The values of `attribute`="..." in `html`, in order.
 std::vector<std::string> attribute_values(std::string_view html, std::string_view attribute) {
@@ -164,7 +164,7 @@ TEST(HtmlReport, SectionsAppearInOrder) {
   EXPECT_EQ(section_ids(rich),
             (std::vector<std::string>{"summary", "bottlenecks", "recommendations", "hot-paths", "most-called", "throughput",
                                       "allocators", "call-tree", "timeline", "threads", "memory", "insights",
-                                      "completeness", "diagnostics"}));
+                                      "annotations", "completeness", "diagnostics"}));
   expect_sections_in_order(rich, "rich profile");
   Profile compute = testing::export_profile();
   compute.scopes[2].flops = 4e9;
@@ -210,8 +210,8 @@ TEST(HtmlReport, EveryUserStringAppearsEscaped) {
   for (const Diagnostic& d : p.diagnostics) EXPECT_TRUE(has(html, report::html::escape(d.message))) << d.message;
   ASSERT_FALSE(p.annotations.empty());
   for (const auto& [key, value] : p.annotations) {
-    EXPECT_TRUE(has(html, "<dt>" + report::html::escape(key) + " (annotation)</dt><dd>" + report::html::escape(value) +
-                              "</dd>"))
+    EXPECT_TRUE(has(html, "<td class=\"name\" title=\"" + report::html::escape(key) + "\">" + report::html::escape(key) +
+                              "</td><td>" + report::html::escape(value) + "</td>"))
         << key;
   }
   EXPECT_FALSE(has(html, "<script>alert(2)"));

@@ -151,18 +151,22 @@ TEST(ReportSections, AboutStatesHostCpuClockAndInstrumentedTime) {
   EXPECT_EQ(fact(p, about, "Threads"), "2");
   EXPECT_EQ(fact(p, about, "Session duration"), "250 ms");
   EXPECT_EQ(fact(p, about, "Clock source"), "tsc, 0.25 ns per tick");
-  const std::string instrumented = fact(p, about, "Instrumented time");
-  EXPECT_TRUE(instrumented.starts_with("100 ms")) << instrumented;
-  EXPECT_NE(instrumented.find("sum over threads of top-level scope time"), std::string::npos);
-  EXPECT_NE(instrumented.find("denominator"), std::string::npos);
+  // One line each: what instrumented time is, the summary's card says (ReportSections.SummaryCardsCarryUnits).
+  EXPECT_EQ(fact(p, about, "Instrumented time"), "100 ms");
   for (const auto& [label, value] : facts_of(p, about)) EXPECT_EQ(label.find("annotation"), std::string::npos);
+}
 
+TEST(ReportSections, AnnotationsAreATableOfKeysAndValues) {
+  Profile p = testing::export_profile();
+  EXPECT_TRUE(build(report::sections::annotations, report::analyse(p)).empty());
   p.annotations = {{"batch_size", "32"}, {"note", "a | b"}};
-  const report::ReportData annotated = report::analyse(p);
-  const auto facts = facts_of(p, report::sections::about(annotated));
-  ASSERT_GE(facts.size(), 2u);
-  EXPECT_EQ(facts[facts.size() - 2], (std::pair<std::string, std::string>{"batch_size (annotation)", "32"}));
-  EXPECT_EQ(facts.back(), (std::pair<std::string, std::string>{"note (annotation)", "a | b"}));
+  const Section s = only_section(report::sections::annotations, p);
+  EXPECT_EQ(s.id, "annotations");
+  EXPECT_TRUE(says(p, s, "Profiler::annotate"));
+  const Table* t = table_of(s, "annotations-table");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(headers(*t), (Row{"Key", "Value"}));
+  EXPECT_EQ(rows_of(*t), (std::vector<Row>{{"batch_size", "32"}, {"note", "a | b"}}));
 }
 
 TEST(ReportSections, AboutOfAnEmptyProfileSaysUnknown) {
@@ -190,6 +194,8 @@ TEST(ReportSections, SummaryCardsCarryUnits) {
   };
   EXPECT_EQ(card("Session duration").value, "123 ms");
   EXPECT_EQ(card("Instrumented time").value, "120 ms");
+  // The denominator of every percentage of instrumented time, said where the number is.
+  EXPECT_EQ(card("Instrumented time").detail, "top-level scopes summed over threads; the 100% of every percentage");
   EXPECT_EQ(card("Scopes recorded").value, "7");
   EXPECT_EQ(card("Scopes recorded").detail, "4 distinct names");
   EXPECT_EQ(card("Threads").value, "2");

@@ -28,6 +28,7 @@ constexpr SectionBuilder kProfileSections[] = {
     sections::metrics,
     sections::critical_path,
     sections::insights,
+    sections::annotations,
     sections::completeness,
     sections::diagnostics,
 };

@@ -35,6 +35,7 @@ void gpu(const ReportData& data, std::vector<Section>& out);              ///< G
 void metrics(const ReportData& data, std::vector<Section>& out);
 void critical_path(const ReportData& data, std::vector<Section>& out);
 void insights(const ReportData& data, std::vector<Section>& out);
+void annotations(const ReportData& data, std::vector<Section>& out);      ///< Profiler::annotate keys and values
 void completeness(const ReportData& data, std::vector<Section>& out);
 void diagnostics(const ReportData& data, std::vector<Section>& out);
 }  // namespace sections

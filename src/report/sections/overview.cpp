@@ -59,13 +59,8 @@ Facts about(const ReportData& data) {
   if (!meta.clock.source.empty()) {
     add("Clock source", text(fmt::format("{}, {:.4g} ns per tick", meta.clock.source, meta.clock.ns_per_tick)));
   }
-  add("Instrumented time",
-      Sentence()
-          .duration(data.instrumented_ns)
-          .words(" (the sum over threads of top-level scope time: the denominator of every percentage of "
-                 "instrumented time)"));
-  // What the program said about the run (Profiler::annotate), each under its own key.
-  for (const auto& [key, value] : profile.annotations) add(fmt::format("{} (annotation)", key), text(value));
+  // What it is, the summary's card says: facts about the run stay one line each.
+  add("Instrumented time", Sentence().duration(data.instrumented_ns));
   return facts;
 }
 
