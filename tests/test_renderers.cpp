@@ -208,6 +208,22 @@ TEST(Renderers, OnlyFormatsThatShowPicturesDrawThem) {
   EXPECT_EQ(drawn, 1);
 }
 
+// A profile whose GPU tracing ran but recorded nothing (no device, no op), and an empty profile:
+// every format writes its report without throwing.
+TEST(Renderers, EdgeProfilesRenderInEveryFormat) {
+  Profile traced = testing::export_profile();
+  traced.gpu.summary.traced = true;
+  const Profile empty;
+  for (const Profile* profile_of : {static_cast<const Profile*>(&traced), &empty}) {
+    const Profile& profile = *profile_of;
+    const report::ReportData data = report::analyse(profile);
+    const Document document = report::profile_document(data);
+    EXPECT_FALSE(text_of(document).empty());
+    EXPECT_FALSE(markdown_of(document).empty());
+    EXPECT_FALSE(html_of(document).empty());
+  }
+}
+
 TEST(Renderers, AFailedStreamIsAnError) {
   std::ostringstream out;
   out.setstate(std::ios::badbit);
