@@ -146,6 +146,13 @@ TEST(Cli, ReportPrintsAndWritesEveryFormat) {
   const CliRun full = run_cli("report " + profile + " --full-names");
   ASSERT_EQ(full.status, 0) << full.output;
   EXPECT_GE(full.output.size(), text.output.size());
+  // --rows: every list as long as asked; 0 is refused with the range.
+  const CliRun two = run_cli("report " + profile + " --rows 2");
+  ASSERT_EQ(two.status, 0) << two.output;
+  EXPECT_NE(two.output.find("Top 2 of "), std::string::npos) << two.output;
+  const CliRun zero = run_cli("report " + profile + " --rows 0");
+  EXPECT_EQ(zero.status, 2) << zero.output;
+  EXPECT_NE(zero.output.find("--rows"), std::string::npos) << zero.output;
   const CliRun md = run_cli("report " + profile + " --format md");
   EXPECT_EQ(md.status, 0);
   EXPECT_NE(md.output.find("| "), std::string::npos);

@@ -649,5 +649,24 @@ TEST(ThroughputSection, NoneWithoutItems) {
   EXPECT_TRUE(build(report::sections::throughput, data).empty());
 }
 
+TEST(ReportLimits, RowsSetsEveryListAndZeroKeepsTheDefaults) {
+  const report::ReportLimits defaults;
+  const report::ReportLimits same = defaults.with_rows(0);
+  EXPECT_EQ(same.hot_paths, defaults.hot_paths);
+  EXPECT_EQ(same.most_called, defaults.most_called);
+  const report::ReportLimits wide = defaults.with_rows(2000);
+  for (const std::size_t limit : {wide.hot_paths, wide.most_called, wide.allocators, wide.leak_sites, wide.cpu_functions,
+                                  wide.hot_lines, wide.cpu_scopes, wide.kernels, wide.gpu_leaks, wide.critical_path_scopes,
+                                  wide.critical_path_steps, wide.call_tree.max_rows})
+    EXPECT_EQ(limit, 2000u);
+  // --rows 40 on a profile of 40 scopes: every scope in the hot-path tables, no "top N of M".
+  const Profile p = many_scopes(40);
+  const Section s = only_section(report::sections::hot_paths, p, defaults.with_rows(40));
+  const Table* t = table_of(s, "hot-total");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->rows.size(), 40u);
+  EXPECT_FALSE(says(p, s, "Top "));
+}
+
 }  // namespace
 }  // namespace nnprof

@@ -1,6 +1,7 @@
 // Report: a profile ready to be read by a person.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
@@ -74,6 +75,10 @@ struct ReportOptions {
   /// suffixes) instead of its readable form ("matmul<…>"). The full signature is always in the
   /// HTML title of the cell and in the JSON report. `nnprof report --full-names`.
   bool full_names = false;
+  /// How many rows each ranking and list shows (hot paths, most called, allocators, leak sites,
+  /// CPU functions and lines, kernels, critical-path steps, call-tree lines); 0: the defaults (30
+  /// hot paths, 15 most called, ...). `nnprof report --rows N`.
+  std::size_t rows = 0;
 };
 
 /// A snapshot of a profiler, rendered on demand. `std::cout << report` prints the text

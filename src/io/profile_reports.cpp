@@ -17,7 +17,7 @@ template <typename Render>
 void write_profile_document(const Profile& whole, const ReportOptions& options, std::ostream& out, Render write) {
   std::optional<Profile> storage;
   const Profile& profile = render::with_capped_names(whole, storage);
-  report::ReportLimits limits;
+  report::ReportLimits limits = report::ReportLimits{}.with_rows(options.rows);
   limits.full_names = options.full_names;
   const report::ReportData data = report::analyse(profile, limits);
   write(report::profile_document(data), out);

@@ -30,6 +30,16 @@ CpuData analyse_cpu(const Profile& profile, const ReportLimits& limits) {
 
 }  // namespace
 
+ReportLimits ReportLimits::with_rows(std::size_t rows) const {
+  ReportLimits limits = *this;
+  if (rows == 0) return limits;
+  for (std::size_t* limit : {&limits.hot_paths, &limits.most_called, &limits.allocators, &limits.leak_sites,
+                             &limits.cpu_functions, &limits.hot_lines, &limits.cpu_scopes, &limits.kernels,
+                             &limits.gpu_leaks, &limits.critical_path_scopes, &limits.critical_path_steps, &limits.call_tree.max_rows})
+    *limit = rows;
+  return limits;
+}
+
 ReportData analyse(const Profile& profile, const ReportLimits& limits) {
   ReportData data;
   data.profile = &profile;

@@ -52,6 +52,11 @@ struct ReportLimits {
   std::size_t cpu_call_graph_functions = 10;  ///< hottest functions whose callers and callees are kept
   std::size_t hot_lines_kept = 50;
   std::size_t cpu_scope_top_kept = 5;          ///< hottest functions kept per scope
+
+  /// These limits with every list of rows (rankings, allocators, leak sites, functions, hot lines,
+  /// scopes, kernels, critical-path rows, tree rows) at `rows` (--rows: every scope in a sortable
+  /// HTML table, say); 0 keeps them.
+  [[nodiscard]] ReportLimits with_rows(std::size_t rows) const;
 };
 
 /// CPU sampling results (empty unless profile.cpu.sampled).

@@ -131,6 +131,10 @@ Action add_report_command(CLI::App& app) {
   cmd->add_flag("--full-names", options->full_names,
                 "Show functions' full signatures in tables (template arguments, parameters, clone suffixes) "
                 "instead of their readable form; the HTML title and the JSON always hold them");
+  cmd->add_option("--rows", options->rows,
+                  "Rows of each ranking and list (hot paths, allocators, functions, kernels, call-tree lines); "
+                  "default: 30 hot paths, 15 most called, 20 functions, ...")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
   return [cmd, o, root, critical, options]() -> int {
     if (!cmd->parsed()) return -1;
     if (critical->count() > 0) {
