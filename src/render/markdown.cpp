@@ -77,7 +77,8 @@ class MarkdownWriter {
     if (b.items.empty()) out_ << sentence(b.none) << "\n\n";
     for (std::size_t i = 0; i < b.items.size(); ++i) {
       const Recommendation& r = b.items[i];
-      out_ << fmt::format("{}. **{}** ({})\n", i + 1, sentence(r.title), sentence(r.gain));
+      // Not bold: the title's scope names are bold already, and bold does not nest.
+      out_ << fmt::format("{}. {} ({})\n", i + 1, sentence(r.title), sentence(r.gain));
       out_ << "   - Evidence: " << sentence(r.evidence) << '\n';
       for (const Sentence& step : r.steps) out_ << "   - " << sentence(step) << '\n';
     }
