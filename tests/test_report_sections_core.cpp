@@ -233,7 +233,8 @@ TEST(ReportSections, BottlenecksAreTheFindingsOfTheAnalysis) {
     EXPECT_EQ(findings[0]->items[i].description, data.bottlenecks[i].description);
   }
   EXPECT_EQ(render::text_of(p, findings[0]->none), render::text_of(p, analysis::no_bottlenecks(p)));
-  EXPECT_TRUE(build(report::sections::bottlenecks, report::analyse(Profile{})).empty());
+  const Profile empty;
+  EXPECT_TRUE(build(report::sections::bottlenecks, report::analyse(empty)).empty());
 }
 
 TEST(ReportSections, RecommendationsCarryGainEvidenceAndSteps) {
@@ -250,7 +251,8 @@ TEST(ReportSections, RecommendationsCarryGainEvidenceAndSteps) {
     EXPECT_EQ(lists[0]->items[i].steps, data.advice[i].steps);
   }
   EXPECT_EQ(lists[0]->none, analysis::no_advice());
-  EXPECT_TRUE(build(report::sections::recommendations, report::analyse(Profile{})).empty());
+  const Profile empty;
+  EXPECT_TRUE(build(report::sections::recommendations, report::analyse(empty)).empty());
 }
 
 // ---- hot paths, most called, allocators ---------------------------------------------
@@ -338,7 +340,8 @@ TEST(ReportSections, LongRankingsSayHowManyAreShown) {
 }
 
 TEST(ReportSections, RankingsAreLeftOutWithoutScopes) {
-  const report::ReportData data = report::analyse(Profile{});
+  const Profile empty;
+  const report::ReportData data = report::analyse(empty);
   EXPECT_TRUE(build(report::sections::hot_paths, data).empty());
   EXPECT_TRUE(build(report::sections::most_called, data).empty());
   EXPECT_TRUE(build(report::sections::allocators, data).empty());
@@ -434,7 +437,8 @@ TEST(ReportSections, ComputeTableNoteAndRoofline) {
   ASSERT_EQ(pictures.size(), 1u);
   EXPECT_NE(pictures[0]->html().find("<svg class=\"roofline\""), std::string::npos);
 
-  EXPECT_TRUE(build(report::sections::compute, report::analyse(testing::export_profile())).empty());
+  const Profile no_flops = testing::export_profile();
+  EXPECT_TRUE(build(report::sections::compute, report::analyse(no_flops)).empty());
 }
 
 // ---- call tree ----------------------------------------------------------------------

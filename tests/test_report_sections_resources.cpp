@@ -91,7 +91,8 @@ TEST(MemorySection, WithoutCountersOnlyTheHintOrNothingWithHeapTracking) {
   EXPECT_EQ(paragraphs(p, sections[0]),
             (Row{"No memory counters were recorded: report allocations with record_alloc/record_free to see memory "
                  "over time."}));
-  EXPECT_TRUE(build(report::sections::memory, report::analyse(testing::heap_profile())).empty());
+  const Profile heap_only = testing::heap_profile();
+  EXPECT_TRUE(build(report::sections::memory, report::analyse(heap_only)).empty());
 }
 
 TEST(MemorySection, BesideTheHeapWhenBothWereRecorded) {
@@ -224,7 +225,8 @@ TEST(HeapSection, FindingsOrTheThresholdsNotPassed) {
 }
 
 TEST(HeapSection, NoneWithoutHeapTracking) {
-  EXPECT_TRUE(build(report::sections::heap, report::analyse(testing::export_profile())).empty());
+  const Profile untracked = testing::export_profile();
+  EXPECT_TRUE(build(report::sections::heap, report::analyse(untracked)).empty());
 }
 
 // ---- CPU samples ----------------------------------------------------------------------------
@@ -361,7 +363,8 @@ TEST(CpuSection, LimitsAreHonouredAndSaid) {
 }
 
 TEST(CpuSection, NoneWithoutSamplingAndNoFunctionsWithoutStacks) {
-  EXPECT_TRUE(build(report::sections::cpu_samples, report::analyse(testing::export_profile())).empty());
+  const Profile unsampled = testing::export_profile();
+  EXPECT_TRUE(build(report::sections::cpu_samples, report::analyse(unsampled)).empty());
   Profile p = testing::cpu_profile();
   for (CpuSample& sample : p.cpu_samples) sample.stack = kNone;
   const auto sections = build(report::sections::cpu_samples, report::analyse(p));
@@ -684,7 +687,8 @@ TEST(GpuSection, KernelNamesStayWholeInCellsAndEscapedInBars) {
 }
 
 TEST(GpuSection, NoneWithoutTracing) {
-  EXPECT_TRUE(build(report::sections::gpu, report::analyse(testing::export_profile())).empty());
+  const Profile untraced = testing::export_profile();
+  EXPECT_TRUE(build(report::sections::gpu, report::analyse(untraced)).empty());
 }
 
 // ---- metrics ------------------------------------------------------------------------------
@@ -746,7 +750,8 @@ TEST(MetricsSection, ChartsStopAtTheirLimitAndSaySo) {
 }
 
 TEST(MetricsSection, NoneWithoutMetrics) {
-  EXPECT_TRUE(build(report::sections::metrics, report::analyse(testing::export_profile())).empty());
+  const Profile no_metrics = testing::export_profile();
+  EXPECT_TRUE(build(report::sections::metrics, report::analyse(no_metrics)).empty());
 }
 
 // ---- critical path --------------------------------------------------------------------------

@@ -107,7 +107,9 @@ struct ReportData {
   std::optional<CriticalPath> critical_path;  ///< when the profile has flows
 };
 
-/// Runs every analysis the report needs on `profile`, once.
+/// Runs every analysis the report needs on `profile`, once. The result points into `profile`.
 [[nodiscard]] ReportData analyse(const Profile& profile, const ReportLimits& limits = {});
+/// A temporary profile would be gone before its ReportData is read.
+ReportData analyse(const Profile&& profile, const ReportLimits& limits = {}) = delete;
 
 }  // namespace nnprof::report
