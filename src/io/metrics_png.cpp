@@ -172,7 +172,10 @@ Distribution distribution(const MetricSeries& m) {
 
 // Counters and gauges: the value over time, each pixel column folded to its min and max.
 void draw_series(cairo_t* cr, const MetricSeries& m, const Area& a, std::uint64_t end_ns) {
-  const auto [lo, hi] = series_range(m);
+  const auto range = series_range(m);
+  // Named, not a structured binding: clang 14 (the fuzz build) cannot capture those in a lambda.
+  const double lo = range.lo;
+  const double hi = range.hi;
   const double end = static_cast<double>(end_ns);
   const auto x = [&](std::uint64_t t) { return a.x0 + a.w() * std::min(static_cast<double>(t) / end, 1.0); };
   const auto y = [&](double v) { return a.y1 - a.h() * (v - lo) / (hi - lo); };
