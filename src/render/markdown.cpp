@@ -109,32 +109,49 @@ class MarkdownWriter {
   // A table padded so that the raw file reads as a table too; right-aligned columns ruled "--:".
   void grid(const std::vector<std::string>& headers, const std::vector<Align>& aligns,
             const std::vector<std::vector<std::string>>& rows) {
-    std::vector<std::size_t> widths;
-    for (const std::string& h : headers) widths.push_back(std::max<std::size_t>(3, report::display_width(h)));
-    for (const auto& row : rows)
-      for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i)
-        widths[i] = std::max(widths[i], report::display_width(row[i]));
-    const auto line = [&](const std::vector<std::string>& cells) {
-      std::string text = "|";
-      for (std::size_t i = 0; i < widths.size(); ++i) {
-        const std::string cell = i < cells.size() ? cells[i] : std::string();
-        const std::string padding(widths[i] - report::display_width(cell), ' ');
-        text += ' ';
-        text += aligns[i] == Align::Right ? padding + cell : cell + padding;
-        text += " |";
+    // Each cell measured once; the table built in one string and written once.
+    const std::size_t n = headers.size();
+    std::vector<std::size_t> widths(n, 3);
+    std::vector<std::size_t> cell_widths;
+    cell_widths.reserve((rows.size() + 1) * n);
+    const auto measure = [&](const std::vector<std::string>& cells) {
+      for (std::size_t i = 0; i < n; ++i) {
+        cell_widths.push_back(i < cells.size() ? report::display_width(cells[i]) : 0);
+        widths[i] = std::max(widths[i], cell_widths.back());
       }
-      out_ << text << '\n';
+    };
+    measure(headers);
+    for (const auto& row : rows) measure(row);
+    std::string table;
+    std::size_t at = 0;
+    const auto line = [&](const std::vector<std::string>& cells) {
+      table += '|';
+      for (std::size_t i = 0; i < n; ++i, ++at) {
+        const std::size_t padding = widths[i] - cell_widths[at];
+        table += ' ';
+        if (aligns[i] == Align::Right) table.append(padding, ' ');
+        if (i < cells.size()) table += cells[i];
+        if (aligns[i] != Align::Right) table.append(padding, ' ');
+        table += " |";
+      }
+      table += '\n';
     };
     line(headers);
-    std::string rule = "|";
-    for (std::size_t i = 0; i < widths.size(); ++i) {
-      rule += ' ';
-      rule += aligns[i] == Align::Right ? std::string(widths[i] - 1, '-') + ":" : std::string(widths[i], '-');
-      rule += " |";
+    table += '|';
+    for (std::size_t i = 0; i < n; ++i) {
+      table += ' ';
+      if (aligns[i] == Align::Right) {
+        table.append(widths[i] - 1, '-');
+        table += ':';
+      } else {
+        table.append(widths[i], '-');
+      }
+      table += " |";
     }
-    out_ << rule << '\n';
+    table += '\n';
     for (const auto& row : rows) line(row);
-    out_ << '\n';
+    table += '\n';
+    out_ << table;
   }
 
   // A tree as nested list items: "- **name**: Calls 3, Total 1.00 ms, ...". Two spaces per

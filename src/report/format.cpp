@@ -279,52 +279,50 @@ std::vector<std::size_t> TextTable::widths() const {
   return result;
 }
 
-namespace {
-
-void write_line(std::ostream& out, std::string_view indent, const std::vector<TableColumn>& columns,
-                const std::vector<std::size_t>& widths, const std::vector<std::string>& cells) {
-  std::string line(indent);
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    if (i > 0) line += "  ";
-    // Padding by display width rather than bytes keeps "12.3 µs" aligned with "1.23 ms".
-    const std::string padding(widths[i] - display_width(cells[i]), ' ');
-    if (columns[i].align == Align::Right) {
-      line += padding;
-      line += cells[i];
-    } else {
-      line += cells[i];
-      line += padding;
-    }
-  }
-  // A left-aligned last column would leave trailing spaces, which diffs and tests trip on.
-  line.erase(line.find_last_not_of(' ') + 1);
-  out << line << '\n';
-}
-
-}  // namespace
-
 void TextTable::write(std::ostream& out, std::string_view indent) const {
   // Cells hold names as they are (the Markdown and HTML renderers escape them their way);
-  // plain text escapes them here, before the widths are measured.
-  TextTable shown(columns_);
-  for (TableColumn& column : shown.columns_) column.header = plain_text(column.header);
-  shown.rows_.reserve(rows_.size());
+  // plain text escapes them here, once, and measures each once: reports are tables.
+  const std::size_t n = columns_.size();
+  std::vector<std::string> text;
+  std::vector<std::size_t> width;
+  text.reserve((rows_.size() + 1) * n);
+  width.reserve((rows_.size() + 1) * n);
+  std::vector<std::size_t> column_width(n, 0);
+  const auto add = [&](std::string_view cell, std::size_t column) {
+    text.push_back(plain_text(cell));
+    width.push_back(display_width(text.back()));
+    column_width[column] = std::max(column_width[column], width.back());
+  };
+  for (std::size_t i = 0; i < n; ++i) add(columns_[i].header, i);
   for (const auto& row : rows_) {
-    std::vector<std::string> cells;
-    cells.reserve(row.size());
-    for (const std::string& cell : row) cells.push_back(plain_text(cell));
-    shown.rows_.push_back(std::move(cells));
+    for (std::size_t i = 0; i < n; ++i) add(i < row.size() ? std::string_view(row[i]) : std::string_view(), i);
   }
-  const std::vector<std::size_t> column_widths = shown.widths();
-  std::vector<std::string> headers;
-  std::vector<std::string> rule;
-  for (std::size_t i = 0; i < columns_.size(); ++i) {
-    headers.push_back(shown.columns_[i].header);
-    rule.emplace_back(column_widths[i], '-');
+  std::string lines;
+  const auto line = [&](const auto& cell_text, const auto& cell_width) {
+    const std::size_t start = lines.size();
+    lines += indent;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i > 0) lines += "  ";
+      // Padding by display width rather than bytes keeps "12.3 µs" aligned with "1.23 ms".
+      const std::size_t padding = column_width[i] - cell_width(i);
+      if (columns_[i].align == Align::Right) lines.append(padding, ' ');
+      lines += cell_text(i);
+      if (columns_[i].align != Align::Right) lines.append(padding, ' ');
+    }
+    // A left-aligned last column would leave trailing spaces, which diffs and tests trip on.
+    const std::size_t end = lines.find_last_not_of(' ');
+    lines.resize(end == std::string::npos || end < start ? start : end + 1);
+    lines += '\n';
+  };
+  for (std::size_t r = 0; r <= rows_.size(); ++r) {
+    const std::size_t base = r * n;
+    line([&](std::size_t i) -> const std::string& { return text[base + i]; },
+         [&](std::size_t i) { return width[base + i]; });
+    if (r == 0) {
+      line([&](std::size_t i) { return std::string(column_width[i], '-'); }, [&](std::size_t i) { return column_width[i]; });
+    }
   }
-  write_line(out, indent, columns_, column_widths, headers);
-  write_line(out, indent, columns_, column_widths, rule);
-  for (const auto& row : shown.rows_) write_line(out, indent, columns_, column_widths, row);
+  out << lines;
 }
 
 std::string TextTable::str(std::string_view indent) const {
