@@ -472,15 +472,21 @@ class HtmlWriter {
       append_escaped(out_, c.title.empty() ? c.text : c.title);
       out_ += '"';
     }
+    value_and_text(c);
+    out_ += "</td>";
+  }
+
+  // What every numeric cell ends with, in a table or a tree: its raw value for sorting, the
+  // closing '>', a bar when it is a share, and its text.
+  void value_and_text(const Cell& c) {
     if (c.numeric()) append(out_, " data-v=\"{}\"", c.value);
     out_ += '>';
     if (c.bar && c.numeric())
       append(out_, "<span class=\"bar\"><i style=\"width:{:.1f}%\"></i></span>", std::clamp(c.value * 100.0, 0.0, 100.0));
     append_escaped(out_, c.text);
-    out_ += "</td>";
   }
 
-  void tree_cells(const Table& b, const std::vector<Cell>& row) {
+  void tree_cells(const std::vector<Cell>& row) {
     for (std::size_t i = 0; i < row.size(); ++i) {
       const Cell& c = row[i];
       if (i == 0) {
@@ -492,14 +498,9 @@ class HtmlWriter {
         continue;
       }
       out_ += c.bar ? "<span class=\"c p\"" : "<span class=\"c\"";
-      if (c.numeric()) append(out_, " data-v=\"{}\"", c.value);
-      out_ += '>';
-      if (c.bar && c.numeric())
-        append(out_, "<span class=\"bar\"><i style=\"width:{:.1f}%\"></i></span>", std::clamp(c.value * 100.0, 0.0, 100.0));
-      append_escaped(out_, c.text);
+      value_and_text(c);
       out_ += "</span>";
     }
-    (void)b;
   }
 
   // The rows as nested <details>: a row followed by deeper rows opens one, closed where its last
@@ -527,12 +528,12 @@ class HtmlWriter {
       const std::uint32_t next_depth = r + 1 < b.rows.size() ? depth_of(r + 1) : 0;
       if (next_depth > depth) {
         append(out_, "<details{}><summary class=\"row\">", depth <= kTreeOpenDepth ? " open" : "");
-        tree_cells(b, b.rows[r]);
+        tree_cells(b.rows[r]);
         out_ += "</summary><div class=\"kids\">\n";
         open.push_back(depth);
       } else {
         out_ += "<div class=\"row leaf\">";
-        tree_cells(b, b.rows[r]);
+        tree_cells(b.rows[r]);
         out_ += "</div>\n";
       }
       while (!open.empty() && open.back() >= next_depth) {
