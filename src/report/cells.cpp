@@ -143,17 +143,31 @@ Cell fraction_cell(double fraction) {
   return Cell::share(report::format_percent(fraction), fraction);
 }
 
-Cell scope_cell(const Profile& profile, StringId name, std::string_view path) {
-  const std::string& full = profile.str(name);
-  std::string shown = report::capped_name(full);
-  // The title shows what the cell cannot: the scope's path, or the name the cap cut. Both are
+Cell name_cell(std::string_view shown, std::string_view full) {
+  std::string capped = report::capped_name(shown);
+  // The title shows what the cell cannot: the full form, or the name the cap cut. Both are
   // capped too, so that a 10 MB name costs a report no more than a page of text.
-  std::string title = !path.empty()             ? report::capped_name(path, report::kTextDisplayLimit)
-                      : shown.size() != full.size() ? report::capped_name(full, report::kTextDisplayLimit)
-                                                    : std::string();
-  Cell cell = Cell::named(std::move(shown));
+  std::string title = !full.empty()                   ? report::capped_name(full, report::kTextDisplayLimit)
+                      : capped.size() != shown.size() ? report::capped_name(shown, report::kTextDisplayLimit)
+                                                      : std::string();
+  Cell cell = Cell::named(std::move(capped));
   cell.title = std::move(title);
   return cell;
+}
+
+Cell scope_cell(const Profile& profile, StringId name, std::string_view path) { return name_cell(profile.str(name), path); }
+
+Cell rank_cell(std::size_t index) { return count_cell(index + 1); }
+Cell not_known() { return absent("n/a"); }
+Cell signed_bytes_cell(std::int64_t bytes) {
+  return Cell::number(report::format_bytes(bytes), static_cast<double>(bytes));
+}
+
+Column left(std::string header, std::string key) { return {std::move(header), Align::Left, std::move(key)}; }
+Column right(std::string header, std::string key) { return {std::move(header), Align::Right, std::move(key)}; }
+
+void say_top_of(Section& section, std::size_t shown, std::size_t total, std::string_view noun) {
+  if (shown < total) section.say(top_of(shown, total, noun));
 }
 
 Cell function_cell(std::string_view demangled, bool full_names) {

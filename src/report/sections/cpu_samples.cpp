@@ -9,8 +9,8 @@
 #include "analysis/cpu_profile.hpp"
 #include "analysis/function_name.hpp"
 #include "report/charts/html_charts.hpp"
+#include "report/cells.hpp"
 #include "report/sections.hpp"
-#include "report/sections/resource_cells.hpp"
 
 namespace nnprof::report::sections {
 namespace {
@@ -41,7 +41,6 @@ std::string callers_summary(const analysis::CpuCallers& calls, std::size_t max_e
   return out.empty() ? "no caller or callee sampled" : out;
 }
 
-using namespace resource;
 
 constexpr std::string_view kFlameHeading =
     "<h3>Flame graph</h3><p class=\"lead\">Every sampled stack merged, callers above callees (an icicle graph), "

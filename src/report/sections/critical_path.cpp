@@ -6,13 +6,12 @@
 
 #include "analysis/critical_path.hpp"
 #include "analysis/memory_findings.hpp"
+#include "report/cells.hpp"
 #include "report/sections.hpp"
-#include "report/sections/resource_cells.hpp"
 
 namespace nnprof::report::sections {
 namespace {
 
-using namespace resource;
 
 Table scopes_table(const Profile& profile, const CriticalPath& path, std::size_t max_rows) {
   Table table;

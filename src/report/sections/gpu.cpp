@@ -12,13 +12,12 @@
 #include "report/gpu_data.hpp"
 #include "report/html_escape.hpp"
 #include "report/charts/html_charts.hpp"
+#include "report/cells.hpp"
 #include "report/sections.hpp"
-#include "report/sections/resource_cells.hpp"
 
 namespace nnprof::report::sections {
 namespace {
 
-using namespace resource;
 using report::GpuReportData;
 
 std::string kernel_name(const Profile& profile, const report::GpuKernelSummary& k) {

@@ -7,13 +7,12 @@
 #include "analysis/memory_findings.hpp"
 #include "analysis/rankings.hpp"
 #include "report/charts/html_charts.hpp"
+#include "report/cells.hpp"
 #include "report/sections.hpp"
-#include "report/sections/resource_cells.hpp"
 
 namespace nnprof::report::sections {
 namespace {
 
-using namespace resource;
 
 // The sampled stack of a leak site, one frame per line: the title of its "allocated at" cell.
 std::string stack_text(const Profile& profile, const LeakSite& site) {

@@ -4,12 +4,11 @@
 
 #include "analysis/facts.hpp"
 #include "report/charts/html_charts.hpp"
+#include "report/cells.hpp"
 #include "report/sections.hpp"
-#include "report/sections/resource_cells.hpp"
 
 namespace nnprof::report::sections {
 
-using namespace resource;
 
 void memory(const ReportData& data, std::vector<Section>& out) {
   const Profile& profile = *data.profile;

@@ -11,13 +11,12 @@
 #include "report/html_escape.hpp"
 #include "report/metric_values.hpp"
 #include "model/metric_builder.hpp"
+#include "report/cells.hpp"
 #include "report/sections.hpp"
-#include "report/sections/resource_cells.hpp"
 
 namespace nnprof::report::sections {
 namespace {
 
-using namespace resource;
 
 // A metric value in its unit, its raw value kept; "n/a" where there is none.
 Cell metric_cell(double value, const std::string& unit) {
