@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "report/format.hpp"
+#include "report/cells.hpp"
 #include "report/comparison_sections.hpp"
 
 namespace nnprof::report {
@@ -57,12 +58,6 @@ Cell change(double a, double b) {
   return Cell::number(fmt::format("{:+.1f}%", fraction * 100.0), fraction);
 }
 
-Cell name(std::string_view name) {
-  Cell cell = Cell::words(report::capped_name(name));
-  cell.name = true;
-  return cell;
-}
-
 namespace {
 
 const char* test_label(CompareTest t) {
@@ -94,11 +89,11 @@ Table change_table(std::string id, const std::vector<const ScopeChange*>& rows) 
                {"Verdict", Align::Left, "verdict"}};
   for (const ScopeChange* s : rows) {
     const bool has_ratio = s->ratio > 0.0;
-    t.row({name(s->name),
-           Cell::number(report::format_count(s->a.calls), static_cast<double>(s->a.calls)),
-           Cell::number(report::format_count(s->b.calls), static_cast<double>(s->b.calls)),
-           Cell::number(report::format_duration(s->a.mean_ns), s->a.mean_ns),
-           Cell::number(report::format_duration(s->b.mean_ns), s->b.mean_ns),
+    t.row({name_cell(s->name),
+           count_cell(s->a.calls),
+           count_cell(s->b.calls),
+           duration_cell(s->a.mean_ns),
+           duration_cell(s->b.mean_ns),
            has_ratio ? Cell::number(fmt::format("{:.2f}x", s->ratio), s->ratio) : Cell::words("n/a"),
            has_ratio ? Cell::number(fmt::format("{:+.1f}%", s->change * 100.0), s->change) : Cell::words("n/a"),
            Cell::number(signed_duration(s->total_delta_ns), static_cast<double>(s->total_delta_ns)),
@@ -109,13 +104,30 @@ Table change_table(std::string id, const std::vector<const ScopeChange*>& rows) 
   return t;
 }
 
+Section top_changes(std::string id, std::string_view title_noun, std::string_view verdict, std::string_view effect,
+                    const std::vector<const ScopeChange*>& rows, std::size_t total) {
+  Section section{id, fmt::format("Top {} {}", kComparisonTop, title_noun), {}};
+  if (rows.empty()) {
+    section.say(Sentence().words(fmt::format("No scope {}.", verdict)));
+    return section;
+  }
+  section.say(total > rows.size() ? Sentence()
+                                        .count(rows.size())
+                                        .words(" of ")
+                                        .count(total)
+                                        .words(fmt::format(" {} scopes, by the time they {}.", verdict, effect))
+                                  : Sentence().words(fmt::format("By the time they {}.", effect)));
+  section.add(change_table(id + "-table", rows));
+  return section;
+}
+
 Table only_table(std::string id, const std::vector<ScopeOnly>& rows) {
   Table t;
   t.id = std::move(id);
   t.columns = {{"Scope", Align::Left, "scope"}, {"Calls", Align::Right, "calls"}, {"Total", Align::Right, "total"}};
   for (const ScopeOnly& s : rows)
-    t.row({name(s.name), Cell::number(report::format_count(s.calls), static_cast<double>(s.calls)),
-           Cell::number(report::format_duration(s.total_ns), static_cast<double>(s.total_ns))});
+    t.row({name_cell(s.name), count_cell(s.calls),
+           duration_cell(s.total_ns)});
   return t;
 }
 

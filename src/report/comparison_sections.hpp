@@ -24,10 +24,12 @@ std::string signed_bytes(std::int64_t bytes);
 std::string signed_count(std::int64_t n);
 /// The relative change from a to b ("+12.5%"), its raw value the fraction; "n/a" from nothing.
 Cell change(double a, double b);
-/// A scope's name, cut for display.
-Cell name(std::string_view name);
 /// One row per scope: calls, mean time per call, ratio and change, total delta, test, p, verdict.
 Table change_table(std::string id, const std::vector<const ScopeChange*>& rows);
+/// The section of the scopes judged `verdict` ("regressed", "improved") that `effect` ("added",
+/// "saved") the most time: at most kComparisonTop of the `total` so judged, or that none was.
+Section top_changes(std::string id, std::string_view title_noun, std::string_view verdict, std::string_view effect,
+                    const std::vector<const ScopeChange*>& rows, std::size_t total);
 /// One row per scope found in one run only: calls and total time.
 Table only_table(std::string id, const std::vector<ScopeOnly>& rows);
 }  // namespace compare_cells

@@ -57,12 +57,6 @@ const char* verdict_label(ScalingVerdict v) {
   return "Not judged";
 }
 
-Cell name(const std::string& name) {
-  Cell cell = Cell::words(name);
-  cell.name = true;
-  return cell;
-}
-
 }  // namespace model_cells
 
 Document model_comparison_document(const ModelComparison& full) {

@@ -22,8 +22,6 @@ Cell ratio(const std::optional<double>& ratio);
 std::string ratio_header(const ModelRatio& ratio);
 /// The verdict as a reader says it: "Linear or better", "Not judged".
 const char* verdict_label(ScalingVerdict verdict);
-/// A model's name.
-Cell name(const std::string& name);
 }  // namespace model_cells
 
 namespace sections {

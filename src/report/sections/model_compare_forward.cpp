@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "report/format.hpp"
+#include "report/cells.hpp"
 #include "report/model_comparison_sections.hpp"
 
 namespace nnprof::report::sections {
@@ -41,14 +42,14 @@ Table forward_table(const ModelComparison& c, std::string id, std::vector<Forwar
       if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
   const ModelRun& baseline = c.baseline();
   for (const std::string& name : names) {
-    std::vector<Cell> cells = {model_cells::name(name)};
+    std::vector<Cell> cells = {name_cell(name)};
     for (const ModelRun& m : c.models) {
       const ForwardPart* p = m.forward_calls > 0 ? find_part(m.*parts, name) : nullptr;
       if (p == nullptr) {
         cells.insert(cells.end(), {Cell::words("-"), Cell::words("-"), Cell::words("-")});
         continue;
       }
-      cells.push_back(Cell::number(report::format_duration(per_pass(m, *p)), per_pass(m, *p)));
+      cells.push_back(duration_cell(per_pass(m, *p)));
       cells.push_back(Cell::share(report::format_percent(p->time_share), p->time_share));
       cells.push_back(p->flops_share ? Cell::share(report::format_percent(*p->flops_share), *p->flops_share)
                                      : Cell::words("n/a"));

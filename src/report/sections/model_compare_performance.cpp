@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "report/cells.hpp"
 #include "report/format.hpp"
 #include "report/model_comparison_sections.hpp"
 
@@ -43,7 +44,7 @@ void model_compare_performance(const ModelComparison& c, std::vector<Section>& o
   };
   const auto none = [](const ModelRatio&) { return Cell::words(""); };
   row("Inferences",
-      [](const ModelRun& m) { return Cell::number(report::format_count(m.inferences), static_cast<double>(m.inferences)); },
+      [](const ModelRun& m) { return count_cell(m.inferences); },
       none);
   row("Total inference time",
       [](const ModelRun& m) {
@@ -60,7 +61,7 @@ void model_compare_performance(const ModelComparison& c, std::vector<Section>& o
       },
       none);
   row("Tokens generated",
-      [](const ModelRun& m) { return Cell::number(report::format_count(m.tokens), static_cast<double>(m.tokens)); }, none);
+      [](const ModelRun& m) { return count_cell(m.tokens); }, none);
   row("Tokens per second",
       [](const ModelRun& m) {
         return optional_cell(m.tokens_per_second, [](double v) { return report::format_rate(v, "tokens/s"); });
@@ -82,7 +83,7 @@ void model_compare_performance(const ModelComparison& c, std::vector<Section>& o
   // From the descriptions: known whether or not the model ran.
   std::vector<Cell> memory = {Cell::words("Weights + KV cache")};
   for (const ModelRun& m : c.models)
-    memory.push_back(Cell::number(report::format_bytes(m.model_bytes()), static_cast<double>(m.model_bytes())));
+    memory.push_back(bytes_cell(m.model_bytes()));
   for (const ModelRatio& r : c.ratios) memory.push_back(model_cells::ratio(r.model_bytes));
   t.row(std::move(memory));
   if (any_heap(c)) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/format.hpp"
+#include "report/cells.hpp"
 #include "report/model_comparison_sections.hpp"
 
 namespace nnprof::report::sections {
@@ -60,7 +61,7 @@ void model_compare_scaling(const ModelComparison& c, std::vector<Section>& out) 
                {"Efficiency (parameters)", Align::Right, "efficiency_parameters"},
                {"Verdict", Align::Left, "verdict"}};
   for (const ModelRatio& r : c.ratios) {
-    t.row({model_cells::name(r.model), model_cells::name(r.baseline), model_cells::ratio(r.parameters),
+    t.row({name_cell(r.model), name_cell(r.baseline), model_cells::ratio(r.parameters),
            model_cells::ratio(r.flops_per_token), model_cells::ratio(r.time_per_token), efficiency(r.efficiency_flops),
            efficiency(r.efficiency_parameters),
            Cell::words(r.basis.empty() ? std::string(verdict_label(r.verdict))
