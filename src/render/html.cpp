@@ -28,11 +28,14 @@ using report::html::append;
 using report::html::append_escaped;
 using report::html::escape;
 
-std::string code(std::string_view text) { return fmt::format("<code>{}</code>", escape(text)); }
-std::string bold(std::string_view marked_up) { return fmt::format("<b>{}</b>", marked_up); }
+void code(std::string& out, std::string_view text) {
+  out += "<code>";
+  append_escaped(out, text);
+  out += "</code>";
+}
 
 // Sentences on the page: scope names and code as <code>, the key figure bold.
-const render::Markup kHtml{escape, code, code, bold};
+const render::Markup kHtml{append_escaped, code, code, "<b>", "</b>"};
 
 // Tree levels shown expanded when the page opens.
 constexpr std::uint32_t kTreeOpenDepth = 2;

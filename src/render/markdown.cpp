@@ -3,6 +3,8 @@
 // and steps as lists. Pictures are left out: their numbers are in tables.
 #include <algorithm>
 #include <cstddef>
+#include <functional>
+#include <iterator>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -25,133 +27,187 @@ using namespace report;
 
 // A scope name as inline Markdown, bold so that it stands out in prose and list items (and so
 // that a name starting with "-" or "#" cannot open a list or a heading).
-std::string strong(std::string_view name) { return fmt::format("**{}**", markdown_escape(name)); }
+void strong(std::string& out, std::string_view name) {
+  out += "**";
+  append_markdown_escape(out, name);
+  out += "**";
+}
 
 // Backslash escapes do not apply inside a code span: the text goes in as it is (it is ours,
 // never a user string).
-std::string code_span(std::string_view code) { return fmt::format("`{}`", code); }
+void code_span(std::string& out, std::string_view code) {
+  out += '`';
+  out += code;
+  out += '`';
+}
 
-const render::Markup kMarkdown{markdown_escape, strong, code_span, render::unmarked};
+const render::Markup kMarkdown{append_markdown_escape, strong, code_span, "", ""};
 
+// The report is written into one string and handed to the stream once.
 class MarkdownWriter {
  public:
-  MarkdownWriter(const Document& document, std::ostream& out) : names_(names_of(document)), out_(out) {}
+  explicit MarkdownWriter(const Document& document) : names_(names_of(document)) {}
 
-  std::string sentence(const Sentence& s) const { return render::text_of(names_, s, kMarkdown); }
+  void sentence(std::string& out, const Sentence& s) const { render::append_text_of(out, names_, s, kMarkdown); }
+  void sentence(const Sentence& s) { sentence(out_, s); }
+  void escaped(std::string_view text) { append_markdown_escape(out_, text); }
+  void line(std::string_view lead, const Sentence& s) {
+    out_ += lead;
+    sentence(s);
+    out_ += '\n';
+  }
 
-  void operator()(const Subheading& b) { out_ << "### " << markdown_escape(b.title) << "\n\n"; }
-  void operator()(const Paragraph& b) { out_ << sentence(b.text) << "\n\n"; }
+  void operator()(const Subheading& b) {
+    out_ += "### ";
+    escaped(b.title);
+    out_ += "\n\n";
+  }
+  void operator()(const Paragraph& b) {
+    sentence(b.text);
+    out_ += "\n\n";
+  }
   void operator()(const Facts& b) {
-    std::vector<std::vector<std::string>> rows;
-    for (const Fact& fact : b.items) rows.push_back({markdown_escape(fact.label), sentence(fact.value)});
-    grid({"Measure", "Value"}, {Align::Left, Align::Left}, rows);
+    static const std::vector<Column> kColumns{{"Measure", Align::Left, ""}, {"Value", Align::Left, ""}};
+    grid(kColumns, b.items.size(), [&](std::string& cell, std::size_t r, std::size_t c) {
+      if (c == 0) append_markdown_escape(cell, b.items[r].label);
+      else sentence(cell, b.items[r].value);
+    });
   }
   void operator()(const Bullets& b) {
-    for (const Sentence& item : b.items) out_ << "- " << sentence(item) << '\n';
-    out_ << '\n';
+    for (const Sentence& item : b.items) line("- ", item);
+    out_ += '\n';
   }
   void operator()(const Table& b) {
     if (b.style == Table::Style::Tree) return tree(b);
-    std::vector<std::string> headers;
-    std::vector<Align> aligns;
-    for (const Column& c : b.columns) {
-      headers.push_back(markdown_escape(c.header));
-      aligns.push_back(c.align);
-    }
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& row : b.rows) {
-      std::vector<std::string> cells;
-      for (const Cell& cell : row) cells.push_back(markdown_escape(cell.text));
-      rows.push_back(std::move(cells));
-    }
-    grid(headers, aligns, rows);
+    grid(b.columns, b.rows.size(), [&](std::string& cell, std::size_t r, std::size_t c) {
+      if (c < b.rows[r].size()) append_markdown_escape(cell, b.rows[r][c].text);
+    });
   }
   void operator()(const Findings& b) {
-    if (b.items.empty()) out_ << "- " << sentence(b.none) << '\n';
-    for (const Finding& f : b.items)
-      out_ << fmt::format("- **{}** ({} severity): {} {}\n", markdown_escape(f.title), f.severity,
-                          sentence(f.description), sentence(f.suggestion));
-    out_ << '\n';
+    if (b.items.empty()) line("- ", b.none);
+    for (const Finding& f : b.items) {
+      out_ += "- **";
+      escaped(f.title);
+      out_ += "** (";
+      out_ += f.severity;
+      out_ += " severity): ";
+      sentence(f.description);
+      line(" ", f.suggestion);
+    }
+    out_ += '\n';
   }
   void operator()(const Recommendations& b) {
-    if (b.items.empty()) out_ << sentence(b.none) << "\n\n";
+    if (b.items.empty()) {
+      sentence(b.none);
+      out_ += "\n\n";
+    }
     for (std::size_t i = 0; i < b.items.size(); ++i) {
       const Recommendation& r = b.items[i];
       // Not bold: the title's scope names are bold already, and bold does not nest.
-      out_ << fmt::format("{}. {} ({})\n", i + 1, sentence(r.title), sentence(r.gain));
-      out_ << "   - Evidence: " << sentence(r.evidence) << '\n';
-      for (const Sentence& step : r.steps) out_ << "   - " << sentence(step) << '\n';
+      fmt::format_to(std::back_inserter(out_), "{}. ", i + 1);
+      sentence(r.title);
+      out_ += " (";
+      sentence(r.gain);
+      out_ += ")\n";
+      line("   - Evidence: ", r.evidence);
+      for (const Sentence& step : r.steps) line("   - ", step);
     }
-    if (!b.items.empty()) out_ << '\n';
+    if (!b.items.empty()) out_ += '\n';
   }
   void operator()(const Cards& b) {
     for (const Card& card : b.items) {
-      out_ << "- **" << markdown_escape(card.label) << "**: " << markdown_escape(card.value);
-      if (!card.detail.empty()) out_ << " (" << markdown_escape(card.detail) << ')';
-      out_ << '\n';
+      out_ += "- **";
+      escaped(card.label);
+      out_ += "**: ";
+      escaped(card.value);
+      if (!card.detail.empty()) {
+        out_ += " (";
+        escaped(card.detail);
+        out_ += ')';
+      }
+      out_ += '\n';
     }
-    out_ << '\n';
+    out_ += '\n';
   }
   void operator()(const Picture&) {}
 
   void write(const Document& document) {
-    out_ << "# " << markdown_escape(document.title) << "\n\n";
-    if (!document.subtitle.empty()) out_ << markdown_escape(document.subtitle) << "\n\n";
+    out_ += "# ";
+    escaped(document.title);
+    out_ += "\n\n";
+    if (!document.subtitle.empty()) {
+      escaped(document.subtitle);
+      out_ += "\n\n";
+    }
     if (!document.about.items.empty()) (*this)(document.about);
     for (const Section& section : document.sections) {
       if (only_pictures(section)) continue;
-      out_ << "## " << markdown_escape(section.title) << "\n\n";
+      out_ += "## ";
+      escaped(section.title);
+      out_ += "\n\n";
       for (const Block& block : section.blocks) std::visit(*this, block);
     }
   }
+  void flush_to(std::ostream& out) const { out.write(out_.data(), static_cast<std::streamsize>(out_.size())); }
 
  private:
   // A table padded so that the raw file reads as a table too; right-aligned columns ruled "--:".
-  void grid(const std::vector<std::string>& headers, const std::vector<Align>& aligns,
-            const std::vector<std::vector<std::string>>& rows) {
-    // Each cell measured once; the table built in one string and written once.
-    const std::size_t n = headers.size();
-    std::vector<std::size_t> widths(n, 3);
-    std::vector<std::size_t> cell_widths;
-    cell_widths.reserve((rows.size() + 1) * n);
-    const auto measure = [&](const std::vector<std::string>& cells) {
-      for (std::size_t i = 0; i < n; ++i) {
-        cell_widths.push_back(i < cells.size() ? report::display_width(cells[i]) : 0);
-        widths[i] = std::max(widths[i], cell_widths.back());
-      }
+  // `cell(arena, r, c)` appends row r's cell in column c, escaped; each cell is written into one
+  // arena and measured once.
+  void grid(const std::vector<Column>& columns, std::size_t rows,
+            const std::function<void(std::string&, std::size_t, std::size_t)>& cell) {
+    const std::size_t n = columns.size();
+    std::string arena;
+    std::vector<std::size_t> start;  // cell k is arena[start[k], start[k + 1])
+    std::vector<std::size_t> width;
+    start.reserve((rows + 1) * n + 1);
+    width.reserve((rows + 1) * n);
+    std::vector<std::size_t> column_width(n, 3);
+    const auto measure = [&](std::size_t c) {
+      width.push_back(report::display_width(std::string_view(arena).substr(start.back())));
+      column_width[c] = std::max(column_width[c], width.back());
     };
-    measure(headers);
-    for (const auto& row : rows) measure(row);
-    std::string table;
-    std::size_t at = 0;
-    const auto line = [&](const std::vector<std::string>& cells) {
-      table += '|';
-      for (std::size_t i = 0; i < n; ++i, ++at) {
-        const std::size_t padding = widths[i] - cell_widths[at];
-        table += ' ';
-        if (aligns[i] == Align::Right) table.append(padding, ' ');
-        if (i < cells.size()) table += cells[i];
-        if (aligns[i] != Align::Right) table.append(padding, ' ');
-        table += " |";
-      }
-      table += '\n';
-    };
-    line(headers);
-    table += '|';
-    for (std::size_t i = 0; i < n; ++i) {
-      table += ' ';
-      if (aligns[i] == Align::Right) {
-        table.append(widths[i] - 1, '-');
-        table += ':';
-      } else {
-        table.append(widths[i], '-');
-      }
-      table += " |";
+    for (std::size_t c = 0; c < n; ++c) {
+      start.push_back(arena.size());
+      append_markdown_escape(arena, columns[c].header);
+      measure(c);
     }
-    table += '\n';
-    for (const auto& row : rows) line(row);
-    table += '\n';
-    out_ << table;
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t c = 0; c < n; ++c) {
+        start.push_back(arena.size());
+        cell(arena, r, c);
+        measure(c);
+      }
+    }
+    start.push_back(arena.size());
+    const auto line = [&](std::size_t r) {
+      out_ += '|';
+      for (std::size_t c = 0; c < n; ++c) {
+        const std::size_t k = r * n + c;
+        const std::size_t padding = column_width[c] - width[k];
+        out_ += ' ';
+        if (columns[c].align == Align::Right) out_.append(padding, ' ');
+        out_.append(arena, start[k], start[k + 1] - start[k]);
+        if (columns[c].align != Align::Right) out_.append(padding, ' ');
+        out_ += " |";
+      }
+      out_ += '\n';
+    };
+    line(0);
+    out_ += '|';
+    for (std::size_t c = 0; c < n; ++c) {
+      out_ += ' ';
+      if (columns[c].align == Align::Right) {
+        out_.append(column_width[c] - 1, '-');
+        out_ += ':';
+      } else {
+        out_.append(column_width[c], '-');
+      }
+      out_ += " |";
+    }
+    out_ += '\n';
+    for (std::size_t r = 1; r <= rows; ++r) line(r);
+    out_ += '\n';
   }
 
   // A tree as nested list items: "- **name**: Calls 3, Total 1.00 ms, ...". Two spaces per
@@ -161,23 +217,30 @@ class MarkdownWriter {
       const auto& row = b.rows[r];
       if (row.empty()) continue;
       const std::uint32_t depth = r < b.depths.size() ? std::max<std::uint32_t>(b.depths[r], 1) : 1;
-      std::string item = std::string(2 * static_cast<std::size_t>(depth - 1), ' ') + "- " + strong(row[0].text);
-      for (std::size_t i = 1; i < row.size() && i < b.columns.size(); ++i)
-        item += fmt::format("{} {} {}", i == 1 ? ":" : ",", markdown_escape(b.columns[i].header),
-                            markdown_escape(row[i].text));
-      out_ << item << '\n';
+      out_.append(2 * static_cast<std::size_t>(depth - 1), ' ');
+      out_ += "- ";
+      strong(out_, row[0].text);
+      for (std::size_t i = 1; i < row.size() && i < b.columns.size(); ++i) {
+        out_ += i == 1 ? ": " : ", ";
+        escaped(b.columns[i].header);
+        out_ += ' ';
+        escaped(row[i].text);
+      }
+      out_ += '\n';
     }
-    out_ << '\n';
+    out_ += '\n';
   }
 
   const Profile& names_;
-  std::ostream& out_;
+  std::string out_;
 };
 
 }  // namespace
 
 void write_markdown(const Document& document, std::ostream& out) {
-  MarkdownWriter(document, out).write(document);
+  MarkdownWriter writer(document);
+  writer.write(document);
+  writer.flush_to(out);
   if (!out) throw Error("could not write the Markdown report: the output stream failed");
 }
 

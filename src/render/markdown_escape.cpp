@@ -1,6 +1,7 @@
 #include "render/markdown_escape.hpp"
 
 #include <cstddef>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,11 @@ bool intraword(std::string_view text, std::size_t i) {
 std::string markdown_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size() + text.size() / 8);
+  append_markdown_escape(out, text);
+  return out;
+}
+
+void append_markdown_escape(std::string& out, std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     const auto byte = static_cast<unsigned char>(c);
@@ -44,13 +50,12 @@ std::string markdown_escape(std::string_view text) {
       case '\t': out += "\\\\t"; break;
       default:
         if (byte < 0x20 || byte == 0x7F) {
-          out += fmt::format("\\\\x{:02x}", byte);
+          fmt::format_to(std::back_inserter(out), "\\\\x{:02x}", byte);
         } else {
           out += c;
         }
     }
   }
-  return out;
 }
 
 

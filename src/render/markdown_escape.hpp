@@ -11,5 +11,7 @@ namespace nnprof::render {
 /// emphasise, is left as is ("train_step"). CR, LF, tab and other control characters are written
 /// as visible escapes ("\n", "\x1b") so they cannot break a row or list item.
 std::string markdown_escape(std::string_view text);
+/// markdown_escape appended to `out`.
+void append_markdown_escape(std::string& out, std::string_view text);
 
 }  // namespace nnprof::render

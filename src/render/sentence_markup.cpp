@@ -21,7 +21,6 @@ using report::format_si;
 using report::kNameDisplayLimit;
 using report::kTextDisplayLimit;
 using report::name_too_long;
-using report::plain_text;
 namespace {
 
 // The part's number as the output reads it, with its unit.
@@ -59,9 +58,7 @@ std::string format_number(const report::Part& part) {
 
 }  // namespace
 
-std::string unmarked(std::string_view text) { return std::string(text); }
-
-const Markup kPlainText{plain_text, plain_text, plain_text, plain_text};
+const Markup kPlainText{report::append_plain_text, report::append_plain_text, report::append_plain_text, "", ""};
 
 namespace {
 
@@ -109,29 +106,34 @@ const Profile& with_capped_names(const Profile& profile, std::optional<Profile>&
   return capped;
 }
 
-std::string text_of(const Profile& profile, const report::Sentence& sentence, const Markup& markup) {
+void append_text_of(std::string& out, const Profile& profile, const report::Sentence& sentence,
+                    const Markup& markup) {
   using Kind = report::Part::Kind;
-  std::string out;
   for (const report::Part& part : sentence.parts()) {
     switch (part.kind) {
       case Kind::Words:
-        out += markup.text(part.text);
+        markup.text(out, part.text);
         break;
       case Kind::Code:
-        out += markup.code(part.text);
+        markup.code(out, part.text);
         break;
       case Kind::Scope:
-        out += markup.scope(profile.str(part.scope));
+        markup.scope(out, profile.str(part.scope));
         break;
       case Kind::Name:
-        out += markup.scope(part.text);
+        markup.scope(out, part.text);
         break;
-      default: {
-        const std::string number = markup.text(format_number(part));
-        out += part.key ? markup.key(number) : number;
-      }
+      default:
+        if (part.key) out += markup.key_open;
+        markup.text(out, format_number(part));
+        if (part.key) out += markup.key_close;
     }
   }
+}
+
+std::string text_of(const Profile& profile, const report::Sentence& sentence, const Markup& markup) {
+  std::string out;
+  append_text_of(out, profile, sentence, markup);
   return out;
 }
 

@@ -11,19 +11,17 @@
 
 namespace nnprof::render {
 
-/// How one output format writes the parts of a sentence. Every function receives raw text
-/// and returns it ready for the output, escaped as the format needs.
+/// How one output format writes the parts of a sentence. Every function appends raw text to
+/// `out`, escaped and marked up as the format needs.
 struct Markup {
-  std::string (*text)(std::string_view);   ///< words and formatted numbers
-  std::string (*scope)(std::string_view);  ///< a scope name
-  std::string (*code)(std::string_view);   ///< an identifier or call the user can type
-  std::string (*key)(std::string_view);    ///< the key figure, already passed through `text`
+  void (*text)(std::string& out, std::string_view);   ///< words and formatted numbers
+  void (*scope)(std::string& out, std::string_view);  ///< a scope name
+  void (*code)(std::string& out, std::string_view);   ///< an identifier or call the user can type
+  std::string_view key_open;                          ///< before the key figure
+  std::string_view key_close;                         ///< after it
 };
 
-/// `text` as it stands: a Markup function for parts a format does not mark up.
-std::string unmarked(std::string_view text);
-
-/// Plain text: everything through plain_text (io/format.hpp), so that no name drives the
+/// Plain text: everything through plain_text (report/format.hpp), so that no name drives the
 /// terminal (the text report, and cells of tables that a renderer escapes itself).
 extern const Markup kPlainText;
 
@@ -33,6 +31,9 @@ extern const Markup kPlainText;
 /// A 10 MB scope name then costs a report 200 characters wherever it appears, not 10 MB.
 const Profile& with_capped_names(const Profile& profile, std::optional<Profile>& storage);
 
+/// `sentence` in `markup`, appended to `out`.
+void append_text_of(std::string& out, const Profile& profile, const report::Sentence& sentence,
+                    const Markup& markup = kPlainText);
 /// `sentence` in `markup`.
 std::string text_of(const Profile& profile, const report::Sentence& sentence,
                    const Markup& markup = kPlainText);

@@ -1,10 +1,12 @@
 // The plain-text renderer: headings underlined with dashes, facts as aligned fields, tables
 // aligned in columns, lists with dashes. Pictures are left out: their numbers are in tables.
 #include <cstddef>
+#include <iterator>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -19,87 +21,137 @@ namespace {
 
 using namespace report;
 
+// The report is written into one string and handed to the stream once: a stream insertion
+// per piece cost more than the pieces.
 class TextWriter {
  public:
-  TextWriter(const Document& document, std::ostream& out) : names_(names_of(document)), out_(out) {}
+  explicit TextWriter(const Document& document) : names_(names_of(document)) {}
 
-  void field(std::string_view label, std::string_view value) {
+  void field(std::string_view label, const auto& append_value) {
     // At least one space after the colon, however long the label.
-    out_ << fmt::format("  {:<19} {}\n", fmt::format("{}:", report::plain_text(label)), report::plain_text(value));
+    out_ += "  ";
+    const std::size_t start = out_.size();
+    append_plain_text(out_, label);
+    out_ += ':';
+    const std::size_t width = display_width(std::string_view(out_).substr(start));
+    out_.append(width < 20 ? 20 - width : 1, ' ');
+    append_value();
+    out_ += '\n';
   }
-  std::string sentence(const Sentence& s) const { return render::text_of(names_, s, render::kPlainText); }
+  void sentence(const Sentence& s) { render::append_text_of(out_, names_, s, render::kPlainText); }
+  void line(std::string_view lead, const Sentence& s) {
+    out_ += lead;
+    sentence(s);
+    out_ += '\n';
+  }
 
-  void operator()(const Subheading& b) { out_ << "\n  " << report::plain_text(b.title) << ":\n"; }
-  void operator()(const Paragraph& b) { out_ << "  " << sentence(b.text) << '\n'; }
+  void operator()(const Subheading& b) {
+    out_ += "\n  ";
+    append_plain_text(out_, b.title);
+    out_ += ":\n";
+  }
+  void operator()(const Paragraph& b) { line("  ", b.text); }
   void operator()(const Facts& b) {
-    for (const Fact& fact : b.items) field(fact.label, sentence(fact.value));
+    for (const Fact& fact : b.items) field(fact.label, [&] { sentence(fact.value); });
   }
   void operator()(const Bullets& b) {
-    for (const Sentence& item : b.items) out_ << "  - " << sentence(item) << '\n';
+    for (const Sentence& item : b.items) line("  - ", item);
   }
   void operator()(const Table& b) {
-    std::vector<report::TableColumn> columns;
+    std::vector<TableColumn> columns;
+    columns.reserve(b.columns.size());
     for (const Column& c : b.columns) columns.push_back({c.header, c.align});
-    report::TextTable table(std::move(columns));
-    for (std::size_t r = 0; r < b.rows.size(); ++r) {
-      std::vector<std::string> cells;
-      for (const Cell& cell : b.rows[r]) cells.push_back(cell.text);
+    const bool tree = b.style == Table::Style::Tree;
+    append_text_table(out_, columns, b.rows.size(), [&](std::string& cell, std::size_t r, std::size_t c) {
       // A tree's names are indented two spaces per level.
-      if (b.style == Table::Style::Tree && !cells.empty() && r < b.depths.size() && b.depths[r] > 1)
-        cells[0].insert(0, 2 * static_cast<std::size_t>(b.depths[r] - 1), ' ');
-      table.add_row(std::move(cells));
-    }
-    table.write(out_);
+      if (tree && c == 0 && r < b.depths.size() && b.depths[r] > 1)
+        cell.append(2 * static_cast<std::size_t>(b.depths[r] - 1), ' ');
+      if (c < b.rows[r].size()) append_plain_text(cell, b.rows[r][c].text);
+    });
   }
   void operator()(const Findings& b) {
-    if (b.items.empty()) out_ << "  - " << sentence(b.none) << '\n';
-    for (const Finding& f : b.items)
-      out_ << fmt::format("  - [{}] {}: {} {}\n", f.severity, report::plain_text(f.title), sentence(f.description),
-                          sentence(f.suggestion));
+    if (b.items.empty()) line("  - ", b.none);
+    for (const Finding& f : b.items) {
+      out_ += "  - [";
+      out_ += f.severity;
+      out_ += "] ";
+      append_plain_text(out_, f.title);
+      out_ += ": ";
+      sentence(f.description);
+      line(" ", f.suggestion);
+    }
   }
   void operator()(const Recommendations& b) {
-    if (b.items.empty()) out_ << "  " << sentence(b.none) << '\n';
+    if (b.items.empty()) line("  ", b.none);
     for (std::size_t i = 0; i < b.items.size(); ++i) {
       const Recommendation& r = b.items[i];
-      out_ << fmt::format("  {}. {} ({})\n", i + 1, sentence(r.title), sentence(r.gain));
-      out_ << "     Evidence: " << sentence(r.evidence) << '\n';
-      for (const Sentence& step : r.steps) out_ << "     - " << sentence(step) << '\n';
+      fmt::format_to(std::back_inserter(out_), "  {}. ", i + 1);
+      sentence(r.title);
+      out_ += " (";
+      sentence(r.gain);
+      out_ += ")\n";
+      line("     Evidence: ", r.evidence);
+      for (const Sentence& step : r.steps) line("     - ", step);
     }
   }
   void operator()(const Cards& b) {
     for (const Card& card : b.items)
-      field(card.label, card.detail.empty() ? card.value : fmt::format("{} ({})", card.value, card.detail));
+      field(card.label, [&] {
+        append_plain_text(out_, card.value);
+        if (card.detail.empty()) return;
+        out_ += " (";
+        append_plain_text(out_, card.detail);
+        out_ += ')';
+      });
   }
   void operator()(const Picture&) {}
 
   void write(const Document& document) {
-    out_ << report::plain_text(document.title) << '\n' << std::string(report::display_width(document.title), '=') << '\n';
-    if (!document.subtitle.empty()) out_ << report::plain_text(document.subtitle) << '\n';
+    append_plain_text(out_, document.title);
+    out_ += '\n';
+    out_.append(display_width(document.title), '=');
+    out_ += '\n';
+    if (!document.subtitle.empty()) {
+      append_plain_text(out_, document.subtitle);
+      out_ += '\n';
+    }
     (*this)(document.about);
     write_sections(document);
   }
   void write_sections(const Document& document) {
     for (const Section& section : document.sections) {
       if (only_pictures(section)) continue;
-      report::write_text_heading(out_, report::plain_text(section.title));
+      // A heading: a blank line, the title, and a rule of dashes as wide as it.
+      out_ += '\n';
+      const std::size_t start = out_.size();
+      append_plain_text(out_, section.title);
+      const std::size_t width = display_width(std::string_view(out_).substr(start));
+      out_ += '\n';
+      out_.append(width, '-');
+      out_ += '\n';
       for (const Block& block : section.blocks) std::visit(*this, block);
     }
   }
+  void flush_to(std::ostream& out) const { out.write(out_.data(), static_cast<std::streamsize>(out_.size())); }
 
  private:
   const Profile& names_;
-  std::ostream& out_;
+  std::string out_;
 };
 
 }  // namespace
 
 void write_text(const Document& document, std::ostream& out) {
-  TextWriter(document, out).write(document);
+  TextWriter writer(document);
+  writer.write(document);
+  writer.flush_to(out);
   if (!out) throw Error("could not write the text report: the output stream failed");
 }
 
 void write_text_sections(const Document& document, std::ostream& out) {
-  TextWriter(document, out).write_sections(document);
+  TextWriter writer(document);
+  writer.write_sections(document);
+  writer.flush_to(out);
   if (!out) throw Error("could not write the text report: the output stream failed");
 }
 

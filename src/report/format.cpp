@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <cctype>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <ostream>
 #include <sstream>
@@ -29,7 +30,8 @@ int decimals_for(double value) {
 // can carry into the next decade (9.996 -> 10.0), which then needs one decimal fewer.
 std::pair<double, int> round_3_digits(double value) {
   const int decimals = decimals_for(value);
-  const double scale = std::pow(10.0, decimals);
+  constexpr std::array<double, 3> kScale{1.0, 10.0, 100.0};
+  const double scale = kScale[static_cast<std::size_t>(decimals)];
   const double rounded = std::round(value * scale) / scale;
   return {rounded, decimals_for(rounded)};
 }
@@ -182,24 +184,17 @@ bool escaped_code_point(char32_t c) {
 
 }  // namespace
 
-std::string plain_text(std::string_view text) {
-  // Most names are printable ASCII: nothing to decode.
-  if (std::ranges::all_of(text, [](char c) { return c >= 0x20 && c < 0x7F; })) return std::string(text);
-  const auto needs_escape = [&] {
-    for (std::string_view rest = text; !rest.empty();) {
-      const std::size_t n = utf8_sequence_length(rest);
-      if (n == 0 || escaped_code_point(code_point(rest, n))) return true;
-      rest.remove_prefix(n);
-    }
-    return false;
-  };
-  if (!needs_escape()) return std::string(text);
-  std::string out;
-  out.reserve(text.size() + 16);
+void append_plain_text(std::string& out, std::string_view text) {
   while (!text.empty()) {
+    // Runs of printable ASCII, most of any name, are copied as they are.
+    std::size_t run = 0;
+    while (run < text.size() && text[run] >= 0x20 && text[run] < 0x7F) ++run;
+    out.append(text.substr(0, run));
+    text.remove_prefix(run);
+    if (text.empty()) return;
     const std::size_t n = utf8_sequence_length(text);
     if (n == 0) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[0]));
+      fmt::format_to(std::back_inserter(out), "\\x{:02x}", static_cast<unsigned char>(text[0]));
       text.remove_prefix(1);
       continue;
     }
@@ -211,14 +206,19 @@ std::string plain_text(std::string_view text) {
     } else if (c == '\r') {
       out += "\\r";
     } else if (c < 0x20 || c == 0x7F) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned>(c));
+      fmt::format_to(std::back_inserter(out), "\\x{:02x}", static_cast<unsigned>(c));
     } else if (escaped_code_point(c)) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+      fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
     } else {
       out.append(text.substr(0, n));
     }
     text.remove_prefix(n);
   }
+}
+
+std::string plain_text(std::string_view text) {
+  std::string out;
+  append_plain_text(out, text);
   return out;
 }
 
@@ -251,11 +251,6 @@ std::string capped_name(std::string_view name, std::size_t limit) {
   return fmt::format("{}\u2026 ({} more bytes)", name.substr(0, cut), name.size() - cut);
 }
 
-void write_text_heading(std::ostream& out, std::string_view title) {
-  const std::string shown = plain_text(title);
-  out << '\n' << shown << '\n' << std::string(display_width(shown), '-') << '\n';
-}
-
 TextTable::TextTable(std::vector<TableColumn> columns) : columns_(std::move(columns)) {}
 
 void TextTable::add_row(std::vector<std::string> cells) {
@@ -279,49 +274,64 @@ std::vector<std::size_t> TextTable::widths() const {
   return result;
 }
 
-void TextTable::write(std::ostream& out, std::string_view indent) const {
-  // Cells hold names as they are (the Markdown and HTML renderers escape them their way);
-  // plain text escapes them here, once, and measures each once: reports are tables.
-  const std::size_t n = columns_.size();
-  std::vector<std::string> text;
+void append_text_table(std::string& out, const std::vector<TableColumn>& columns, std::size_t rows,
+                       const std::function<void(std::string&, std::size_t, std::size_t)>& cell,
+                       std::string_view indent) {
+  // Every cell is escaped once into one arena and measured once: reports are tables, and a
+  // string per cell cost more than the rest of a text report together.
+  const std::size_t n = columns.size();
+  std::string arena;
+  std::vector<std::size_t> start;  // cell k is arena[start[k], start[k + 1])
   std::vector<std::size_t> width;
-  text.reserve((rows_.size() + 1) * n);
-  width.reserve((rows_.size() + 1) * n);
+  start.reserve((rows + 1) * n + 1);
+  width.reserve((rows + 1) * n);
   std::vector<std::size_t> column_width(n, 0);
-  const auto add = [&](std::string_view cell, std::size_t column) {
-    text.push_back(plain_text(cell));
-    width.push_back(display_width(text.back()));
+  const auto measure = [&](std::size_t column) {
+    width.push_back(display_width(std::string_view(arena).substr(start.back())));
     column_width[column] = std::max(column_width[column], width.back());
   };
-  for (std::size_t i = 0; i < n; ++i) add(columns_[i].header, i);
-  for (const auto& row : rows_) {
-    for (std::size_t i = 0; i < n; ++i) add(i < row.size() ? std::string_view(row[i]) : std::string_view(), i);
+  for (std::size_t c = 0; c < n; ++c) {
+    start.push_back(arena.size());
+    append_plain_text(arena, columns[c].header);
+    measure(c);
   }
-  std::string lines;
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < n; ++c) {
+      start.push_back(arena.size());
+      cell(arena, r, c);
+      measure(c);
+    }
+  }
+  start.push_back(arena.size());
   const auto line = [&](const auto& cell_text, const auto& cell_width) {
-    const std::size_t start = lines.size();
-    lines += indent;
+    const std::size_t line_start = out.size();
+    out += indent;
     for (std::size_t i = 0; i < n; ++i) {
-      if (i > 0) lines += "  ";
+      if (i > 0) out += "  ";
       // Padding by display width rather than bytes keeps "12.3 µs" aligned with "1.23 ms".
       const std::size_t padding = column_width[i] - cell_width(i);
-      if (columns_[i].align == Align::Right) lines.append(padding, ' ');
-      lines += cell_text(i);
-      if (columns_[i].align != Align::Right) lines.append(padding, ' ');
+      if (columns[i].align == Align::Right) out.append(padding, ' ');
+      cell_text(i);
+      if (columns[i].align != Align::Right) out.append(padding, ' ');
     }
     // A left-aligned last column would leave trailing spaces, which diffs and tests trip on.
-    const std::size_t end = lines.find_last_not_of(' ');
-    lines.resize(end == std::string::npos || end < start ? start : end + 1);
-    lines += '\n';
+    const std::size_t end = out.find_last_not_of(' ');
+    out.resize(end == std::string::npos || end < line_start ? line_start : end + 1);
+    out += '\n';
   };
-  for (std::size_t r = 0; r <= rows_.size(); ++r) {
+  for (std::size_t r = 0; r <= rows; ++r) {
     const std::size_t base = r * n;
-    line([&](std::size_t i) -> const std::string& { return text[base + i]; },
+    line([&](std::size_t i) { out.append(arena, start[base + i], start[base + i + 1] - start[base + i]); },
          [&](std::size_t i) { return width[base + i]; });
-    if (r == 0) {
-      line([&](std::size_t i) { return std::string(column_width[i], '-'); }, [&](std::size_t i) { return column_width[i]; });
-    }
+    if (r == 0) line([&](std::size_t i) { out.append(column_width[i], '-'); }, [&](std::size_t i) { return column_width[i]; });
   }
+}
+
+void TextTable::write(std::ostream& out, std::string_view indent) const {
+  std::string lines;
+  append_text_table(
+      lines, columns_, rows_.size(),
+      [&](std::string& cell, std::size_t r, std::size_t c) { append_plain_text(cell, rows_[r][c]); }, indent);
   out << lines;
 }
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -99,6 +100,8 @@ std::size_t display_width(std::string_view utf8);
 /// back as it is, so applying it twice changes nothing. Every plain-text writer passes names
 /// through it (TextTable::write, kPlainText, and the lines they print themselves).
 std::string plain_text(std::string_view text);
+/// plain_text appended to `out`, without a string of its own.
+void append_plain_text(std::string& out, std::string_view text);
 
 /// How many characters of a name human-readable reports (text, Markdown, HTML) show.
 inline constexpr std::size_t kNameDisplayLimit = 200;
@@ -116,15 +119,18 @@ bool name_too_long(std::string_view name, std::size_t limit = kNameDisplayLimit)
 /// The data formats (.nnprof, JSON, CSV, Chrome trace) keep names whole.
 std::string capped_name(std::string_view name, std::size_t limit = kNameDisplayLimit);
 
-/// A heading of a plain-text report: a blank line, `title`, and a rule of dashes as wide as it.
-void write_text_heading(std::ostream& out, std::string_view title);
-
 enum class Align : std::uint8_t { Left, Right };
 
 struct TableColumn {
   std::string header;
   Align align = Align::Left;
 };
+
+/// Columns aligned as TextTable::write lays them out, for cells held elsewhere: `cell(out, r, c)`
+/// appends row r's cell in column c (r < rows), escaped with append_plain_text, to `out`.
+void append_text_table(std::string& out, const std::vector<TableColumn>& columns, std::size_t rows,
+                       const std::function<void(std::string&, std::size_t, std::size_t)>& cell,
+                       std::string_view indent = "  ");
 
 /// Rows of text cells under column headers. It keeps the cells as given, so other
 /// renderers (Markdown) can reuse the same data; `write` renders aligned plain text:
