@@ -143,7 +143,7 @@ TEST(DisplayWidth, CountsCodePointsNotBytes) {
 }
 
 TEST(TextTable, AlignsColumnsByDisplayWidth) {
-  TextTable table({{"Name", Align::Left}, {"Time", Align::Right}});
+  TextTable table({{"Name", Align::Left, ""}, {"Time", Align::Right, ""}});
   table.add_row({"a", "12.3 µs"});
   table.add_row({"long_name", "1.23 ms"});
   EXPECT_EQ(table.str(""),
@@ -154,7 +154,7 @@ TEST(TextTable, AlignsColumnsByDisplayWidth) {
 }
 
 TEST(TextTable, UnicodeCellsLineUpWithAsciiCells) {
-  TextTable table({{"Unit", Align::Left}, {"Value", Align::Right}, {"Notes", Align::Left}});
+  TextTable table({{"Unit", Align::Left, ""}, {"Value", Align::Right, ""}, {"Notes", Align::Left, ""}});
   table.add_row({"µs", "1", "micro"});
   table.add_row({"ms", "1000", "milli"});
   const std::string text = table.str();
@@ -173,7 +173,7 @@ TEST(TextTable, UnicodeCellsLineUpWithAsciiCells) {
 }
 
 TEST(TextTable, NoTrailingSpacesAndMissingCellsAreEmpty) {
-  TextTable table({{"Value", Align::Right}, {"Comment", Align::Left}});
+  TextTable table({{"Value", Align::Right, ""}, {"Comment", Align::Left, ""}});
   table.add_row({"1", "x"});
   table.add_row({"22"});
   EXPECT_EQ(table.str(""),
@@ -186,7 +186,7 @@ TEST(TextTable, NoTrailingSpacesAndMissingCellsAreEmpty) {
 }
 
 TEST(TextTable, KeepsCellDataForOtherRenderers) {
-  TextTable table({{"Scope", Align::Left}, {"Total", Align::Right}});
+  TextTable table({{"Scope", Align::Left, ""}, {"Total", Align::Right, ""}});
   EXPECT_TRUE(table.empty());
   table.add_row({"forward", "1.00 s"});
   EXPECT_FALSE(table.empty());
@@ -197,7 +197,7 @@ TEST(TextTable, KeepsCellDataForOtherRenderers) {
 }
 
 TEST(TextTable, TooManyCellsIsAnError) {
-  TextTable table({{"Only", Align::Left}});
+  TextTable table({{"Only", Align::Left, ""}});
   EXPECT_THROW(table.add_row({"a", "b"}), std::invalid_argument);
 }
 

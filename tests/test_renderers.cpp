@@ -8,6 +8,7 @@
 #include <string>
 
 #include "render/markdown_escape.hpp"
+#include "report/html_escape.hpp"
 #include "render/render.hpp"
 #include "nnprof/error.hpp"
 #include "report/document.hpp"
@@ -139,6 +140,16 @@ TEST(MarkdownRenderer, EscapeKeepsIntrawordUnderscoresAndShowsControls) {
   EXPECT_EQ(render::markdown_escape("train_step"), "train_step");
   EXPECT_EQ(render::markdown_escape("_x_"), "\\_x\\_");
   EXPECT_EQ(render::markdown_escape("a\nb"), "a\\\\nb");
+  // Special characters at either end and between runs, controls, DEL and UTF-8 as it is.
+  EXPECT_EQ(render::markdown_escape("*a|b*"), "\\*a\\|b\\*");
+  EXPECT_EQ(render::markdown_escape("\x1b[0m\x7f 12 \xc2\xb5s"), "\\\\x1b\\[0m\\\\x7f 12 \xc2\xb5s");
+  EXPECT_EQ(render::markdown_escape(""), "");
+}
+
+TEST(HtmlRenderer, EscapeReplacesSpecialsAndControlsBetweenRunsOfText) {
+  EXPECT_EQ(report::html::escape("<a href='x'>&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
+  EXPECT_EQ(report::html::escape("a\x01" "b\tc\n\xc2\xb5s"), "a\xEF\xBF\xBD" "b\tc\n\xc2\xb5s");
+  EXPECT_EQ(report::html::escape("plain"), "plain");
 }
 
 TEST(HtmlRenderer, OnePageWithNavSortDataBarsAndEscapedNames) {

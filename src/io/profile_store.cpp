@@ -1141,8 +1141,8 @@ QueryResult query_profile(const std::string& path, const std::string& sql, doubl
 }
 
 void write_query_result(const QueryResult& result, std::ostream& out) {
-  std::vector<report::TableColumn> columns;
-  for (const std::string& c : result.columns) columns.push_back({c, report::Align::Left});
+  std::vector<report::Column> columns;
+  for (const std::string& c : result.columns) columns.push_back({c, report::Align::Left, ""});
   report::TextTable table(columns);
   for (const auto& row : result.rows) table.add_row(row);
   table.write(out, "");

@@ -20,6 +20,20 @@ bool intraword(std::string_view text, std::size_t i) {
   return i > 0 && i + 1 < text.size() && is_ascii_alnum(text[i - 1]) && is_ascii_alnum(text[i + 1]);
 }
 
+// Whether `c` goes into Markdown text as it is: not a control byte and not a character that
+// could open emphasis, code, a link, HTML or split a table cell.
+bool plain(char c) {
+  const auto byte = static_cast<unsigned char>(c);
+  if (byte < 0x20 || byte == 0x7F) return false;
+  switch (c) {
+    case '\\': case '`': case '*': case '_': case '[': case ']': case '<': case '>':
+    case '|': case '~': case '&': case '$':
+      return false;
+    default:
+      return true;
+  }
+}
+
 }  // namespace
 
 
@@ -32,28 +46,30 @@ std::string markdown_escape(std::string_view text) {
 
 void append_markdown_escape(std::string& out, std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
+    // Runs of characters that need nothing, most of any text, are copied as they are.
+    std::size_t run = i;
+    while (run < text.size() && plain(text[run])) ++run;
+    out.append(text.substr(i, run - i));
+    i = run;
+    if (i == text.size()) return;
     const char c = text[i];
     const auto byte = static_cast<unsigned char>(c);
     if (c == '_' && intraword(text, i)) {
       out += c;
       continue;
     }
-    switch (c) {
-      case '\\': case '`': case '*': case '_': case '[': case ']': case '<': case '>':
-      case '|': case '~': case '&': case '$':
-        out += '\\';
-        out += c;
-        break;
-      // "\\n" in the source renders as the two characters \n.
-      case '\n': out += "\\\\n"; break;
-      case '\r': out += "\\\\r"; break;
-      case '\t': out += "\\\\t"; break;
-      default:
-        if (byte < 0x20 || byte == 0x7F) {
-          fmt::format_to(std::back_inserter(out), "\\\\x{:02x}", byte);
-        } else {
-          out += c;
-        }
+    // "\\n" in the source renders as the two characters \n.
+    if (c == '\n') {
+      out += "\\\\n";
+    } else if (c == '\r') {
+      out += "\\\\r";
+    } else if (c == '\t') {
+      out += "\\\\t";
+    } else if (byte < 0x20 || byte == 0x7F) {
+      fmt::format_to(std::back_inserter(out), "\\\\x{:02x}", byte);
+    } else {
+      out += '\\';  // one of the characters `plain` refuses
+      out += c;
     }
   }
 }

@@ -58,11 +58,8 @@ class TextWriter {
     for (const Sentence& item : b.items) line("  - ", item);
   }
   void operator()(const Table& b) {
-    std::vector<TableColumn> columns;
-    columns.reserve(b.columns.size());
-    for (const Column& c : b.columns) columns.push_back({c.header, c.align});
     const bool tree = b.style == Table::Style::Tree;
-    append_text_table(out_, columns, b.rows.size(), [&](std::string& cell, std::size_t r, std::size_t c) {
+    append_text_table(out_, b.columns, b.rows.size(), [&](std::string& cell, std::size_t r, std::size_t c) {
       // A tree's names are indented two spaces per level.
       if (tree && c == 0 && r < b.depths.size() && b.depths[r] > 1)
         cell.append(2 * static_cast<std::size_t>(b.depths[r] - 1), ' ');

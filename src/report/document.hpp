@@ -58,13 +58,6 @@ struct Cell {
   [[nodiscard]] bool numeric() const noexcept { return !std::isnan(value); }
 };
 
-/// A column: its header and how its cells align; `key` names it in links and JSON ("total").
-struct Column {
-  std::string header;
-  Align align = Align::Left;
-  std::string key;
-};
-
 /// Rows of cells under columns.
 struct Table {
   enum class Style : std::uint8_t {

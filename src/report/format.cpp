@@ -251,7 +251,7 @@ std::string capped_name(std::string_view name, std::size_t limit) {
   return fmt::format("{}\u2026 ({} more bytes)", name.substr(0, cut), name.size() - cut);
 }
 
-TextTable::TextTable(std::vector<TableColumn> columns) : columns_(std::move(columns)) {}
+TextTable::TextTable(std::vector<Column> columns) : columns_(std::move(columns)) {}
 
 void TextTable::add_row(std::vector<std::string> cells) {
   if (cells.size() > columns_.size()) {
@@ -265,7 +265,7 @@ void TextTable::add_row(std::vector<std::string> cells) {
 std::vector<std::size_t> TextTable::widths() const {
   std::vector<std::size_t> result;
   result.reserve(columns_.size());
-  for (const TableColumn& column : columns_) result.push_back(display_width(column.header));
+  for (const Column& column : columns_) result.push_back(display_width(column.header));
   for (const auto& row : rows_) {
     for (std::size_t i = 0; i < row.size(); ++i) {
       result[i] = std::max(result[i], display_width(row[i]));
@@ -274,7 +274,7 @@ std::vector<std::size_t> TextTable::widths() const {
   return result;
 }
 
-void append_text_table(std::string& out, const std::vector<TableColumn>& columns, std::size_t rows,
+void append_text_table(std::string& out, const std::vector<Column>& columns, std::size_t rows,
                        const std::function<void(std::string&, std::size_t, std::size_t)>& cell,
                        std::string_view indent) {
   // Every cell is escaped once into one arena and measured once: reports are tables, and a

@@ -121,14 +121,16 @@ std::string capped_name(std::string_view name, std::size_t limit = kNameDisplayL
 
 enum class Align : std::uint8_t { Left, Right };
 
-struct TableColumn {
+/// A table's column: its header and how its cells align; `key` names it in links and JSON ("total").
+struct Column {
   std::string header;
   Align align = Align::Left;
+  std::string key;
 };
 
 /// Columns aligned as TextTable::write lays them out, for cells held elsewhere: `cell(out, r, c)`
 /// appends row r's cell in column c (r < rows), escaped with append_plain_text, to `out`.
-void append_text_table(std::string& out, const std::vector<TableColumn>& columns, std::size_t rows,
+void append_text_table(std::string& out, const std::vector<Column>& columns, std::size_t rows,
                        const std::function<void(std::string&, std::size_t, std::size_t)>& cell,
                        std::string_view indent = "  ");
 
@@ -140,13 +142,13 @@ void append_text_table(std::string& out, const std::vector<TableColumn>& columns
 ///     1  forward  1.00 s
 class TextTable {
  public:
-  explicit TextTable(std::vector<TableColumn> columns);
+  explicit TextTable(std::vector<Column> columns);
 
   /// Appends a row; missing trailing cells are empty. More cells than columns throws
   /// std::invalid_argument (a programming error in the caller).
   void add_row(std::vector<std::string> cells);
 
-  [[nodiscard]] const std::vector<TableColumn>& columns() const noexcept { return columns_; }
+  [[nodiscard]] const std::vector<Column>& columns() const noexcept { return columns_; }
   [[nodiscard]] const std::vector<std::vector<std::string>>& rows() const noexcept {
     return rows_;
   }
@@ -162,7 +164,7 @@ class TextTable {
   [[nodiscard]] std::string str(std::string_view indent = "  ") const;
 
  private:
-  std::vector<TableColumn> columns_;
+  std::vector<Column> columns_;
   std::vector<std::vector<std::string>> rows_;
 };
 

@@ -3,6 +3,7 @@
 // values, and formatted appends of markup.
 #pragma once
 
+#include <cstddef>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -16,8 +17,18 @@ namespace nnprof::report::html {
 /// that it reads as text in element content and in quoted attribute values alike. C0
 /// control characters other than tab and newlines (which HTML forbids) become U+FFFD.
 inline void append_escaped(std::string& out, std::string_view text) {
-  for (const char c : text) {
-    switch (c) {
+  const auto as_is = [](char c) {
+    return c != '&' && c != '<' && c != '>' && c != '"' && c != '\'' &&
+           (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n' || c == '\r');
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    // Runs that need nothing, most of any text, are copied as they are.
+    std::size_t run = i;
+    while (run < text.size() && as_is(text[run])) ++run;
+    out.append(text.substr(i, run - i));
+    if (run == text.size()) return;
+    i = run;
+    switch (text[i]) {
       case '&':
         out += "&amp;";
         break;
@@ -34,11 +45,7 @@ inline void append_escaped(std::string& out, std::string_view text) {
         out += "&#39;";
         break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-          out += "\xEF\xBF\xBD";
-        } else {
-          out += c;
-        }
+        out += "\xEF\xBF\xBD";
     }
   }
 }
