@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -360,6 +361,32 @@ TEST_F(ProfileStore, TextFileIsNotAProfile) {
   std::ofstream(path("notes.nnprof")) << "these are not the bytes you are looking for\n" << std::string(5000, 'x');
   const std::string e = load_error(path("notes.nnprof"));
   EXPECT_NE(e.find("not an nnprof profile"), std::string::npos) << e;
+}
+
+std::string read_all(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Saving under a report's extension writes that report, not a database under a misleading
+// name (the seed's user called Profiler::save("profile.json") and got SQLite).
+TEST_F(ProfileStore, AReportExtensionSavesThatReport) {
+  const nnprof::Profile p = nnprof::testing::rich_profile();
+  p.save(path("profile.json"));
+  const std::string json = read_all(path("profile.json"));
+  EXPECT_EQ(json.rfind("{", 0), 0u) << json.substr(0, 80);
+  EXPECT_NE(json.find("\"schema\": \"nnprof-report\""), std::string::npos) << json.substr(0, 200);
+  p.save(path("profile.HTML"));
+  EXPECT_EQ(read_all(path("profile.HTML")).rfind("<!DOCTYPE html>", 0), 0u);
+  p.save(path("trace.trace.json"));
+  EXPECT_NE(read_all(path("trace.trace.json")).find("\"traceEvents\""), std::string::npos);
+  // Only a profile loads back, and loading a report says what the file is not.
+  const std::string e = load_error(path("profile.json"));
+  EXPECT_NE(e.find("not an nnprof profile"), std::string::npos) << e;
+  // Any other name is a profile, as before.
+  p.save(path("run.nnprof"));
+  p.save(path("run.db"));
+  EXPECT_EQ(nnprof::Profile::load(path("run.db")), p);
 }
 
 TEST_F(ProfileStore, OtherSqliteDatabaseIsNotAProfile) {

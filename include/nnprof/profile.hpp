@@ -414,7 +414,10 @@ class NNPROF_API Profile {
   }
 
   /// Writes the profile to `path` as a .nnprof file: a SQLite database whose schema is in
-  /// docs/FORMAT.md. The file appears complete or not at all. Throws nnprof::Error.
+  /// docs/FORMAT.md. A `path` ending in a report format's extension (".json", ".html", ".md",
+  /// ".txt", ".csv", ".trace.json", ".folded", ".pb.gz", ".svg") gets that report instead, as
+  /// Report::export_to writes it: only a .nnprof file loads back. The file appears complete
+  /// or not at all. Throws nnprof::Error.
   void save(const std::string& path) const;
   /// Reads a .nnprof file written by this or an older nnprof; every field round-trips
   /// exactly. Throws nnprof::Error saying which file, what is wrong and what to do.

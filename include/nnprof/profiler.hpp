@@ -137,7 +137,8 @@ class NNPROF_API Profiler {
 
   /// Everything recorded so far, without stopping the session.
   [[nodiscard]] Profile snapshot() const;
-  /// Saves snapshot() as a .nnprof file (see Profile::save).
+  /// Saves snapshot() as a .nnprof file, or as the report its extension names
+  /// ("profile.json": the JSON report; see Profile::save).
   void save(const std::string& path) const;
   /// A report over snapshot(); print it with <<.
   [[nodiscard]] Report summary() const;

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "report/format.hpp"
+#include "io/exporter_registry.hpp"
 #include "io/flow_store.hpp"
 #include "io/gpu_store.hpp"
 #include "io/metric_store.hpp"
@@ -924,6 +925,12 @@ void check_integrity(Database& db) {
 void Profile::save(const std::string& path) const {
   check_consistent(*this);
   if (path.empty()) throw Error("cannot save a profile: no file name given");
+  // A name that ends in a report's extension ("profile.json", "run.html") asks for that
+  // report: a database under it would be a file that no reader of that format opens.
+  if (const io::Exporter* exporter = io::find_exporter_for_path(path)) {
+    io::write_file_atomically(path, [&](std::ostream& out) { exporter->write(*this, out, ReportOptions{}); });
+    return;
+  }
   // SQLite writes the file by name: write_file_by_name gives it a fresh temporary file and
   // then renames it onto `path`, or copies it to a device, a FIFO or standard output.
   io::write_file_by_name(path, [&](const std::string& file) {

@@ -75,9 +75,18 @@ std::string read_task_comm(std::int64_t tid) {
 }
 }  // namespace
 
+namespace {
+// The session's start, read after the clock's one-time calibration (a 10 ms sleep in the first
+// session of a process): a session's time is the program's, so two runs of the same work
+// compare equal whichever came first.
+ClockPair calibrated_start() {
+  clock::nominal_ns_per_tick();
+  return clock::read_pair();
+}
+}  // namespace
+
 Session::Session(SessionCore& core, const ProfilerOptions& options)
-    : core_(core), options_(options), start_(clock::read_pair()), unix_start_ns_(unix_now_ns()) {
-  clock::nominal_ns_per_tick();  // calibrate once per process before anything is timed
+    : core_(core), options_(options), start_(calibrated_start()), unix_start_ns_(unix_now_ns()) {
   drainer_ = std::thread([this] { drainer_main(); });
 }
 
