@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "nnprof/analysis.hpp"
 #include "nnprof/compute_profiler.hpp"
 #include "nnprof/flops.hpp"
 
@@ -139,6 +140,18 @@ TEST(ComputeProfiler, OperationsOfSeveralThreadsAddUp) {
   EXPECT_DOUBLE_EQ(op->flops, 5000.0);
   EXPECT_EQ(op->bytes, 2000u);
   EXPECT_EQ(profiler.profiler().call_count("kernel"), 500u);
+}
+
+TEST(ComputeProfiler, ItsProfilerFindsTheBottlenecksOfTheOperationsByName) {
+  ComputeProfiler profiler;
+  profiler.start("slow");
+  std::this_thread::sleep_for(3ms);
+  profiler.stop("slow");
+  const std::vector<nnprof::Bottleneck> found = profiler.profiler().analyze_bottlenecks();
+  ASSERT_FALSE(found.empty());
+  EXPECT_EQ(found[0].type, nnprof::BottleneckType::SlowOperation);
+  EXPECT_EQ(found[0].name, "slow");
+  EXPECT_EQ(found[0].scope, found[0].name);  // the former spelling keeps working
 }
 
 }  // namespace
