@@ -77,11 +77,16 @@ struct BottleneckThresholds {
 struct Bottleneck {
   BottleneckType type = BottleneckType::SlowOperation;
   BottleneckSeverity severity = BottleneckSeverity::Medium;
-  std::string scope;        ///< the scope (or function) it is about; empty when about the whole run
+  std::string name;         ///< the scope (or function) it is about; empty when about the whole run
   double value = 0.0;       ///< what was measured, in the unit of `threshold`
   double threshold = 0.0;   ///< the limit `value` passed
   std::string description;  ///< one sentence with the numbers
   std::string suggestion;   ///< a concrete thing to do
+  /// Deprecated: the former spelling of `name`, filled with the same value by
+  /// analyze_bottlenecks for code written before `name` existed. A second field rather than an
+  /// accessor, because old code reads it as a field; last, so that brace-initialisation by
+  /// position still compiles (and fills `name`). New code reads `name`.
+  std::string scope;
 };
 
 /// Every bottleneck of `profile`, the most severe first.

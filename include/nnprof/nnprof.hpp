@@ -8,6 +8,7 @@
 #include "nnprof/analysis.hpp"
 #include "nnprof/clock.hpp"
 #include "nnprof/compare.hpp"
+#include "nnprof/compute_profiler.hpp"
 #include "nnprof/config.hpp"
 #include "nnprof/critical_path.hpp"
 #include "nnprof/error.hpp"

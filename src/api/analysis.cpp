@@ -39,8 +39,11 @@ const char* to_string(BottleneckSeverity severity) noexcept {
 std::vector<Bottleneck> analyze_bottlenecks(const Profile& profile, const BottleneckThresholds& thresholds) {
   std::vector<Bottleneck> out;
   for (const analysis::Bottleneck& b : analysis::all_bottlenecks(profile, thresholds)) {
-    out.push_back(Bottleneck{b.kind, b.severity, b.scope != kNone ? profile.str(b.scope) : b.function, b.value,
-                             b.threshold, render::text_of(profile, b.description), render::text_of(profile, b.suggestion)});
+    std::string name = b.scope != kNone ? profile.str(b.scope) : b.function;
+    std::string scope = name;
+    out.push_back(Bottleneck{b.kind, b.severity, std::move(name), b.value, b.threshold,
+                             render::text_of(profile, b.description), render::text_of(profile, b.suggestion),
+                             std::move(scope)});
   }
   return out;
 }
