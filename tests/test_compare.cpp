@@ -314,6 +314,31 @@ TEST(Compare, FalsePositiveRateIsAboutAlpha) {
   EXPECT_LE(significant, 36);
 }
 
+// The seed's tester: a 95 -> 132 ns scope, which the report calls instrumentation-dominated,
+// made the whole comparison REGRESSED while the run took 15% less time. The run's verdict
+// answers for the run; the tiny scope keeps its own verdict but does not decide.
+TEST(Compare, TheRunsVerdictFollowsTheRunNotAnInstrumentationDominatedScope) {
+  Profile a = make_profile({{"forward", calls(50, 3 * kMs, 0.05, 11)}, {"layernorm", calls(200, 95, 0.05, 12)}});
+  Profile b = make_profile({{"forward", calls(50, 2.55 * kMs, 0.05, 13)}, {"layernorm", calls(200, 132, 0.05, 14)}});
+  a.completeness.overhead_per_scope_ns = b.completeness.overhead_per_scope_ns = 20.0;
+  const Comparison c = nnprof::compare(a, b);
+  const ScopeChange& tiny = scope(c, "layernorm");
+  EXPECT_EQ(tiny.verdict, Verdict::Regressed);
+  EXPECT_FALSE(tiny.decides);
+  EXPECT_NE(tiny.note.find("does not decide the run's verdict"), std::string::npos) << tiny.note;
+  EXPECT_TRUE(scope(c, "forward").decides);
+  EXPECT_EQ(scope(c, "forward").verdict, Verdict::Improved);
+  EXPECT_NEAR(c.runtime_change, -0.15, 0.01);
+  EXPECT_NEAR(c.significant_change, -0.15, 0.01);
+  EXPECT_EQ(c.verdict, Verdict::Improved);
+  // A CI gate on single scopes is not tripped by a scope that measures the profiler.
+  EXPECT_EQ(c.worst_regression(), nullptr);
+  bool said = false;
+  for (const std::string& n : c.notes) said |= n.find("too short to decide the run's verdict") != std::string::npos &&
+                                              n.find("layernorm") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(Compare, TwiceFasterIsAnImprovement) {
   const Profile a = make_profile({{"attention", calls(8, 4 * kMs, 0.05, 11)}});
   const Profile b = make_profile({{"attention", calls(8, 2 * kMs, 0.05, 12)}});
@@ -493,6 +518,27 @@ std::vector<std::string> paragraphs(const Section& s) {
   return text;
 }
 
+// A whole run is one measurement: a runtime that moved while no scope changed significantly is
+// not a significant change, and the summary says so instead of claiming one.
+TEST(Compare, ARuntimeChangeThatNoScopeAccountsForIsStableAndSaysWhy) {
+  const Profile a = make_profile({{"step", calls(50, 3 * kMs, 0.05, 21)}});
+  Profile b = make_profile({{"step", calls(50, 3 * kMs, 0.05, 22)}});
+  b.meta.duration_ns = a.meta.duration_ns + a.meta.duration_ns / 5;  // 20% longer, outside any scope
+  const Comparison c = nnprof::compare(a, b);
+  EXPECT_EQ(scope(c, "step").verdict, Verdict::Stable);
+  EXPECT_NEAR(c.runtime_change, 0.2, 0.01);
+  EXPECT_EQ(c.verdict, Verdict::Stable);
+  const std::vector<std::string> text = paragraphs(section(nnprof::report::comparison_document(c), "summary"));
+  ASSERT_FALSE(text.empty());
+  EXPECT_NE(text[0].find("Verdict: STABLE: the run took 20.0% more time (session wall time), but that is not "
+                         "significant"),
+            std::string::npos)
+      << text[0];
+  // The same runtime change with the scope's significant slowdown behind it is a regression.
+  const Profile slower = make_profile({{"step", calls(50, 3.6 * kMs, 0.05, 23)}});
+  EXPECT_EQ(nnprof::compare(a, slower).verdict, Verdict::Regressed);
+}
+
 TEST(CompareDocument, SectionsInReadingOrder) {
   const Document d = nnprof::report::comparison_document(two_x_comparison());
   EXPECT_EQ(d.title, "nnprof comparison");
@@ -510,11 +556,17 @@ TEST(CompareDocument, SummarySaysTheVerdictTotalsSpeedupAndGeomean) {
   const Document d = nnprof::report::comparison_document(c);
   const Section& s = section(d, "summary");
   const std::vector<std::string> text = paragraphs(s);
-  ASSERT_EQ(text.size(), 3u);
-  EXPECT_EQ(text[0], "Verdict: REGRESSED (1 regressed, 0 improved, 1 stable, 0 unreliable)");
-  EXPECT_EQ(text[1], fmt::format("Speedup: {:.3f}x (B is {:.2f}x as {}; A's session wall time / B's)", c.speedup,
+  ASSERT_EQ(text.size(), 4u);
+  // The run as a whole, with why: its runtime grew, and matmul's significant slowdown is the growth.
+  EXPECT_EQ(text[0], fmt::format("Verdict: REGRESSED: the run took {:.1f}% more time (session wall time), and the "
+                                 "scopes whose change is significant account for {:.1f}% of A's runtime.",
+                                 c.runtime_change * 100, c.significant_change * 100));
+  EXPECT_NEAR(c.runtime_change, 30.0 / 65.0, 0.03);
+  EXPECT_NEAR(c.significant_change, c.runtime_change, 0.01);
+  EXPECT_EQ(text[1], "Scopes: 1 regressed, 0 improved, 1 stable, 0 unreliable.");
+  EXPECT_EQ(text[2], fmt::format("Speedup: {:.3f}x (B is {:.2f}x as {}; A's session wall time / B's)", c.speedup,
                                  c.speedup >= 1.0 ? c.speedup : 1.0 / c.speedup, c.speedup >= 1.0 ? "fast" : "slow"));
-  EXPECT_EQ(text[2], fmt::format("Geometric mean of per-call time ratios (B/A): {:.3f}x over 2 scopes", c.geomean_ratio));
+  EXPECT_EQ(text[3], fmt::format("Geometric mean of per-call time ratios (B/A): {:.3f}x over 2 scopes", c.geomean_ratio));
   const Table& t = table(s);
   ASSERT_GE(t.rows.size(), 3u);
   EXPECT_EQ(t.rows[0][0].text, "Runtime (session wall time)");
@@ -606,7 +658,8 @@ TEST(CompareReport, TextSaysTheVerdictAndTheNumbers) {
   const ScopeChange& m = scope(c, "matmul");
   const std::string ratio = fmt::format("{:.2f}x", m.ratio);      // about 2.00x
   const std::string change = fmt::format("{:+.1f}%", m.change * 100);  // about +100%
-  for (const std::string& expected : {std::string("Verdict: REGRESSED (1 regressed, 0 improved, 1 stable, 0 unreliable)"),
+  for (const std::string& expected : {std::string("Verdict: REGRESSED: the run took"),
+                                     std::string("Scopes: 1 regressed, 0 improved, 1 stable, 0 unreliable."),
                                      std::string("Top 10 regressions"), std::string("matmul"), ratio, change,
                                      std::string("Runtime (session wall time)"), std::string("Speedup:"),
                                      std::string("Geometric mean"), std::string("Only in A (removed)"), std::string("gone"),
@@ -621,7 +674,7 @@ TEST(CompareReport, MarkdownEscapesNamesInTables) {
   EXPECT_NE(md.find("| Scope"), std::string::npos);
   EXPECT_NE(md.find("| matmul"), std::string::npos);
   EXPECT_NE(md.find("## Top 10 regressions"), std::string::npos);
-  EXPECT_NE(md.find("Verdict: REGRESSED (1 regressed, 0 improved, 1 stable, 0 unreliable)"), std::string::npos) << md;
+  EXPECT_NE(md.find("Verdict: REGRESSED: the run took"), std::string::npos) << md;
   EXPECT_NE(md.find("\\<script\\>"), std::string::npos) << md;
   EXPECT_EQ(md.find("<script>"), std::string::npos);
   EXPECT_NE(md.find("\\|"), std::string::npos);  // the pipe cannot split a cell
@@ -638,7 +691,7 @@ TEST(CompareReport, HtmlIsSelfContainedAndEscaped) {
   EXPECT_EQ(html.find("<script", script + 1), std::string::npos);
   EXPECT_EQ(html.find("src=\"http"), std::string::npos);
   EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
-  EXPECT_NE(html.find("Verdict: REGRESSED (1 regressed, 0 improved, 1 stable, 0 unreliable)"), std::string::npos);
+  EXPECT_NE(html.find("Scopes: 1 regressed, 0 improved, 1 stable, 0 unreliable."), std::string::npos);
   EXPECT_NE(html.find("<section id=\"regressions\"><h2>Top 10 regressions</h2>"), std::string::npos);
   EXPECT_NE(html.find("<table class=\"sortable\" id=\"scopes-table\">"), std::string::npos);
   EXPECT_NE(html.find("</html>"), std::string::npos);
@@ -647,7 +700,7 @@ TEST(CompareReport, HtmlIsSelfContainedAndEscaped) {
 TEST(CompareReport, JsonHasEveryScopeWithItsVerdict) {
   const auto j = nlohmann::json::parse(written(two_x_comparison(), nnprof::ReportFormat::Json));
   EXPECT_EQ(j["schema"], "nnprof-comparison");
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 2);
   EXPECT_EQ(j["summary"]["verdict"], "regressed");
   EXPECT_EQ(j["summary"]["regressed"], 1);
   EXPECT_EQ(j["top_regressions"], nlohmann::json::array({"matmul"}));
@@ -656,6 +709,9 @@ TEST(CompareReport, JsonHasEveryScopeWithItsVerdict) {
   const auto& m = j["scopes"][0];
   EXPECT_EQ(m["name"], "matmul");
   EXPECT_EQ(m["verdict"], "regressed");
+  EXPECT_EQ(m["decides"], true);
+  EXPECT_NEAR(j["summary"]["runtime_change"].get<double>(), 30.0 / 65.0, 0.03);
+  EXPECT_NEAR(j["summary"]["significant_change"].get<double>(), j["summary"]["runtime_change"].get<double>(), 0.01);
   EXPECT_EQ(m["test"], "mann-whitney");
   EXPECT_NEAR(m["ratio"].get<double>(), 2.0, 0.1);
   EXPECT_EQ(m["a"]["calls"], 30);

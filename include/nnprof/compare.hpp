@@ -83,7 +83,12 @@ struct ScopeChange {
   /// Mann-Whitney common-language effect size; 0.5 is no tendency. 0.5 unless test is MannWhitney.
   double prob_b_slower = 0.5;
   Verdict verdict = Verdict::Unreliable;
-  /// Why the verdict is Unreliable, or what the test had to use instead of every span; empty otherwise.
+  /// Whether this scope's calls are long enough to decide the run's verdict: a mean per call of
+  /// at least 10x the instrumentation cost of one scope and 10x the clock's tick, in both runs.
+  /// A shorter scope keeps its own verdict, but what it measures is mostly the profiler.
+  bool decides = true;
+  /// Why the verdict is Unreliable, what the test had to use instead of every span, or why the
+  /// scope does not decide; empty otherwise.
   std::string note;
 };
 
@@ -137,8 +142,18 @@ struct NNPROF_API Comparison {
   /// summary row of Google Benchmark's compare.py): below 1 is faster overall. 0 when none.
   double geomean_ratio = 0.0;
   std::size_t geomean_scopes = 0;
-  /// Regressed when any scope regressed (a CI gate must not let one hide behind others),
-  /// else Improved when any improved, else Stable; Unreliable when no scope had a verdict.
+  /// runtime B / runtime A - 1: +0.15 is 15% slower as a whole; 0 when A's runtime is 0.
+  double runtime_change = 0.0;
+  /// The part of that change the profiled code shows significantly: the change of the time
+  /// spent inside the scopes that decide (ScopeChange::decides) and were judged Improved or
+  /// Regressed (each call counted once, at its outermost such scope), over runtime A. A whole run is one measurement, so its change is significant
+  /// only where scopes with a significant change account for it.
+  double significant_change = 0.0;
+  /// The run as a whole: Regressed (Improved) when the runtime grew (shrank) by at least
+  /// options.min_change and the significant changes of deciding scopes account for at least
+  /// that much in the same direction; Stable otherwise (a change that is not significant,
+  /// however large, says so in `notes`); Unreliable when no deciding scope had a verdict.
+  /// Per-scope verdicts stand beside it: a CI gate on single scopes uses worst_regression().
   Verdict verdict = Verdict::Unreliable;
   /// Caveats a reader must know: missing spans, dropped spans, different hosts, ...
   std::vector<std::string> notes;
@@ -147,7 +162,8 @@ struct NNPROF_API Comparison {
   [[nodiscard]] std::vector<const ScopeChange*> top_improvements(std::size_t n = 10) const;
   /// Scopes judged Regressed, largest loss of total time first, at most `n`.
   [[nodiscard]] std::vector<const ScopeChange*> top_regressions(std::size_t n = 10) const;
-  /// The Regressed scope with the largest `change`, or nullptr: what a CI threshold checks.
+  /// The Regressed scope that decides (ScopeChange::decides) with the largest `change`, or
+  /// nullptr: what a CI threshold checks.
   [[nodiscard]] const ScopeChange* worst_regression() const;
 };
 

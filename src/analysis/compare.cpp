@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -66,7 +67,7 @@ std::vector<const ScopeChange*> Comparison::top_regressions(std::size_t n) const
 const ScopeChange* Comparison::worst_regression() const {
   const ScopeChange* worst = nullptr;
   for (const ScopeChange& s : scopes)
-    if (s.verdict == Verdict::Regressed && (worst == nullptr || s.change > worst->change)) worst = &s;
+    if (s.verdict == Verdict::Regressed && s.decides && (worst == nullptr || s.change > worst->change)) worst = &s;
   return worst;
 }
 
@@ -174,6 +175,67 @@ void judge(ScopeChange& c, const CompareOptions& options) {
   }
 }
 
+// How many times the cost of one empty scope, and the clock's tick, a scope's mean call must
+// last to decide the run's verdict: the factor of the "dominated by instrumentation" insight.
+constexpr double kDecidingFactor = 10.0;
+
+// The shortest mean per call that decides: below it the profiler's own cost (measured per
+// session) or the clock's granularity is a large part of what was timed.
+double deciding_mean_ns(const Profile& a, const Profile& b) {
+  const double overhead = std::max(a.completeness.overhead_per_scope_ns, b.completeness.overhead_per_scope_ns);
+  const double tick = std::max(a.meta.clock.ns_per_tick, b.meta.clock.ns_per_tick);
+  return kDecidingFactor * std::max(overhead, tick);
+}
+
+// The time `p` spent inside scopes named in `names`, each call counted once, at the outermost
+// such scope (a slower child of a slower parent is in the parent's time already).
+double time_inside(const Profile& p, const std::unordered_set<std::string_view>& names) {
+  const std::vector<CallTreeNode>& nodes = p.call_tree;
+  if (names.empty() || nodes.empty()) return 0.0;
+  double total = 0.0;
+  std::vector<bool> seen(nodes.size(), false);  // a malformed tree's cycle is walked once
+  std::vector<std::uint32_t> todo(nodes[0].children.begin(), nodes[0].children.end());
+  while (!todo.empty()) {
+    const std::uint32_t n = todo.back();
+    todo.pop_back();
+    if (n >= nodes.size() || seen[n]) continue;
+    seen[n] = true;
+    if (names.contains(p.str(nodes[n].name))) {
+      total += static_cast<double>(nodes[n].time.sum_ns);
+    } else {
+      todo.insert(todo.end(), nodes[n].children.begin(), nodes[n].children.end());
+    }
+  }
+  return total;
+}
+
+// The run as a whole (see Comparison::verdict): its runtime is one measurement, so it changed
+// significantly only where deciding scopes with a significant change account for the change.
+void judge_run(Comparison& c, const Profile& a, const Profile& b) {
+  bool any_verdict = false;
+  std::unordered_set<std::string_view> changed;
+  for (const ScopeChange& s : c.scopes) {
+    if (!s.decides || s.verdict == Verdict::Unreliable) continue;
+    any_verdict = true;
+    if (s.verdict == Verdict::Improved || s.verdict == Verdict::Regressed) changed.insert(s.name);
+  }
+  if (c.runtime_a_ns > 0) {
+    const auto runtime_a = static_cast<double>(c.runtime_a_ns);
+    c.runtime_change = static_cast<double>(c.runtime_b_ns) / runtime_a - 1.0;
+    c.significant_change = (time_inside(b, changed) - time_inside(a, changed)) / runtime_a;
+  }
+  const double min = c.options.min_change;
+  if (!any_verdict) {
+    c.verdict = Verdict::Unreliable;
+  } else if (c.runtime_change >= min && c.significant_change >= min) {
+    c.verdict = Verdict::Regressed;
+  } else if (c.runtime_change <= -min && c.significant_change <= -min) {
+    c.verdict = Verdict::Improved;
+  } else {
+    c.verdict = Verdict::Stable;
+  }
+}
+
 RunTotals totals_of(const Profile& p) {
   RunTotals t;
   t.command_line = p.meta.command_line;
@@ -269,6 +331,8 @@ Comparison compare_profiles(const Profile& a, const Profile& b, const CompareOpt
   const std::vector<std::vector<double>> durations_a = durations_by_name(a);
   const std::vector<std::vector<double>> durations_b = durations_by_name(b);
   double log_sum = 0.0;
+  const double deciding_ns = deciding_mean_ns(a, b);
+  std::vector<std::string_view> too_short;
   for (const ScopeStats& sa : a.scopes) {
     const auto it = in_b.find(a.str(sa.name));
     if (it == in_b.end()) continue;
@@ -284,6 +348,15 @@ Comparison compare_profiles(const Profile& a, const Profile& b, const CompareOpt
     s.total_delta_ns = signed_delta(s.a.total_ns, s.b.total_ns);
     run_test(s, da, db, options);
     judge(s, options);
+    s.decides = std::min(s.a.mean_ns, s.b.mean_ns) >= deciding_ns;
+    if (!s.decides) {
+      too_short.push_back(a.str(sa.name));
+      const std::string why = fmt::format(
+          "a mean call of {:.0f} ns in A and {:.0f} ns in B, below {:.0f} ns (10x the cost of one scope or the clock's "
+          "tick): it does not decide the run's verdict",
+          s.a.mean_ns, s.b.mean_ns, deciding_ns);
+      s.note = s.note.empty() ? why : s.note + "; " + why;
+    }
     switch (s.verdict) {
       case Verdict::Improved: ++c.improved; break;
       case Verdict::Regressed: ++c.regressed; break;
@@ -306,16 +379,19 @@ Comparison compare_profiles(const Profile& a, const Profile& b, const CompareOpt
   c.removed = only_in(a, in_b);
   c.added = only_in(b, in_a);
 
-  if (c.regressed > 0) {
-    c.verdict = Verdict::Regressed;
-  } else if (c.improved > 0) {
-    c.verdict = Verdict::Improved;
-  } else if (c.stable > 0) {
-    c.verdict = Verdict::Stable;
-  } else {
-    c.verdict = Verdict::Unreliable;
-  }
+  judge_run(c, a, b);
   add_notes(a, b, c);
+  if (!too_short.empty()) {
+    std::sort(too_short.begin(), too_short.end());
+    constexpr std::size_t kNamed = 10;
+    std::string names;
+    for (std::size_t i = 0; i < too_short.size() && i < kNamed; ++i) names += fmt::format("{}{}", i > 0 ? ", " : "", too_short[i]);
+    if (too_short.size() > kNamed) names += fmt::format(" and {} more", too_short.size() - kNamed);
+    c.notes.push_back(fmt::format(
+        "{} of the scopes in both runs are too short to decide the run's verdict (a mean call below {:.0f} ns, 10x the "
+        "cost of one scope or the clock's tick: mostly what the profiler itself costs): {}.",
+        too_short.size(), deciding_ns, names));
+  }
   return c;
 }
 

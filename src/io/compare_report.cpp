@@ -89,6 +89,8 @@ void write_comparison_json(const Comparison& c, std::ostream& out) {
   s["runtime_a_ns"] = c.runtime_a_ns;
   s["runtime_b_ns"] = c.runtime_b_ns;
   s["runtime_delta_ns"] = report::signed_delta(c.runtime_a_ns, c.runtime_b_ns);
+  s["runtime_change"] = c.runtime_change;
+  s["significant_change"] = c.significant_change;
   s["speedup"] = ratio_json(c.speedup);
   s["geomean_ratio"] = ratio_json(c.geomean_ratio);
   s["geomean_scopes"] = c.geomean_scopes;
@@ -112,6 +114,7 @@ void write_comparison_json(const Comparison& c, std::ostream& out) {
     e["p_value"] = sc.test == CompareTest::None ? Json(nullptr) : Json(sc.p_value);
     e["prob_b_slower"] = sc.test == CompareTest::MannWhitney ? Json(sc.prob_b_slower) : Json(nullptr);
     e["verdict"] = to_string(sc.verdict);
+    e["decides"] = sc.decides;
     e["note"] = sc.note;
     scopes.push_back(std::move(e));
   }

@@ -36,7 +36,8 @@ Action add_compare_command(CLI::App& app) {
   add_format_option(cmd, "--format,-f", o->format, Document::Comparison, "default: from -o's extension, else text");
   cmd->add_option("--fail-on-regression", o->fail_pct,
                   "Exit with status 3 when a scope's verdict is 'regressed' and its mean time per call grew by "
-                  "more than PCT percent")
+                  "more than PCT percent (scopes too short to decide the run's verdict, mostly instrumentation, "
+                  "do not count)")
       ->option_text("PCT")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--alpha", o->compare.alpha, "Significance level of the per-scope test (default 0.05)")

@@ -1,5 +1,6 @@
-// The comparison's summary: the verdict first, then runtime, calls and allocations of both runs
+// The comparison's summary: the run's verdict and why first, the scopes' verdicts, then runtime, calls and allocations of both runs
 // with their deltas, then the speedup and the geometric mean of the per-call time ratios.
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -19,9 +20,38 @@ std::string upper(const char* s) {
   return r;
 }
 
+// The run as a whole first, with why: the runtime's change, and whether the scopes whose change
+// is significant account for it (see Comparison::verdict).
 Sentence verdict_sentence(const Comparison& c) {
+  Sentence s;
+  s.words(fmt::format("Verdict: {}: ", upper(to_string(c.verdict))));
+  if (c.verdict == Verdict::Unreliable)
+    return s.words("no scope long enough to decide had enough calls in both runs for a verdict.");
+  const double min = c.options.min_change;
+  const auto runtime = [&] {
+    if (c.runtime_change >= 0.0) {
+      s.words("the run took ").share(c.runtime_change).words(" more time");
+    } else {
+      s.words("the run took ").share(-c.runtime_change).words(" less time");
+    }
+    s.words(fmt::format(" ({})", c.runtime_basis));
+  };
+  runtime();
+  if (c.verdict != Verdict::Stable)
+    return s.words(", and the scopes whose change is significant account for ")
+        .share(std::fabs(c.significant_change))
+        .words(" of A's runtime.");
+  if (std::fabs(c.runtime_change) < min) return s.words(", less than the ").share(min).words(" that counts as a change.");
+  return s.words(", but that is not significant: the scopes whose change is significant account for ")
+      .share(c.significant_change)
+      .words(" of A's runtime in that direction, and ")
+      .share(min)
+      .words(" is needed. The difference lies in noise, the machine, or code outside the profiled scopes.");
+}
+
+Sentence scope_verdicts_sentence(const Comparison& c) {
   return Sentence()
-      .words(fmt::format("Verdict: {} (", upper(to_string(c.verdict))))
+      .words("Scopes: ")
       .count(c.regressed)
       .words(" regressed, ")
       .count(c.improved)
@@ -29,7 +59,10 @@ Sentence verdict_sentence(const Comparison& c) {
       .count(c.stable)
       .words(" stable, ")
       .count(c.unreliable)
-      .words(" unreliable)");
+      .words(" unreliable")
+      .words(c.worst_regression() == nullptr && c.regressed > 0 ? " (no regressed scope is long enough to decide)"
+                                                                 : "")
+      .words(".");
 }
 
 // Ratios keep their fixed decimals ("2.000x"): a reader compares them digit by digit.
@@ -118,6 +151,7 @@ Table summary_table(const Comparison& c) {
 void compare_summary(const Comparison& c, std::vector<Section>& out) {
   Section section{"summary", "Summary", {}};
   section.say(verdict_sentence(c));
+  section.say(scope_verdicts_sentence(c));
   section.add(summary_table(c));
   section.say(speedup_sentence(c));
   section.say(geomean_sentence(c));
