@@ -154,6 +154,21 @@ struct Span {
   bool operator==(const Span&) const = default;
 };
 
+/// A key/value argument the program attached to one span (ProfileGuard::arg, Profiler::arg):
+/// an input's shape, a batch size, a file name. The Chrome trace shows it in the slice's
+/// "args"; the .nnprof file keeps it in the `args` table.
+struct SpanArg {
+  enum class Type : std::uint8_t { String, Int, Real };
+  std::uint32_t span = 0;  ///< index into Profile::spans
+  std::string key;
+  Type type = Type::String;
+  std::string string_value;   ///< Type::String
+  std::int64_t int_value = 0;  ///< Type::Int
+  double real_value = 0.0;     ///< Type::Real
+
+  bool operator==(const SpanArg&) const = default;
+};
+
 /// A memory counter fed by record_alloc/record_free under one name.
 struct MemoryCounter {
   StringId name = kNone;
@@ -337,6 +352,7 @@ enum class DiagnosticKind : std::uint8_t {
   FlowUnmatched,       ///< a flow_end/flow_wait_end without its flow_begin/flow_done, or the reverse
   MetricsIncomplete,   ///< metric points not kept, or metric calls ignored (wrong kind, non-finite value, too many names)
   GpuTracing,          ///< GPU tracing could not see everything (records dropped, clocks mapped, launches unmatched)
+  SpanArgsDropped,     ///< span arguments past the per-thread limit, or whose span was not kept
 };
 
 enum class Severity : std::uint8_t { Info, Warning, Error };
@@ -378,6 +394,7 @@ class NNPROF_API Profile {
   std::vector<CallTreeNode> call_tree;  ///< [0] is the root
   std::vector<ScopeStats> scopes;       ///< one per name, sorted by total time, longest first
   std::vector<Span> spans;              ///< sorted by thread, then start
+  std::vector<SpanArg> span_args;       ///< sorted by span, then in the order attached
   std::vector<MemoryCounter> memory_counters;
   std::vector<MemoryEvent> memory_events;  ///< sorted by time
   MemorySummary memory;

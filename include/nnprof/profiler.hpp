@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
@@ -118,6 +119,21 @@ class NNPROF_API Profiler {
   /// The bottlenecks of everything recorded so far, most severe first (nnprof/analysis.hpp).
   [[nodiscard]] std::vector<Bottleneck> analyze_bottlenecks(const BottleneckThresholds& thresholds = {}) const;
 
+  /// Attaches `key` = `value` to the calling thread's innermost open scope (see
+  /// ProfileGuard::arg): start("conv"); arg("input", "1x3x224x224"); ... stop("conv").
+  /// Nothing outside a scope.
+  void arg(std::string_view key, std::string_view value) noexcept {
+    attach_arg(key, {detail::ArgValue::Type::String, value, 0, 0.0});
+  }
+  template <std::integral T>
+  void arg(std::string_view key, T value) noexcept {
+    attach_arg(key, {detail::ArgValue::Type::Int, {}, static_cast<std::int64_t>(value), 0.0});
+  }
+  template <std::floating_point T>
+  void arg(std::string_view key, T value) noexcept {
+    attach_arg(key, {detail::ArgValue::Type::Real, {}, 0, static_cast<double>(value)});
+  }
+
   /// Named memory counters (tensors, buffers) that the program reports itself.
   void record_alloc(std::string_view name, std::uint64_t bytes) noexcept;
   void record_free(std::string_view name, std::uint64_t bytes) noexcept;
@@ -167,6 +183,8 @@ class NNPROF_API Profiler {
 
  private:
   ProfilerOptions options_;
+  void attach_arg(std::string_view key, const detail::ArgValue& value) noexcept;
+
   detail::SessionCore core_;
   std::unique_ptr<detail::Session> session_;
 };
@@ -191,6 +209,14 @@ NNPROF_API void record_free(std::string_view name, std::uint64_t bytes) noexcept
 NNPROF_API void add_items(std::string_view name, std::uint64_t count) noexcept;
 /// Profiler::add_flops on the global profiler.
 NNPROF_API void add_flops(double flops, std::uint64_t bytes = 0) noexcept;
+
+/// Profiler::arg on the global profiler: a key/value argument of the innermost open scope.
+inline void span_arg(std::string_view key, std::string_view value) noexcept { global_profiler().arg(key, value); }
+template <typename T>
+  requires std::integral<T> || std::floating_point<T>
+inline void span_arg(std::string_view key, T value) noexcept {
+  global_profiler().arg(key, value);
+}
 
 /// Names the calling thread in every profile (and, truncated to 15 bytes, for the OS).
 NNPROF_API void set_thread_name(std::string_view name);

@@ -1,6 +1,7 @@
 // RAII scope guards and the instrumentation macros.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <string_view>
 
@@ -28,6 +29,21 @@ class ProfileGuard {
     if (frame_ == nullptr || frame_->start != start_) return;  // closed early by an explicit stop
     detail::add_work(frame_->node.load(std::memory_order_relaxed), flops, bytes);
   }
+  /// Attaches `key` = `value` to this scope's span: an input's shape, a batch size, a file.
+  /// The Chrome trace shows it in the slice's "args"; the .nnprof file keeps it (table `args`).
+  /// Not for the innermost loop: it takes a lock and copies (about a microsecond). Nothing in a
+  /// session that keeps no spans (ProfilerOptions::record_spans = false).
+  void arg(std::string_view key, std::string_view value) noexcept {
+    attach(key, {detail::ArgValue::Type::String, value, 0, 0.0});
+  }
+  template <std::integral T>
+  void arg(std::string_view key, T value) noexcept {
+    attach(key, {detail::ArgValue::Type::Int, {}, static_cast<std::int64_t>(value), 0.0});
+  }
+  template <std::floating_point T>
+  void arg(std::string_view key, T value) noexcept {
+    attach(key, {detail::ArgValue::Type::Real, {}, 0, static_cast<double>(value)});
+  }
   ~ProfileGuard() {
     if (frame_ != nullptr) detail::scope_exit(state_, frame_, start_);
   }
@@ -41,6 +57,11 @@ class ProfileGuard {
     if (state_ == nullptr) [[unlikely]] return;
     frame_ = detail::scope_enter(state_, site);
     if (frame_ != nullptr) start_ = frame_->start;
+  }
+
+  void attach(std::string_view key, const detail::ArgValue& value) noexcept {
+    if (frame_ == nullptr || frame_->start != start_) return;  // closed early by an explicit stop
+    detail::add_span_arg(state_, frame_, key, value);
   }
 
   detail::ThreadState* state_ = nullptr;

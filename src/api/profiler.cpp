@@ -172,6 +172,11 @@ void Profiler::add_flops(double flops, std::uint64_t bytes) noexcept {
   if (detail::ThreadState* ts = detail::thread_state(core_)) detail::add_work(ts, flops, bytes);
 }
 
+void Profiler::attach_arg(std::string_view key, const detail::ArgValue& value) noexcept {
+  if (!core_.enabled.load(std::memory_order_relaxed)) return;
+  if (detail::ThreadState* ts = detail::thread_state(core_)) detail::add_span_arg(ts, ts->top, key, value);
+}
+
 void Profiler::start_with_flops(std::string_view name, double flops, std::uint64_t bytes) noexcept {
   start(name);
   add_flops(flops, bytes);

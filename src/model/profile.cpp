@@ -53,6 +53,7 @@ const char* to_string(DiagnosticKind kind) noexcept {
     case DiagnosticKind::FlowUnmatched: return "flow_unmatched";
     case DiagnosticKind::MetricsIncomplete: return "metrics_incomplete";
     case DiagnosticKind::GpuTracing: return "gpu_tracing";
+    case DiagnosticKind::SpanArgsDropped: return "span_args_dropped";
   }
   return "unknown";
 }

@@ -1,6 +1,8 @@
 #include "model/profile_builder.hpp"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -102,6 +104,7 @@ class Builder {
     merge_trees();
     scope_stats();
     records();
+    span_args();
     flows();
     gpu();
     memory();
@@ -322,6 +325,46 @@ class Builder {
     });
     std::stable_sort(profile_.memory_events.begin(), profile_.memory_events.end(),
                      [](const MemoryEvent& a, const MemoryEvent& b) { return a.time_ns < b.time_ns; });
+  }
+
+  // Each argument joins the span its thread wrote with the same node and start tick; one whose
+  // span was not kept (memory cap, flight recorder) is counted, not guessed at.
+  void span_args() {
+    std::uint64_t unmatched = 0, dropped = 0;
+    for (const RawThread& t : raw_.threads) {
+      dropped += t.span_args_dropped;
+      if (t.span_args.empty()) continue;
+      const auto& map = local_to_merged_[t.index];
+      // This thread's spans by (node, start): they are sorted by thread, so its range is one run.
+      const auto first = std::lower_bound(profile_.spans.begin(), profile_.spans.end(), t.index,
+                                          [](const Span& s, std::uint32_t thread) { return s.thread < thread; });
+      std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint32_t> by_start;
+      for (auto it = first; it != profile_.spans.end() && it->thread == t.index; ++it)
+        by_start.emplace(std::pair{it->node, it->start_ns}, static_cast<std::uint32_t>(it - profile_.spans.begin()));
+      for (const detail::RawSpanArg& a : t.span_args) {
+        const bool mapped = a.node < map.size() && map[a.node] != kNone;
+        const auto span = mapped ? by_start.find({map[a.node], cal_.since_origin_ns(a.start_ticks)}) : by_start.end();
+        if (span == by_start.end()) {
+          ++unmatched;
+          continue;
+        }
+        SpanArg arg;
+        arg.span = span->second;
+        arg.key = a.key;
+        arg.type = static_cast<SpanArg::Type>(a.type);
+        arg.string_value = a.text;
+        arg.int_value = a.integer;
+        arg.real_value = a.real;
+        profile_.span_args.push_back(std::move(arg));
+      }
+    }
+    std::stable_sort(profile_.span_args.begin(), profile_.span_args.end(),
+                     [](const SpanArg& a, const SpanArg& b) { return a.span < b.span; });
+    if (dropped + unmatched > 0)
+      add(DiagnosticKind::SpanArgsDropped, Severity::Info, kNone, kNone, dropped + unmatched,
+          fmt::format("{} span arguments are not in the profile: {} past the limit of {} per thread, {} whose span "
+                      "was not kept (memory cap or flight recorder) or is still open.",
+                      dropped + unmatched, dropped, detail::kMaxSpanArgsPerThread, unmatched));
   }
 
   // Dependencies between threads (nnprof/flow.hpp), once the spans are final.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -61,6 +62,22 @@ struct RawThreadEvent {
   std::uint64_t count;
 };
 
+/// How many span arguments one thread keeps: a program attaches a few per operator, never per
+/// innermost loop; the bound keeps a runaway loop from growing without limit.
+inline constexpr std::size_t kMaxSpanArgsPerThread = std::size_t{1} << 18;
+
+/// A key/value argument attached to a span that was open at the time (add_span_arg): the
+/// span is the one whose record has this node and start tick.
+struct RawSpanArg {
+  std::uint32_t node = 0;
+  std::uint64_t start_ticks = 0;
+  std::string key;
+  ArgValue::Type type = ArgValue::Type::String;
+  std::string text;
+  std::int64_t integer = 0;
+  double real = 0.0;
+};
+
 struct RawThread {
   std::uint32_t index = 0;
   std::int64_t os_tid = 0;
@@ -72,6 +89,8 @@ struct RawThread {
   std::uint64_t dropped_spans = 0, dropped_events = 0, too_deep = 0, tree_full = 0;
   std::uint64_t dropped_flows = 0;  ///< flow records lost to the memory cap
   std::vector<RawThreadEvent> events;
+  std::vector<RawSpanArg> span_args;    ///< in the order attached
+  std::uint64_t span_args_dropped = 0;  ///< past the per-thread limit
 };
 
 struct RawCounter {

@@ -428,6 +428,8 @@ RawSnapshot Session::snapshot(bool with_records) {
       std::lock_guard g(p.mu);
       t.name = p.name;
       for (const auto& [key, count] : p.events) t.events.push_back({key.first, key.second, count});
+      if (with_records) t.span_args = p.span_args;
+      t.span_args_dropped = p.span_args_dropped;
     }
     if (!t.exited) {
       // The kernel's name is current; ours may predate a pthread_setname_np by the program.

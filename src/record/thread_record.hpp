@@ -70,6 +70,10 @@ struct ThreadPrivate {
   std::mutex mu;
   std::string name;
   std::map<std::pair<ThreadEventKind, const SourceLocation*>, std::uint64_t> events;
+  // Span arguments (add_span_arg), under `mu`: a lock and a copy are fine at a few per
+  // operator; at most kMaxSpanArgsPerThread.
+  std::vector<RawSpanArg> span_args;
+  std::uint64_t span_args_dropped = 0;
 
   Node* node_at(std::uint32_t index) const noexcept {
     return blocks[index / kNodesPerBlock].load(std::memory_order_acquire) + index % kNodesPerBlock;

@@ -164,6 +164,30 @@ void drop_record(ThreadState* ts, RecordKind kind) noexcept {
 
 void note_too_deep(ThreadState* ts) noexcept { single_writer_add(ts->too_deep, std::uint64_t{1}); }
 
+void add_span_arg(ThreadState* ts, const Frame* f, std::string_view key, const ArgValue& value) noexcept {
+  if (ts == nullptr || f == nullptr || f == &ts->stack[0] || !ts->keep_spans) return;
+  ThreadPrivate* p = ts->priv;
+  try {
+    InternalAllocations internal;
+    RawSpanArg arg;
+    arg.node = f->node.load(std::memory_order_relaxed)->index;
+    arg.start_ticks = f->start;
+    arg.key.assign(key);
+    arg.type = value.type;
+    arg.text.assign(value.text);
+    arg.integer = value.integer;
+    arg.real = value.real;
+    std::lock_guard lock(p->mu);
+    if (p->span_args.size() >= kMaxSpanArgsPerThread) {
+      ++p->span_args_dropped;
+      return;
+    }
+    p->span_args.push_back(std::move(arg));
+  } catch (...) {
+    // Out of memory: the argument is not kept.
+  }
+}
+
 namespace {
 const SourceLocation* frame_site(const Frame* f) noexcept {
   return f->node.load(std::memory_order_relaxed)->site;

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "nnprof/config.hpp"
 #include "nnprof/detail/clock_read.hpp"
@@ -152,6 +153,15 @@ struct ThreadState {
   Frame stack[kMaxDepth + 1];  // stack[0] holds the root node
 };
 
+/// A span argument's value as the program gave it (ProfileGuard::arg, Profiler::arg).
+struct ArgValue {
+  enum class Type : std::uint8_t { String, Int, Real };
+  Type type = Type::String;
+  std::string_view text;     ///< Type::String
+  std::int64_t integer = 0;  ///< Type::Int
+  double real = 0.0;         ///< Type::Real
+};
+
 // Out-of-line slow paths (src/record/thread_state.cpp).
 NNPROF_API Node* find_or_add_child(ThreadState* ts, Node* parent, const SourceLocation* site) noexcept;
 NNPROF_API HistogramRow* add_histogram_row(ThreadState* ts, Node* node, unsigned row) noexcept;
@@ -159,6 +169,9 @@ NNPROF_API bool next_chunk(ThreadState* ts) noexcept;
 NNPROF_API void drop_record(ThreadState* ts, RecordKind kind) noexcept;
 NNPROF_API void exit_out_of_order(ThreadState* ts, Frame* frame, std::uint64_t start, std::uint64_t end) noexcept;
 NNPROF_API void note_too_deep(ThreadState* ts) noexcept;
+/// Attaches `key` = `value` to the span the open frame `f` will write. Not the hot path: it
+/// takes the thread's lock and copies both. Nothing when spans are not kept.
+NNPROF_API void add_span_arg(ThreadState* ts, const Frame* f, std::string_view key, const ArgValue& value) noexcept;
 // NVTX ranges for Nsight Systems (src/collect/gpu/nvtx.cpp; no-ops without the CUDA toolkit).
 NNPROF_API void nvtx_push(const SourceLocation* site) noexcept;
 NNPROF_API void nvtx_pop() noexcept;
