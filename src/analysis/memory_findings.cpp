@@ -190,7 +190,7 @@ Sentence counter_hotspot_suggestion(const MemoryCounter& c) {
       .words(" holds at the peak: free its buffers as soon as they are no longer needed (and ")
       .code("record_free")
       .words(" them then), process smaller pieces (micro-batches, chunks), recompute instead of keeping where "
-             "that is cheap (activation checkpointing), or store it in a smaller element type (fp16, bf16) where "
+             "that costs little (activation checkpointing), or store it in a smaller element type (fp16, bf16) where "
              "accuracy allows.");
 }
 
