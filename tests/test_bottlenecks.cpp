@@ -187,7 +187,8 @@ TEST(Bottlenecks, MemoryKindsComeFromHeapTrackingWithTheirThresholds) {
   const auto none = nnprof::analyze_bottlenecks(p, t);
   EXPECT_EQ(count_of(none, BottleneckType::MemoryHotspot), 0u);
   EXPECT_EQ(count_of(none, BottleneckType::MemoryLeak), 0u);
-  // A profile without heap tracking has no memory findings at all.
+  // A profile with neither heap tracking nor memory counters has no memory findings at all
+  // (the counters' findings: test_counter_findings.cpp).
   EXPECT_EQ(count_of(nnprof::analyze_bottlenecks(slow_operation_program(true)), BottleneckType::MemoryLeak), 0u);
 }
 

@@ -1,7 +1,7 @@
 // Seed 000 (axonml-profile), Bottleneck Types "MemoryHotspot" (>30% of peak memory) and
-// "MemoryLeak" (>5% of allocations not freed), as nnprof detects them today: from heap tracking
-// (nnprof::MemoryTracking, the nnprof::memory library), which sees every allocation of the
-// process and attributes it to the scope open at the time. `hotspot` or `leak` on the command line.
+// "MemoryLeak" (>5% of allocations not freed) from heap tracking (nnprof::MemoryTracking, the
+// nnprof::memory library), which sees every allocation of the process and attributes it to the
+// scope open at the time (000_bottleneck_memory_hotspot/_leak find them from record_alloc). `hotspot` or `leak` on the command line.
 #include <nnprof/memory.hpp>
 #include <nnprof/nnprof.hpp>
 

@@ -16,8 +16,8 @@ namespace nnprof {
 enum class BottleneckType : std::uint8_t {
   SlowOperation,   ///< one scope's own (self) time is a large share of the instrumented time
   HighCallCount,   ///< a scope is called so often that per-call costs add up
-  MemoryHotspot,   ///< one scope holds a large share of the heap peak
-  MemoryLeak,      ///< a large share of the allocated heap bytes was never freed
+  MemoryHotspot,   ///< one scope holds a large share of the heap peak, or one memory counter of the counters' peak
+  MemoryLeak,      ///< a large share of the allocated heap bytes, or of a memory counter's bytes, was never freed
   LowThroughput,   ///< a scope with declared FLOPs computes slowly
   BelowRoofline,   ///< a scope runs far below the roof of this machine for its arithmetic intensity
   CpuHotspot,      ///< one function was running in a large share of the CPU samples
@@ -45,8 +45,12 @@ NNPROF_API const char* to_string(BottleneckSeverity severity) noexcept;
 struct BottleneckThresholds {
   double slow_operation_share = 0.20;     ///< SlowOperation: self time above this share of instrumented time
   std::uint64_t high_call_count = 10'000; ///< HighCallCount: more calls than this
-  double memory_hotspot_share = 0.30;     ///< MemoryHotspot: peak live bytes above this share of the heap peak
-  double memory_leak_share = 0.05;        ///< MemoryLeak: unfreed bytes above this share of all allocated
+  /// MemoryHotspot: a scope's peak live heap bytes above this share of the heap peak; a memory
+  /// counter's bytes at the counters' peak (record_alloc minus record_free) above this share of that peak.
+  double memory_hotspot_share = 0.30;
+  /// MemoryLeak: unfreed heap bytes above this share of all heap bytes allocated; a memory
+  /// counter's bytes allocated minus freed above this share of the bytes it allocated.
+  double memory_leak_share = 0.05;
   double low_throughput_gflops = 1.0;     ///< LowThroughput: below this many GFLOP/s (scopes with FLOPs)
   double roofline_fraction = 0.10;        ///< BelowRoofline: below this fraction of the attainable roof ...
   double roofline_min_share = 0.01;       ///< ... and LowThroughput: only scopes with at least this share of instrumented time
@@ -77,7 +81,7 @@ struct BottleneckThresholds {
 struct Bottleneck {
   BottleneckType type = BottleneckType::SlowOperation;
   BottleneckSeverity severity = BottleneckSeverity::Medium;
-  std::string name;         ///< the scope (or function) it is about; empty when about the whole run
+  std::string name;         ///< the scope, function or memory counter it is about; empty when about the whole run
   double value = 0.0;       ///< what was measured, in the unit of `threshold`
   double threshold = 0.0;   ///< the limit `value` passed
   std::string description;  ///< one sentence with the numbers
@@ -96,7 +100,7 @@ NNPROF_API std::vector<Bottleneck> analyze_bottlenecks(const Profile& profile,
 /// One recommendation of the optimization advisor.
 struct Recommendation {
   std::string title;        ///< "Bring matmul closer to the compute roof"
-  std::string scope;        ///< what to change; empty for the whole run
+  std::string scope;        ///< what to change (a scope, a function or a memory counter); empty for the whole run
   std::string evidence;     ///< the measurements it rests on
   std::vector<std::string> steps;  ///< what to do, in order
   double time_share = 0.0;  ///< share of the run's time the fix acts on (Amdahl's p)

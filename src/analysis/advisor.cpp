@@ -59,6 +59,7 @@ Advice from_bottleneck(const Bottleneck& b, const AdvisorOptions& o) {
   Advice a;
   a.scope = b.scope;
   a.function = b.function;
+  a.counter = b.counter;
   a.time_share = std::clamp(b.time_share, 0.0, 1.0);
   a.max_speedup = limit_speedup(a.time_share);
   a.evidence = b.description;
@@ -80,12 +81,22 @@ Advice from_bottleneck(const Bottleneck& b, const AdvisorOptions& o) {
       a.title.words("Optimise ").function(b.function);
       a.steps.push_back(b.suggestion);
       break;
+    // A counter finding is about what the program recorded under a name, not about a scope's
+    // mallocs: its title names the counter, and its step is the counter's own suggestion.
     case BottleneckKind::MemoryHotspot:
-      a.title.words("Hold less memory in ").scope(b.scope);
+      if (b.counter != kNone) {
+        a.title.words("Lower what memory counter ").scope(b.counter).words(" holds at the peak");
+      } else {
+        a.title.words("Hold less memory in ").scope(b.scope);
+      }
       a.steps.push_back(b.suggestion);
       break;
     case BottleneckKind::MemoryLeak:
-      a.title.words("Free the memory that is never released");
+      if (b.counter != kNone) {
+        a.title.words("Free what memory counter ").scope(b.counter).words(" keeps to the end");
+      } else {
+        a.title.words("Free the memory that is never released");
+      }
       a.steps.push_back(b.suggestion);
       break;
     case BottleneckKind::BelowRoofline:  // handled from the roofline itself
@@ -147,7 +158,11 @@ std::vector<Advice> advise(const Profile& profile, const AdvisorOptions& o) {
       continue;  // the roofline recommendation covers it, with a measured gain
     const int group = b.kind == BottleneckKind::ScopeCpuHotspot ? static_cast<int>(BottleneckKind::CpuHotspot)
                                                                 : static_cast<int>(b.kind);
-    const std::string subject = b.function.empty() ? std::to_string(b.scope) : b.function;
+    // A counter is a subject of its own: a heap finding about a scope, or a counter finding
+    // about another counter, does not stand for it.
+    const std::string subject = b.counter != kNone   ? "counter " + std::to_string(b.counter)
+                                : b.function.empty() ? std::to_string(b.scope)
+                                                     : b.function;
     if (!seen.emplace(group, subject).second) continue;
     out.push_back(from_bottleneck(b, o));
   }

@@ -15,6 +15,7 @@ struct Advice {
   Sentence title;
   StringId scope = kNone;       ///< what to change; kNone for a function or the whole run
   std::string function;         ///< the function to change (CPU findings)
+  StringId counter = kNone;     ///< the named memory counter to change (counter memory findings)
   Sentence evidence;
   std::vector<Sentence> steps;
   double time_share = 0.0;      ///< Amdahl's p

@@ -24,6 +24,7 @@ struct Bottleneck {
   BottleneckSeverity severity = BottleneckSeverity::Medium;
   StringId scope = kNone;  ///< the scope it is about; kNone when it is about the whole run
   std::string function;    ///< the function it is about (the CPU kinds) or the kernel (LowOccupancy), demangled
+  StringId counter = kNone; ///< the named memory counter (record_alloc) it is about (MemoryHotspot, MemoryLeak)
   double value = 0.0;      ///< what was measured, in the unit of `threshold`
   double threshold = 0.0;  ///< the limit `value` passed (a fraction for the memory kinds)
   Sentence description;    ///< one sentence with the numbers

@@ -225,6 +225,14 @@ std::vector<Bottleneck> all_bottlenecks(const Profile& profile, const Bottleneck
   memory.hotspot_share = t.memory_hotspot_share;
   memory.leak_share = t.memory_leak_share;
   append(memory_bottlenecks(profile, memory));
+  // The named counters judged as well: a program that reports its memory with record_alloc and
+  // runs without heap tracking has no other memory findings. When both ran, both are kept, each
+  // naming its source: a heap finding names a scope and the heap peak, a counter finding the
+  // counter and the counters' peak. They measure different things (every malloc, attributed to
+  // scopes; what the program declares, under names of its choosing) and nothing links a counter
+  // to the scopes whose mallocs back it, so one cannot stand in for the other; the same buffer
+  // may be reported once as each, and the advisor keeps them apart (advisor.cpp).
+  append(counter_bottlenecks(profile, memory));
   append(gpu_bottlenecks(profile, t));
   std::stable_sort(all.begin(), all.end(),
                    [](const Bottleneck& a, const Bottleneck& b) { return a.severity > b.severity; });
@@ -242,6 +250,10 @@ Sentence no_bottlenecks(const Profile& profile, const BottleneckThresholds& t) {
   if (profile.heap.tracked)
     s.words(", no scope held more than ").share(t.memory_hotspot_share).words(" of the heap peak and less than ")
         .share(t.memory_leak_share).words(" of the heap was left unfreed");
+  if (!profile.memory_counters.empty())
+    s.words(", no memory counter held more than ").share(t.memory_hotspot_share)
+        .words(" of the counters' peak and none kept more than ").share(t.memory_leak_share)
+        .words(" of what it allocated");
   if (profile.cpu.sampled)
     s.words(", no function ran in more than ").share(t.cpu_hotspot_share).words(" of the CPU samples");
   if (profile.gpu.summary.traced) s.words(", ").append(no_gpu_bottlenecks(profile, t));

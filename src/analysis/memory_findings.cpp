@@ -152,6 +152,119 @@ std::optional<Bottleneck> leak_finding(const Profile& profile, const MemoryFindi
   return b;
 }
 
+// ---- named counters -------------------------------------------------------------------
+//
+// A counter is what the program says it holds under a name (record_alloc/record_free), not
+// what malloc saw: it has no scope, no call stack and no reachability, so its findings name
+// the counter and suggest what can be done from its own numbers.
+
+std::uint64_t outstanding_bytes(const MemoryCounter& c) {
+  return c.alloc_bytes > c.freed_bytes ? c.alloc_bytes - c.freed_bytes : 0;
+}
+
+Sentence counter_hotspot_description(const MemoryCounter& c, std::uint64_t held, bool at_peak, std::uint64_t peak,
+                                     double share, double threshold) {
+  Sentence s;
+  if (at_peak) {
+    s.words("Memory counter ").scope(c.name).words(" held ").bytes(held).key()
+        .words(" when the memory counters together reached their peak of ").bytes(peak).words(", ").share(share)
+        .words(" of it (threshold ").share(threshold).words(")");
+    if (c.peak_bytes > held) s.words("; its own peak was ").bytes(c.peak_bytes);
+    return s.words(".");
+  }
+  // Without the timeline, its own peak is the most it can have held at the counters' peak.
+  return s.words("Memory counter ").scope(c.name).words(" peaked at ").bytes(held).key().words(", ").share(share)
+      .words(" of the ").bytes(peak).words(" peak of the memory counters together (threshold ").share(threshold)
+      .words("; the memory timeline was not kept, so its own peak stands for what it held at theirs).");
+}
+
+Sentence counter_hotspot_suggestion(const MemoryCounter& c) {
+  Sentence s;
+  if (c.alloc_count > 1 && c.alloc_bytes >= 2 * c.peak_bytes) {
+    return s.words("It allocated ").bytes(c.alloc_bytes).words(" in ")
+        .count(c.alloc_count, "allocation", "allocations").words(", far more than the ").bytes(c.peak_bytes)
+        .words(" it ever held at once: allocate its buffers once and reuse them across iterations, or take them "
+               "from a pool, so that the peak holds only what is in use.");
+  }
+  return s.words("Lower what ").scope(c.name)
+      .words(" holds at the peak: free its buffers as soon as they are no longer needed (and ")
+      .code("record_free")
+      .words(" them then), process smaller pieces (micro-batches, chunks), recompute instead of keeping where "
+             "that costs little (activation checkpointing), or store it in a smaller element type (fp16, bf16) where "
+             "accuracy allows.");
+}
+
+void add_counter_hotspots(const Profile& profile, const MemoryFindingOptions& options, std::vector<Bottleneck>& out) {
+  const std::uint64_t peak = profile.memory.peak_bytes;
+  if (peak == 0) return;
+  const std::optional<std::vector<std::uint64_t>> at_peak = counter_bytes_at_peak(profile);
+  std::vector<std::pair<const MemoryCounter*, std::uint64_t>> hot;  // counter, bytes judged
+  for (std::size_t i = 0; i < profile.memory_counters.size(); ++i) {
+    const MemoryCounter& c = profile.memory_counters[i];
+    const std::uint64_t held = at_peak ? (*at_peak)[i] : c.peak_bytes;
+    if (share_of(held, peak) > options.hotspot_share) hot.emplace_back(&c, held);
+  }
+  std::sort(hot.begin(), hot.end(), [&](const auto& a, const auto& b) {
+    if (a.second != b.second) return a.second > b.second;
+    return profile.str(a.first->name) < profile.str(b.first->name);
+  });
+  for (const auto& [counter, held] : hot) {
+    const double share = share_of(held, peak);
+    Bottleneck b;
+    b.kind = BottleneckKind::MemoryHotspot;
+    b.severity = severity_for(share, options.hotspot_share);
+    b.counter = counter->name;
+    b.value = share;
+    b.threshold = options.hotspot_share;
+    b.description = counter_hotspot_description(*counter, held, at_peak.has_value(), peak, share, options.hotspot_share);
+    b.suggestion = counter_hotspot_suggestion(*counter);
+    out.push_back(std::move(b));
+  }
+}
+
+void add_counter_leaks(const Profile& profile, const MemoryFindingOptions& options, std::vector<Bottleneck>& out) {
+  std::vector<const MemoryCounter*> kept;
+  for (const MemoryCounter& c : profile.memory_counters) {
+    // Also false for NaN: nothing allocated.
+    if (share_of(outstanding_bytes(c), c.alloc_bytes) > options.leak_share) kept.push_back(&c);
+  }
+  std::sort(kept.begin(), kept.end(), [&](const MemoryCounter* a, const MemoryCounter* b) {
+    if (outstanding_bytes(*a) != outstanding_bytes(*b)) return outstanding_bytes(*a) > outstanding_bytes(*b);
+    return profile.str(a->name) < profile.str(b->name);
+  });
+  for (const MemoryCounter* c : kept) {
+    const std::uint64_t outstanding = outstanding_bytes(*c);
+    const double share = share_of(outstanding, c->alloc_bytes);
+    // One allocation, never freed: how a buffer that lives for the whole run by design (model
+    // weights, a cache set up once) looks, as much as a leak; worth knowing, not more. A leak
+    // proper grows: several allocations, part of them never freed.
+    const bool held_once = c->alloc_count == 1 && c->free_count == 0;
+    Bottleneck b;
+    b.kind = BottleneckKind::MemoryLeak;
+    b.severity = held_once ? BottleneckSeverity::Low : severity_for(share, options.leak_share);
+    b.counter = c->name;
+    b.value = share;
+    b.threshold = options.leak_share;
+    b.description.words("Memory counter ").scope(c->name).words(" still held ").bytes(outstanding).key()
+        .words(" at the end, ").share(share).words(" of the ").bytes(c->alloc_bytes)
+        .words(" it allocated (threshold ").share(options.leak_share).words("): ")
+        .count(c->alloc_count, "allocation", "allocations").words(" and ")
+        .count(c->free_count, "free", "frees").words(" were recorded.");
+    if (held_once) {
+      b.suggestion.words("Its only allocation was never freed. If it lives for the whole run by design (model "
+                         "weights, a cache set up once), call ")
+          .code("record_free").words(" when it is released so that the counter ends at zero; otherwise free it "
+                                     "as soon as it is no longer needed.");
+    } else {
+      b.suggestion.words("If the buffers of ").scope(c->name).words(" are freed, ").code("record_free")
+          .words(" each of them too, so that the counter says what is held; if they are kept, it grows with every "
+                 "allocation: bound it (keep a fixed window, drop what is no longer needed) or give each buffer an "
+                 "owner that frees it (a std::unique_ptr, a container, an RAII wrapper).");
+    }
+    out.push_back(std::move(b));
+  }
+}
+
 // ---- verdict --------------------------------------------------------------------------
 
 Sentence growth_reason(std::string_view what, const MemoryGrowth& g, bool again) {
@@ -281,6 +394,41 @@ Sentence no_memory_bottlenecks(const MemoryFindingOptions& options) {
       .words("No memory bottleneck: no scope held more than ").share(options.hotspot_share)
       .words(" of the heap peak, and no more than ").share(options.leak_share)
       .words(" of the bytes allocated were left unfreed.");
+}
+
+std::optional<std::vector<std::uint64_t>> counter_bytes_at_peak(const Profile& profile) {
+  const std::uint64_t peak = profile.memory.peak_bytes;
+  const std::size_t counters = profile.memory_counters.size();
+  if (peak == 0 || profile.memory_events.empty()) return std::nullopt;
+  // First pass: the event after which the sum first reached its highest value. Two passes
+  // rather than a copy of every counter at each new high, which a run whose memory only grows
+  // would make at every event.
+  std::int64_t total = 0;
+  std::int64_t highest = 0;
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < profile.memory_events.size(); ++i) {
+    const MemoryEvent& e = profile.memory_events[i];
+    if (e.counter >= counters) return std::nullopt;
+    total += e.delta_bytes;
+    if (total > highest) {
+      highest = total;
+      last = i;
+    }
+  }
+  if (highest <= 0 || static_cast<std::uint64_t>(highest) != peak) return std::nullopt;
+  std::vector<std::int64_t> current(counters, 0);
+  for (std::size_t i = 0; i <= last; ++i) current[profile.memory_events[i].counter] += profile.memory_events[i].delta_bytes;
+  std::vector<std::uint64_t> held(counters, 0);
+  // A counter below zero (freed more than it recorded as allocated) holds nothing.
+  for (std::size_t i = 0; i < counters; ++i) held[i] = current[i] > 0 ? static_cast<std::uint64_t>(current[i]) : 0;
+  return held;
+}
+
+std::vector<Bottleneck> counter_bottlenecks(const Profile& profile, const MemoryFindingOptions& options) {
+  std::vector<Bottleneck> result;
+  add_counter_hotspots(profile, options, result);
+  add_counter_leaks(profile, options, result);
+  return result;
 }
 
 Unfreed unfreed_heap(const Profile& profile) {

@@ -1,6 +1,8 @@
 // What automatic heap tracking says about a profile, the same in every report: who
 // allocates most, which scopes hold the peak, what was never freed, and whether memory
-// grows. Pure functions of a Profile; nothing here applies when !profile.heap.tracked.
+// grows. Pure functions of a Profile; nothing here applies when !profile.heap.tracked,
+// except the findings on the named memory counters (counter_bottlenecks), which need only
+// record_alloc/record_free.
 #pragma once
 
 #include <cstddef>
@@ -17,9 +19,11 @@
 namespace nnprof::analysis {
 
 struct MemoryFindingOptions {
-  /// MemoryHotspot: a scope whose peak live bytes exceed this share of the heap peak.
+  /// MemoryHotspot: a scope whose peak live bytes exceed this share of the heap peak; a memory
+  /// counter whose bytes at the counters' peak exceed this share of that peak.
   double hotspot_share = 0.30;
-  /// MemoryLeak: bytes never freed above this share of every heap byte allocated.
+  /// MemoryLeak: bytes never freed above this share of every heap byte allocated; a memory
+  /// counter's bytes still outstanding at the end above this share of the bytes it allocated.
   double leak_share = 0.05;
   /// Steady growth over the second half of the timeline: the fitted line rises by at least
   /// this share of its starting level ...
@@ -58,6 +62,19 @@ std::vector<Bottleneck> memory_bottlenecks(const Profile& profile, const MemoryF
 
 /// What reports say when memory_bottlenecks finds nothing: the thresholds that were not passed.
 Sentence no_memory_bottlenecks(const MemoryFindingOptions& options = {});
+
+/// The same two kinds from the named memory counters (record_alloc/record_free), each with
+/// Bottleneck::counter set: MemoryHotspot for a counter holding more than options.hotspot_share
+/// of the counters' peak at that peak (counter_bytes_at_peak), MemoryLeak for a counter whose
+/// bytes allocated minus freed exceed options.leak_share of what it allocated. Hotspots first,
+/// largest first, then leaks, largest first. Empty without counters.
+std::vector<Bottleneck> counter_bottlenecks(const Profile& profile, const MemoryFindingOptions& options = {});
+
+/// The bytes each memory counter (by index in Profile::memory_counters) held at the moment the
+/// sum of all counters first reached Profile::memory.peak_bytes, replayed from the memory
+/// timeline. Nothing when the timeline cannot say: no events (spans were not kept) or events
+/// missing (the replayed peak differs from the recorded one).
+std::optional<std::vector<std::uint64_t>> counter_bytes_at_peak(const Profile& profile);
 
 /// Bytes and blocks the MemoryLeak finding and the verdict count as never freed: the
 /// unreachable ones when reachability was checked; otherwise every block allocated inside a

@@ -39,7 +39,9 @@ const char* to_string(BottleneckSeverity severity) noexcept {
 std::vector<Bottleneck> analyze_bottlenecks(const Profile& profile, const BottleneckThresholds& thresholds) {
   std::vector<Bottleneck> out;
   for (const analysis::Bottleneck& b : analysis::all_bottlenecks(profile, thresholds)) {
-    std::string name = b.scope != kNone ? profile.str(b.scope) : b.function;
+    std::string name = b.scope != kNone     ? profile.str(b.scope)
+                       : b.counter != kNone ? profile.str(b.counter)
+                                            : b.function;
     std::string scope = name;
     out.push_back(Bottleneck{b.kind, b.severity, std::move(name), b.value, b.threshold,
                              render::text_of(profile, b.description), render::text_of(profile, b.suggestion),
@@ -53,7 +55,7 @@ std::vector<Recommendation> recommend(const Profile& profile, const AdvisorOptio
   for (const analysis::Advice& a : analysis::advise(profile, options)) {
     Recommendation r;
     r.title = render::text_of(profile, a.title);
-    r.scope = a.scope != kNone ? profile.str(a.scope) : a.function;
+    r.scope = a.scope != kNone ? profile.str(a.scope) : a.counter != kNone ? profile.str(a.counter) : a.function;
     r.evidence = render::text_of(profile, a.evidence);
     for (const analysis::Sentence& step : a.steps) r.steps.push_back(render::text_of(profile, step));
     r.time_share = a.time_share;

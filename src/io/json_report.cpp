@@ -641,6 +641,7 @@ Json bottleneck(const Profile& profile, const analysis::Bottleneck& b) {
   j["severity"] = to_string(b.severity);
   j["scope"] = string_or_null(profile, b.scope);
   if (!b.function.empty()) j["function"] = b.function;
+  if (b.counter != kNone) j["counter"] = profile.str(b.counter);
   j["value"] = b.value;
   j["threshold"] = b.threshold;
   j["time_share"] = b.time_share;
@@ -657,6 +658,7 @@ Json recommendation(const Profile& profile, const analysis::Advice& a) {
   j["title"] = render::text_of(profile, a.title);
   j["scope"] = string_or_null(profile, a.scope);
   if (!a.function.empty()) j["function"] = a.function;
+  if (a.counter != kNone) j["counter"] = profile.str(a.counter);
   j["evidence"] = render::text_of(profile, a.evidence);
   j["steps"] = array_of(a.steps, [&](const analysis::Sentence& s) { return Json(render::text_of(profile, s)); });
   j["time_share"] = a.time_share;

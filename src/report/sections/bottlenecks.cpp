@@ -6,8 +6,9 @@
 namespace nnprof::report::sections {
 
 void bottlenecks(const ReportData& data, std::vector<Section>& out) {
-  // Without scopes the overview's hint says what to do; no finding can be made.
-  if (data.profile->scopes.empty()) return;
+  // Without scopes and findings the overview's hint says what to do. Findings without scopes
+  // (from memory counters, heap tracking, CPU samples, the GPU) are still shown.
+  if (data.profile->scopes.empty() && data.bottlenecks.empty()) return;
   Section section{"bottlenecks", "Bottlenecks", {}};
   section.say(Sentence().words("What passed a threshold, with the numbers, most severe first."));
   section.add(findings_of(data.bottlenecks, analysis::no_bottlenecks(*data.profile)));

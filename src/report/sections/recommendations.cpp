@@ -5,7 +5,8 @@
 namespace nnprof::report::sections {
 
 void recommendations(const ReportData& data, std::vector<Section>& out) {
-  if (data.profile->scopes.empty()) return;
+  // As the bottlenecks section: shown without scopes too when there is something to recommend.
+  if (data.profile->scopes.empty() && data.advice.empty()) return;
   Section section{"recommendations", "Recommendations", {}};
   section.say(Sentence().words(
       "What to change first: expected speedups of the whole run follow Amdahl's law from each part's share of "
