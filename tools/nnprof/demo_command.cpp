@@ -168,7 +168,8 @@ Action add_demo_command(CLI::App& app) {
               "tokens per model; the profile and the other reports go to --out");
   cmd->add_option("OUTPUT", o->report_file,
                   "Report file to write besides the --out directory, its format from its extension (.md .txt .json "
-                  ".html .csv .trace.json .svg .pb.gz ...; .nnprof: the profile), like the seed's profile-report.md");
+                  ".html .csv .trace.json .svg .pb.gz ...; .nnprof: the profile), like the seed's profile-report.md. "
+                  "Without it, --out's report.md is that report");
   cmd->add_option("INFERENCES", o->positional_inferences, "Inferences per model (as --inferences)")
       ->check(CLI::Range(1, 10000));
   cmd->add_option("TOKENS", o->positional_tokens, "Tokens generated per inference (as --tokens)")
