@@ -48,8 +48,8 @@ TEST(Cli, BadArgumentsExitWith2AndAMessage) {
   }
   // Checked before anything runs: the message names the limit or the workload that takes it.
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"demo --model small --tokens 65", "context of 64 tokens"},
-      {"demo --tokens 100", "context of 64 tokens"},
+      {"demo report.unknown", "cannot tell the report format"},
+      {"demo report.md 2 --inferences 3", "given twice"},
       {"demo --steps 3", "--workload training only"},
       {"demo --workload training --deep", "transformer workload only"},
   };

@@ -3,6 +3,7 @@
 // kernel) with the expected number of calls, and declared FLOPs that add up.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -70,7 +71,6 @@ TEST(TransformerModel, LogitsAreFiniteAndNotDegenerate) {
 TEST(TransformerModel, RejectsBadArguments) {
   Profiler profiler;
   Model m(ModelConfig::small(), profiler);
-  EXPECT_THROW((void)m.generate(65), std::invalid_argument);
   EXPECT_THROW((void)m.generate(0), std::invalid_argument);
   EXPECT_THROW((void)m.generate(4, SamplingOptions{0, 1.0f, 1}), std::invalid_argument);
   EXPECT_THROW((void)m.forward(256, 0), std::out_of_range);
@@ -80,8 +80,39 @@ TEST(TransformerModel, RejectsBadArguments) {
   EXPECT_THROW(Model(bad, profiler), std::invalid_argument);
   EXPECT_THROW((void)models_named("large"), std::invalid_argument);
   DemoOptions options;
-  options.tokens = 100;  // beyond the small model's context of 64
+  options.tokens = 0;
   EXPECT_THROW((void)run_demo(profiler, options), std::invalid_argument);
+}
+
+TEST(TransformerModel, GenerationPastTheContextSlidesAWindowOfTheLastContextTokens) {
+  ModelConfig tiny = ModelConfig::small();
+  tiny.context = 8;
+  Profiler profiler;
+  Model m(tiny, profiler);
+  const std::vector<int> within = m.generate(8);
+  const std::vector<int> past = m.generate(11);
+  ASSERT_EQ(past.size(), 11u);
+  EXPECT_TRUE(std::equal(within.begin(), within.end(), past.begin())) << "the first context tokens are unchanged";
+  for (const int t : past) {
+    EXPECT_GE(t, 0);
+    EXPECT_LT(t, tiny.vocab);
+  }
+  // Each of the 3 tokens past the context encodes the window's other 7 tokens again.
+  const ContextUse use = tiny.context_use(11);
+  EXPECT_EQ(use.slid_tokens, 3);
+  EXPECT_EQ(use.reencoded_positions, 3u * 7u);
+  EXPECT_NE(use.describe().find("sliding window of the last 8 tokens"), std::string::npos) << use.describe();
+  EXPECT_EQ(tiny.context_use(8).slid_tokens, 0);
+  EXPECT_NE(tiny.context_use(8).describe().find("within the context"), std::string::npos);
+  const Profile p = profiler.snapshot();
+  std::uint64_t forwards = 0, slides = 0;
+  for (std::uint32_t i = 1; i < p.call_tree.size(); ++i) {
+    const std::string name = p.str(p.call_tree[i].name);
+    if (name == "forward") forwards += p.call_tree[i].time.count;
+    if (name == "slide_window") slides += p.call_tree[i].time.count;
+  }
+  EXPECT_EQ(slides, 3u);
+  EXPECT_EQ(forwards, 8u + 11u + 3u * 7u) << "one forward pass per token, plus the re-encoded windows";
 }
 
 /// The names on the path from the root to `node`, outermost first.

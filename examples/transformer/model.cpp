@@ -291,24 +291,60 @@ int Model::sample(std::mt19937_64& rng, const SamplingOptions& sampling) {
   return candidates_[sz(k - 1)].second;  // rounding left a sliver past the last candidate
 }
 
+ContextUse ModelConfig::context_use(int tokens) const noexcept {
+  ContextUse use;
+  use.tokens = tokens;
+  use.context = context;
+  use.slid_tokens = std::max(0, tokens - context);
+  use.reencoded_positions = static_cast<std::uint64_t>(use.slid_tokens) * static_cast<std::uint64_t>(context - 1);
+  return use;
+}
+
+std::string ContextUse::describe() const {
+  if (slid_tokens == 0)
+    return "context " + std::to_string(context) + ", generated " + std::to_string(tokens) +
+           " tokens per inference: within the context";
+  return "context " + std::to_string(context) + ", generated " + std::to_string(tokens) +
+         " tokens per inference: sliding window of the last " + std::to_string(context) + " tokens for the last " +
+         std::to_string(slid_tokens) + ", each re-encoding its window (" + std::to_string(reencoded_positions) +
+         " extra forward passes in slide_window per inference: learned absolute positions cannot be shifted in "
+         "the KV cache)";
+}
+
 std::vector<int> Model::generate(int tokens, const SamplingOptions& sampling) {
-  if (tokens < 1 || tokens > config_.context)
-    throw std::invalid_argument("model '" + config_.name + "': tokens per inference must be 1 to its context of " +
-                                std::to_string(config_.context) + ", not " + std::to_string(tokens));
+  if (tokens < 1) throw std::invalid_argument("model '" + config_.name + "': tokens per inference must be at least 1, not " +
+                                              std::to_string(tokens));
   if (sampling.top_k < 1) throw std::invalid_argument("top-k must be at least 1 (1 is greedy)");
   if (!(sampling.temperature > 0.0f)) throw std::invalid_argument("the sampling temperature must be positive");
   NNPROF_SCOPE_IN(*profiler_, "inference");
   std::mt19937_64 rng(sampling.seed);
   std::vector<int> out;
   out.reserve(sz(tokens));
-  int token = 0;  // beginning of sequence
+  const int context = config_.context;
+  // Every token fed to the model: the beginning-of-sequence token 0, then each generated one.
+  std::vector<int> inputs;
+  inputs.reserve(sz(tokens));
+  int token = 0;
 #if NNPROF_ENABLED
   using Clock = std::chrono::steady_clock;
   const Clock::time_point first = Clock::now();
   Clock::time_point last = first;
 #endif
-  for (int pos = 0; pos < tokens; ++pos) {
+  for (int step = 0; step < tokens; ++step) {
     NNPROF_SCOPE_IN(*profiler_, "generate_token");
+    inputs.push_back(token);
+    int pos = step;
+    if (step >= context) {
+      // The cache is full: the model sees the last `context` inputs only, as nanoGPT and the
+      // seed's SmallMind crop their input to the block size. Each cached key and value carries
+      // the learned embedding of its absolute position, so the cache cannot be shifted by one
+      // (rotary embeddings could be): the window's other tokens are encoded again at positions
+      // 0 to context-2, then the newest input goes at context-1.
+      NNPROF_SCOPE_IN(*profiler_, "slide_window");
+      const int window_start = step - context + 1;
+      for (int p = 0; p < context - 1; ++p) forward(inputs[sz(window_start + p)], p);
+      pos = context - 1;
+    }
     forward(token, pos);
     token = sample(rng, sampling);
     out.push_back(token);

@@ -50,13 +50,15 @@ struct CacheAligned {
 };
 using FloatBuffer = std::vector<float, CacheAligned<float>>;
 
+struct ContextUse;
+
 /// Shape of a model. The parameter count follows from it (see parameter_count()).
 struct ModelConfig {
   std::string name;  ///< "small", "medium", or any [A-Za-z0-9_-]+ name
   int d_model = 0;
   int layers = 0;
   int heads = 0;
-  int context = 0;  ///< positions the model attends over: tokens generated per inference at most
+  int context = 0;  ///< positions the model attends over; longer generations slide a window of this many
   int vocab = 0;
   std::uint64_t seed = 42;  ///< weights are a pure function of the shape and this seed
 
@@ -74,6 +76,21 @@ struct ModelConfig {
   [[nodiscard]] std::uint64_t kv_cache_bytes() const noexcept;
   /// Throws std::invalid_argument naming the field when the shape is unusable.
   void validate() const;
+  /// What generating `tokens` tokens in one inference does with this context (see ContextUse).
+  [[nodiscard]] ContextUse context_use(int tokens) const noexcept;
+};
+
+/// How one inference of `tokens` tokens fits a model's context. Past the context, generate()
+/// slides a window of the last `context` tokens; since the learned absolute position
+/// embeddings are part of every cached key and value, each such token re-encodes the window's
+/// other context - 1 tokens (the `slide_window` scope) before its own forward pass.
+struct ContextUse {
+  int tokens = 0;
+  int context = 0;
+  int slid_tokens = 0;                    ///< tokens generated with a full window: max(0, tokens - context)
+  std::uint64_t reencoded_positions = 0;  ///< extra forward passes: slid_tokens × (context - 1)
+  /// "context 64, generated 100 tokens per inference: sliding window of the last 64 tokens ..."
+  [[nodiscard]] std::string describe() const;
 };
 
 /// How the next token is chosen from the logits.
@@ -101,7 +118,8 @@ class Model {
   [[nodiscard]] std::uint64_t weight_bytes() const noexcept { return weights_.size() * sizeof(float); }
 
   /// One inference: starting from the beginning-of-sequence token 0 with an empty cache,
-  /// generates `tokens` tokens (1 to context), one forward pass each. Returns them.
+  /// generates `tokens` tokens (at least 1), one forward pass each while they fit the context;
+  /// past it, each token slides the window (ModelConfig::context_use). Returns them.
   std::vector<int> generate(int tokens, const SamplingOptions& sampling = {});
 
   /// One forward pass: appends `token` at position `pos` (0 ≤ pos < context; positions

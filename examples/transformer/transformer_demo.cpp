@@ -145,12 +145,8 @@ std::vector<ModelConfig> models_named(const std::string& which) {
 DemoResult run_demo(Profiler& profiler, const DemoOptions& options, const MachinePeaks* peaks) {
   if (options.models.empty()) throw std::invalid_argument("the demo needs at least one model");
   if (options.inferences < 1) throw std::invalid_argument("--inferences must be at least 1");
-  for (const ModelConfig& c : options.models) {
-    c.validate();
-    if (options.tokens < 1 || options.tokens > c.context)
-      throw std::invalid_argument(fmt::format("--tokens must be 1 to {} (the context of the {} model), not {}",
-                                              c.context, c.name, options.tokens));
-  }
+  if (options.tokens < 1) throw std::invalid_argument(fmt::format("--tokens must be at least 1, not {}", options.tokens));
+  for (const ModelConfig& c : options.models) c.validate();
   DemoResult result;
   for (const ModelConfig& config : options.models) {
     // Everything of one model, its weights included, is inside its model:<name> scope, where
@@ -171,6 +167,10 @@ DemoResult run_demo(Profiler& profiler, const DemoOptions& options, const Machin
 
     ModelRun run;
     run.config = config;
+    run.context = config.context_use(options.tokens);
+    // What the inferences did with the context, in every report's annotations next to the
+    // model's shape (a key describe_model does not write, so model-compare passes over it).
+    profiler.annotate(fmt::format("model.{}.context_window", config.name), run.context.describe());
     run.parameters = model.parameters_allocated();
     for (int i = 0; i < options.inferences; ++i) {
       const Clock::time_point start = Clock::now();
@@ -180,7 +180,8 @@ DemoResult run_demo(Profiler& profiler, const DemoOptions& options, const Machin
       ++run.inferences;
     }
     if (options.deep) {
-      const auto layers = layer_profile(profiler, model, options.tokens - 1);
+      // The last position of the inference: past the context, the window's last one.
+      const auto layers = layer_profile(profiler, model, std::min(options.tokens, config.context) - 1);
       result.layers.insert(result.layers.end(), layers.begin(), layers.end());
     }
     result.runs.push_back(std::move(run));

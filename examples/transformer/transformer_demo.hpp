@@ -16,7 +16,7 @@ namespace nnprof::transformer {
 struct DemoOptions {
   std::vector<ModelConfig> models{ModelConfig::small(), ModelConfig::medium()};
   int inferences = 3;
-  int tokens = 50;  ///< per inference; at most the smallest context of the models
+  int tokens = 50;  ///< per inference; past a model's context, its window slides (ModelConfig::context_use)
   SamplingOptions sampling;
   bool deep = false;  ///< add the kernel microbenchmarks and the per-layer profile
 };
@@ -24,6 +24,7 @@ struct DemoOptions {
 /// What one model did.
 struct ModelRun {
   ModelConfig config;
+  ContextUse context;  ///< how the tokens of one inference fit the context
   std::uint64_t parameters = 0;
   int inferences = 0;
   int tokens = 0;              ///< generated, over every inference
@@ -59,8 +60,8 @@ struct DemoResult {
 };
 
 /// Runs the demo, recording into `profiler`. `peaks` (may be null) places the microbenchmarks
-/// on the roofline. Throws std::invalid_argument for options out of range (tokens beyond a
-/// model's context, no model, ...).
+/// on the roofline. Throws std::invalid_argument for options out of range (no tokens, no
+/// model, ...). Each model's context use is annotated "model.<name>.context_window".
 DemoResult run_demo(Profiler& profiler, const DemoOptions& options, const MachinePeaks* peaks = nullptr);
 
 /// "small" → ModelConfig::small(), "medium" → medium(); "both" → both. Throws

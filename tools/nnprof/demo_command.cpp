@@ -1,7 +1,9 @@
 // `nnprof demo`: profiles the built-in transformer inference (or, with --workload training,
 // the multi-threaded training loop), prints the text summary and writes the profile, every
-// report, the Chrome trace and the flamegraph into one directory. `nnprof demo --gpu` runs the
-// separate nnprof-gpu-demo program instead (see run_gpu_demo).
+// report, the Chrome trace and the flamegraph into one directory. As the seed's SmallMind
+// profiler, it also takes `nnprof demo my-profile.md 5 100`: a report file named as the
+// first argument (its format from its extension), then inferences and tokens per inference.
+// `nnprof demo --gpu` runs the separate nnprof-gpu-demo program instead (see run_gpu_demo).
 #include <unistd.h>
 
 #include <cerrno>
@@ -36,7 +38,14 @@ struct DemoCommandOptions {
   transformer::DemoOptions transformer;
   demo::DemoOptions training;
   std::string out_dir = "nnprof-demo";
+  /// The report named as the first argument (`nnprof demo my-profile.md`), written besides
+  /// the directory's files; empty: none.
+  std::string report_file;
+  int positional_inferences = 0, positional_tokens = 0;  ///< 0: not given
   bool sample = true;
+  /// The sampler's maximum (CpuProfilerOptions::hz): the default 3 × 50 tokens of both models
+  /// take about 0.1 s of CPU time, which then gives some 1,000 samples instead of 80 at 997 Hz.
+  double sample_hz = 10000;
   bool gpu = false;
   int gpu_iterations = 10;
   int gpu_size = 1024;
@@ -90,6 +99,32 @@ std::optional<MachinePeaks> peaks_for_roofline() {
   }
 }
 
+/// The format of the report file named as the demo's first argument, checked before anything
+/// runs: a report format from its extension (the format table), or ".nnprof" for the profile.
+/// Throws std::invalid_argument saying what to use instead.
+void check_report_file(const std::string& path, bool sampling) {
+  namespace fs = std::filesystem;
+  if (path.ends_with(".nnprof")) return;
+  const FormatInfo* format = find_format_for_path(path);
+  if (format == nullptr) {
+    std::string extensions;
+    for (const FormatInfo& f : report_formats())
+      if (f.renders(Document::Profile)) extensions += fmt::format("{} ", f.extension());
+    throw std::invalid_argument(fmt::format("cannot tell the report format of '{}' from its extension: name it "
+                                            "with one of {}or .nnprof (the profile itself)",
+                                            path, extensions));
+  }
+  if (!sampling && (format->format == ReportFormat::Flamegraph || format->format == ReportFormat::Pprof ||
+                    format->format == ReportFormat::Collapsed))
+    throw std::invalid_argument(fmt::format("'{}' is a {} of the CPU samples, which --no-sampling turns off",
+                                            path, format->name));
+  const fs::path parent = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    throw std::invalid_argument(fmt::format("cannot write '{}': the directory '{}' does not exist", path,
+                                            parent.string()));
+}
+
 void print_transformer_summary(const transformer::DemoResult& r, const std::string& profile_path) {
   fmt::print("\nTransformer inference (kernels: {}):\n", transformer::kernels::to_string(transformer::kernels::active_isa()));
   fmt::print("  {:<8} {:>12} {:>6} {:>7} {:>6} {:>8} {:>11} {:>10} {:>12}\n", "model", "parameters", "d", "layers",
@@ -99,6 +134,8 @@ void print_transformer_summary(const transformer::DemoResult& r, const std::stri
                with_separators(run.parameters), run.config.d_model, run.config.layers, run.config.heads,
                run.config.context, run.inferences, run.tokens_per_second(),
                run.tokens > 0 ? run.seconds / run.tokens * 1e3 : 0.0);
+  for (const auto& run : r.runs)
+    if (run.context.slid_tokens > 0) fmt::print("  {}: {}.\n", run.config.name, run.context.describe());
   if (!r.layers.empty()) {
     fmt::print("\nPer-layer profile (mean of 20 calls at the last position):\n");
     fmt::print("  {:<8} {:>5} {:>9} {:>15} {:>10} {:>11}\n", "model", "layer", "position", "attention µs", "MLP µs",
@@ -126,7 +163,17 @@ void print_transformer_summary(const transformer::DemoResult& r, const std::stri
 Action add_demo_command(CLI::App& app) {
   auto o = std::make_shared<DemoCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "demo", "Profile the built-in transformer inference (Small and Medium models) and write every report");
+      "demo", "Profile the built-in transformer inference (Small and Medium models) and write every report. "
+              "`nnprof demo my-profile.md 5 100` also writes the report my-profile.md, of 5 inferences of 100 "
+              "tokens per model; the profile and the other reports go to --out");
+  cmd->add_option("OUTPUT", o->report_file,
+                  "Report file to write besides the --out directory, its format from its extension (.md .txt .json "
+                  ".html .csv .trace.json .svg .pb.gz ...; .nnprof: the profile), like the seed's profile-report.md. "
+                  "Without it, --out's report.md is that report");
+  cmd->add_option("INFERENCES", o->positional_inferences, "Inferences per model (as --inferences)")
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("TOKENS", o->positional_tokens, "Tokens generated per inference (as --tokens)")
+      ->check(CLI::Range(1, 65536));
   cmd->add_option("--workload", o->workload,
                   "transformer: decoder-only transformer inference; training: a multi-threaded training loop")
       ->check(CLI::IsMember({"transformer", "training"}))
@@ -137,7 +184,10 @@ Action add_demo_command(CLI::App& app) {
   cmd->add_option("--inferences", o->transformer.inferences, "Inferences per model")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
-  cmd->add_option("--tokens", o->transformer.tokens, "Tokens generated per inference (at most the context: 64 small, 128 medium)")
+  cmd->add_option("--tokens", o->transformer.tokens,
+                  "Tokens generated per inference. Past a model's context (64 small, 128 medium) a window of the "
+                  "last <context> tokens slides: each further token encodes that window again (learned absolute "
+                  "positions cannot be shifted in the KV cache), which the summary and the report annotations say")
       ->check(CLI::Range(1, 65536))
       ->capture_default_str();
   cmd->add_option("--top-k", o->transformer.sampling.top_k, "Sample from the k most likely tokens (1: greedy)")
@@ -157,6 +207,11 @@ Action add_demo_command(CLI::App& app) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_flag("!--no-sampling", o->sample, "Do not sample call stacks (no flamegraph)");
+  cmd->add_option("--sample-hz", o->sample_hz,
+                  "CPU samples per second of CPU time (the sampler's maximum by default, for about 1,000 samples "
+                  "in the default run; each sample costs the workload some time: lower it for closer timings)")
+      ->check(CLI::Range(1.0, 10000.0))
+      ->capture_default_str();
   cmd->add_flag("--gpu", o->gpu,
                 "Profile a small GPU training step instead (CUDA kernels, cuBLAS, copies on two streams) with the "
                 "nnprof-gpu-demo program; exit status 3 when this machine has no usable NVIDIA GPU");
@@ -169,11 +224,18 @@ Action add_demo_command(CLI::App& app) {
   cmd->add_option("--out", o->out_dir, "Directory for the profile and its reports")->capture_default_str();
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
+    for (const auto& [positional, option] : {std::pair{"INFERENCES", "--inferences"}, std::pair{"TOKENS", "--tokens"}})
+      if (cmd->count(positional) > 0 && cmd->count(option) > 0)
+        throw std::invalid_argument(fmt::format("{} given twice: as the argument {} and as {}", option + 2,
+                                                positional, option));
+    if (cmd->count("INFERENCES") > 0) o->transformer.inferences = o->positional_inferences;
+    if (cmd->count("TOKENS") > 0) o->transformer.tokens = o->positional_tokens;
     for (const char* only : {"--iterations", "--size"})
       if (!o->gpu && cmd->count(only) > 0) throw std::invalid_argument(std::string(only) + " applies to --gpu only");
     if (o->gpu) {
       for (const char* cpu_only : {"--workload", "--model", "--inferences", "--tokens", "--top-k", "--deep", "--steps",
-                                   "--loaders", "--hidden", "--layers", "--no-sampling"})
+                                   "--loaders", "--hidden", "--layers", "--no-sampling", "--sample-hz", "OUTPUT",
+                                   "INFERENCES", "TOKENS"})
         if (cmd->count(cpu_only) > 0)
           throw std::invalid_argument(std::string(cpu_only) + " does not apply to --gpu (the GPU demo takes --iterations, "
                                       "--size and --out)");
@@ -183,17 +245,15 @@ Action add_demo_command(CLI::App& app) {
     for (const char* only : {"--steps", "--loaders", "--hidden", "--layers"})
       if (!training && cmd->count(only) > 0)
         throw std::invalid_argument(std::string(only) + " applies to --workload training only");
-    for (const char* only : {"--model", "--inferences", "--tokens", "--top-k", "--deep"})
+    for (const char* only : {"--model", "--inferences", "--tokens", "--top-k", "--deep", "INFERENCES", "TOKENS"})
       if (training && cmd->count(only) > 0)
         throw std::invalid_argument(std::string(only) + " applies to the transformer workload only");
+    if (cmd->count("--sample-hz") > 0 && !o->sample)
+      throw std::invalid_argument("--sample-hz and --no-sampling contradict each other");
     o->transformer.models = transformer::models_named(o->model);
-    // Checked before anything runs, so a wrong --tokens costs nothing.
-    for (const auto& m : o->transformer.models) {
-      m.validate();
-      if (o->transformer.tokens > m.context)
-        throw std::invalid_argument(fmt::format("--tokens {} exceeds the {} model's context of {} tokens",
-                                                o->transformer.tokens, m.name, m.context));
-    }
+    // Checked before anything runs, so a wrong argument costs nothing.
+    for (const auto& m : o->transformer.models) m.validate();
+    if (!o->report_file.empty()) check_report_file(o->report_file, o->sample);
 
     std::error_code ec;
     std::filesystem::create_directories(o->out_dir, ec);
@@ -216,7 +276,7 @@ Action add_demo_command(CLI::App& app) {
     if (o->sample) {
       try {
         CpuProfilerOptions so;
-        so.hz = 997;  // a short run: more samples than the default 199 Hz (capped where perf_event is missing)
+        so.hz = o->sample_hz;
         sampler.emplace(profiler, so);
       } catch (const Error& e) {
         std::cerr << "nnprof: the demo runs without CPU sampling (no flamegraph): " << e.what() << "\n";
@@ -239,6 +299,15 @@ Action add_demo_command(CLI::App& app) {
     std::cout << report;
 
     std::vector<std::string> written;
+    if (!o->report_file.empty()) {
+      // The report the first argument names, where it names it (as the seed writes
+      // profile-report.md); Profile::save writes a report for a report's extension.
+      if (o->report_file.ends_with(".nnprof"))
+        profile.save(o->report_file);
+      else
+        report.export_to(o->report_file);
+      written.push_back(o->report_file);
+    }
     const std::string profile_path = (dir / "profile.nnprof").string();
     profile.save(profile_path);
     written.push_back(profile_path);
@@ -264,7 +333,8 @@ Action add_demo_command(CLI::App& app) {
       export_model_comparison(compare_models(profile), (dir / "model-comparison.md").string(), ReportFormat::Markdown);
       written.push_back((dir / "model-comparison.md").string());
     }
-    std::cout << "\nFiles written:\n";
+    std::cout << "\nFiles written" << (o->report_file.empty() ? "" : " (the named report, then --out " + o->out_dir + "/)")
+              << ":\n";
     for (const auto& f : written) std::cout << "  " << f << '\n';
     std::cout << "Open trace.json in https://ui.perfetto.dev or chrome://tracing; report.html in a browser;\n"
                  "query the profile with: nnprof query "
@@ -275,6 +345,16 @@ Action add_demo_command(CLI::App& app) {
                  static_cast<double>(training_result.flops) / seconds / 1e9);
     else
       print_transformer_summary(transformer_result, profile_path);
+    if (sampler) {
+      // The figure that says whether the flame graph means something: a function's share of
+      // n samples is known to about 1/sqrt(n) of it.
+      const CpuProfilerStats stats = sampler->stats();
+      fmt::print("\nCPU sampling: {} samples at {} Hz of CPU time ({}){}\n", with_separators(stats.samples),
+                 with_separators(static_cast<std::uint64_t>(stats.effective_hz)), stats.mechanism,
+                 stats.samples < 1000 ? "; fewer than 1,000: run more work (--inferences, --tokens) for a steadier "
+                                        "flame graph"
+                                      : "");
+    }
     return 0;
   };
 }
