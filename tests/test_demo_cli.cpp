@@ -172,7 +172,9 @@ TEST_F(DemoCli, TheDefaultRunIsTheSeedsThreeInferencesOfFiftyTokensWithAThousand
     GTEST_SKIP() << "no perf_event sampling here: " << p.cpu.mechanism;
   }
   EXPECT_EQ(p.cpu.requested_hz, 10000.0);
-  EXPECT_GE(p.cpu.samples, 1000u) << r.output;
+  // About 1,200 on the 2-vCPU machine this was written on; the count follows the machine's
+  // speed (a faster CPU does the same work in less CPU time), so the test asks for half.
+  EXPECT_GE(p.cpu.samples, 500u) << r.output;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.output, m, std::regex("CPU sampling: ([0-9,]+) samples at 10,000 Hz"))) << r.output;
   EXPECT_TRUE(fs::exists(dir_ / "out" / "flamegraph.svg"));
