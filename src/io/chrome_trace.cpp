@@ -427,9 +427,28 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
   }
 
   Progress progress("exporting spans", p.spans.size());
-  for (const Span& s : p.spans) {
-    w.event(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"cat":"scope"}})", pid, tid_of(s.thread),
-            Micros{s.start_ns}, Micros{s.end_ns - s.start_ns}, name_of(s.name));
+  std::size_t next_arg = 0;  // span_args are sorted by span
+  std::string args;
+  for (std::size_t i = 0; i < p.spans.size(); ++i) {
+    const Span& s = p.spans[i];
+    // The program's arguments of this span (ProfileGuard::arg) as the slice's "args".
+    args.clear();
+    for (; next_arg < p.span_args.size() && p.span_args[next_arg].span == i; ++next_arg) {
+      const SpanArg& a = p.span_args[next_arg];
+      args += args.empty() ? R"(,"args":{)" : ",";
+      args += quoted(a.key);
+      args += ':';
+      if (a.type == SpanArg::Type::Int) {
+        args += std::to_string(a.int_value);
+      } else if (a.type == SpanArg::Type::Real && std::isfinite(a.real_value)) {
+        args += fmt::format("{}", a.real_value);
+      } else {
+        args += quoted(a.type == SpanArg::Type::Real ? fmt::format("{}", a.real_value) : a.string_value);  // JSON has no NaN
+      }
+    }
+    if (!args.empty()) args += '}';
+    w.event(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"cat":"scope"{}}})", pid, tid_of(s.thread),
+            Micros{s.start_ns}, Micros{s.end_ns - s.start_ns}, name_of(s.name), args);
     progress.advance(1);
   }
 

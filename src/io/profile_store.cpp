@@ -39,13 +39,14 @@ using io::sqlite::Database;
 using io::sqlite::Row;
 using io::sqlite::Statement;
 
-constexpr int kSchemaVersion = 6;
+constexpr int kSchemaVersion = 7;
 // Version 2 added heap tracking: heap columns on the scope tables, frame, callsite, stack,
 // leak_site, the heap timeline as counter tracks, and the heap summary in meta.
 // Version 3 added CPU sampling: cpu_profile_stack_sample, frame.inlined, the cpu_* meta keys.
 // Version 4 added declared work: flops and bytes on the scope tables, the machine_* meta keys.
 // Version 5 added run annotations (Profiler::annotate): the annotation table.
 // Version 6 added GPU tracing: the gpu_* tables and the gpu_* meta keys (io/gpu_store.cpp).
+// Version 7 added span arguments (ProfileGuard::arg): the args table, slice.arg_set_id.
 constexpr int kApplicationId = 0x6E6E7066;  // "nnpf" in the SQLite header: file(1) can tell
 
 constexpr const char* kSchema = R"sql(
@@ -73,8 +74,10 @@ CREATE TABLE slice_data(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, dur INTEGER
   node_id INTEGER NOT NULL);
 CREATE VIEW slice AS
   SELECT d.id AS id, d.ts AS ts, d.dur AS dur, d.utid AS utid, s.str AS name, t.depth AS depth,
-         d.node_id AS node_id, t.name_id AS name_id
+         d.node_id AS node_id, t.name_id AS name_id, d.id AS arg_set_id
   FROM slice_data d JOIN scope_tree t ON t.id = d.node_id JOIN strings s ON s.id = t.name_id;
+CREATE TABLE args(id INTEGER PRIMARY KEY, arg_set_id INTEGER NOT NULL, key TEXT NOT NULL, value_type TEXT NOT NULL,
+  int_value INTEGER, string_value TEXT, real_value REAL, display_value TEXT NOT NULL);
 CREATE TABLE memory_counter(id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, current_bytes INTEGER NOT NULL,
   peak_bytes INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL, freed_bytes INTEGER NOT NULL,
   alloc_count INTEGER NOT NULL, free_count INTEGER NOT NULL);
@@ -291,8 +294,35 @@ constexpr RequiredTable kRequiredTables[] = {
     {"meta", 1},      {"strings", 1},      {"thread", 1},  {"scope_tree", 1},        {"scope_stats", 1},
     {"slice_data", 1}, {"memory_counter", 1}, {"counter_track", 1}, {"counter", 1}, {"diagnostic", 1},
     {"frame", 2},     {"callsite", 2},     {"stack", 2},   {"leak_site", 2},         {"cpu_profile_stack_sample", 3},
-    {"annotation", 5},
+    {"annotation", 5}, {"args", 7},
 };
+
+// ---- span arguments: the args table, named and typed as Perfetto's ---------------------
+
+constexpr std::string_view kArgTypes[] = {"string", "int", "real"};  // by SpanArg::Type
+
+std::string display_value(const SpanArg& a) {
+  switch (a.type) {
+    case SpanArg::Type::Int: return std::to_string(a.int_value);
+    case SpanArg::Type::Real: return fmt::format("{}", a.real_value);
+    case SpanArg::Type::String: break;
+  }
+  return a.string_value;
+}
+
+// A slice's arguments have the slice's id as their arg_set_id (slice.arg_set_id).
+void write_span_args(Database& db, const Profile& p) {
+  Statement st(db, "INSERT INTO args VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  std::int64_t id = 0;
+  for (const SpanArg& a : p.span_args) {
+    st.bind(1, id++).bind(2, std::int64_t{a.span}).bind(3, std::string_view(a.key));
+    st.bind(4, kArgTypes[static_cast<std::size_t>(a.type)]);
+    if (a.type == SpanArg::Type::Int) st.bind(5, a.int_value); else st.bind_null(5);
+    if (a.type == SpanArg::Type::String) st.bind(6, std::string_view(a.string_value)); else st.bind_null(6);
+    if (a.type == SpanArg::Type::Real) st.bind(7, a.real_value); else st.bind_null(7);
+    st.bind(8, std::string_view(display_value(a))).run();
+  }
+}
 
 // ---- writing -------------------------------------------------------------------------
 
@@ -513,6 +543,7 @@ void write_tables(Database& db, const Profile& p) {
     for (const auto& [key, value] : p.annotations)
       st.bind(1, std::string_view(key)).bind(2, std::string_view(value)).run();
   }
+  write_span_args(db, p);
 }
 
 // ---- reading -------------------------------------------------------------------------
@@ -660,6 +691,29 @@ std::size_t row_count(Database& db, const char* table) {
   return count.step() ? static_cast<std::size_t>(std::max<std::int64_t>(0, count.i64(0))) : 0;
 }
 
+void read_span_args(Database& db, Profile& p) {
+  p.span_args.reserve(row_count(db, "args"));
+  Statement st(db, "SELECT arg_set_id, key, value_type, int_value, string_value, real_value FROM args ORDER BY id",
+               "args");
+  while (st.step()) {
+    const Row r(st, "args", p.span_args.size());
+    SpanArg a;
+    a.span = r.u32(0);
+    if (a.span >= p.spans.size()) r.fail(fmt::format("refers to the missing slice {}", a.span));
+    if (!p.span_args.empty() && a.span < p.span_args.back().span) r.fail("is out of slice order");
+    a.key = r.text(1);
+    const std::string type = r.text(2);
+    const auto known = std::find(std::begin(kArgTypes), std::end(kArgTypes), type);
+    if (known == std::end(kArgTypes)) r.fail(fmt::format("has the unknown value_type '{}'", type));
+    a.type = static_cast<SpanArg::Type>(known - std::begin(kArgTypes));
+    if (a.type == SpanArg::Type::Int) a.int_value = r.i64(3);
+    if (a.type == SpanArg::Type::String) a.string_value = r.text(4);
+    if (a.type == SpanArg::Type::Real) a.real_value = r.f64(5);
+    p.span_args.push_back(std::move(a));
+  }
+}
+
+
 void read_tables(Database& db, Profile& p, std::int64_t version) {
   const bool has_heap = version >= 2;
   const bool has_work = version >= 4;
@@ -793,6 +847,7 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
     }
   }
   if (version >= 5) read_annotations(db, p);
+  if (version >= 7) read_span_args(db, p);
 }
 
 void validate_heap(const Profile& p, const std::string& path) {
