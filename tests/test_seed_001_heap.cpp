@@ -2,13 +2,17 @@
 // profile): linked with the allocation hooks (nnprof::memory); skipped where they cannot load.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <new>
 #include <string>
 #include <thread>
 
 #include "nnprof/error.hpp"
 #include "nnprof/memory_profiler.hpp"
+#include "nnprof/timeline.hpp"
 
 namespace {
 
@@ -67,6 +71,27 @@ TEST(MemoryProfiler, EachRunHasItsOwnLargestAndReallocAndOtherThreadsCount) {
   std::free(p);
   const nnprof::MemoryReport report = profiler.stop();
   EXPECT_EQ(report.largest_allocation_bytes, 90'000u);
+}
+
+TEST(TimelineMemoryTrack, TracksTheHeapWhereTheHooksAreLoaded) {
+  SKIP_WITHOUT_HOOKS();
+  auto timeline = nnprof::TimelineBuilder().add_track("Memory").build();
+  timeline.record([] {
+    void* p = std::malloc(200'000);
+    escape(p);
+    std::free(p);
+  });
+  ASSERT_EQ(timeline.tracks().size(), 1u);
+  EXPECT_TRUE(timeline.tracks()[0].collecting) << timeline.tracks()[0].note;
+  const nnprof::Profile profile = timeline.profile();
+  EXPECT_TRUE(profile.heap.tracked);
+  EXPECT_EQ(profile.heap.largest_alloc_bytes, 200'000u);
+  const std::string path = ::testing::TempDir() + "seed_001_timeline_memory.json";
+  timeline.save_chrome_trace(path);
+  std::ifstream in(path);
+  const std::string trace((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(trace.find("heap in use"), std::string::npos) << "the heap timeline's counter row";
+  std::remove(path.c_str());
 }
 
 TEST(MemoryReport, IsZeroWithoutHeapTracking) {

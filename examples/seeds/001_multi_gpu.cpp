@@ -27,6 +27,7 @@ int main() {
   }
   gpu.stop();
   const nnprof::StreamReport report = nnprof::stream_report(profiler.snapshot());
+  std::cout << "devices with GPU work: " << report.devices.size() << "\n";
 
   for (const nnprof::DeviceStats& stats : report.devices) {
     std::cout << "Device " << stats.device << "\n";
