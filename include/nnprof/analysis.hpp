@@ -112,6 +112,10 @@ struct Recommendation {
   /// Whole-run speedup if the part took no time at all, 1 / (1 − p): no fix can beat it
   /// (infinite when the part is the whole run).
   double max_speedup = 1.0;
+  /// The order to act in: 1 = do first, then 2, ... (the advisor's order, largest expected
+  /// gain first); 0 only in a Recommendation that recommend() did not make. Last, so that
+  /// brace-initialisation by position still compiles.
+  std::uint32_t priority = 0;
 };
 
 struct AdvisorOptions {

@@ -329,6 +329,7 @@ struct HeapSummary {
   std::uint64_t rss_initial_bytes = 0;
   std::uint64_t rss_peak_bytes = 0;   ///< VmHWM: the highest RSS of the process's life
   std::uint64_t rss_final_bytes = 0;
+  std::uint64_t largest_alloc_bytes = 0;  ///< the largest single block requested (malloc size, new size)
 
   bool operator==(const HeapSummary&) const = default;
 };

@@ -62,6 +62,7 @@ std::vector<Recommendation> recommend(const Profile& profile, const AdvisorOptio
     r.part_speedup = a.part_speedup;
     r.expected_speedup = a.expected_speedup;
     r.max_speedup = a.max_speedup;
+    r.priority = static_cast<std::uint32_t>(out.size() + 1);  // advise() returns them in the order to act
     out.push_back(std::move(r));
   }
   return out;

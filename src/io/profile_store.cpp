@@ -46,7 +46,8 @@ constexpr int kSchemaVersion = 7;
 // Version 4 added declared work: flops and bytes on the scope tables, the machine_* meta keys.
 // Version 5 added run annotations (Profiler::annotate): the annotation table.
 // Version 6 added GPU tracing: the gpu_* tables and the gpu_* meta keys (io/gpu_store.cpp).
-// Version 7 added span arguments (ProfileGuard::arg): the args table, slice.arg_set_id.
+// Version 7 added span arguments (ProfileGuard::arg): the args table, slice.arg_set_id; and
+// the largest single heap allocation: the heap_largest_alloc_bytes meta key.
 constexpr int kApplicationId = 0x6E6E7066;  // "nnpf" in the SQLite header: file(1) can tell
 
 constexpr const char* kSchema = R"sql(
@@ -179,6 +180,7 @@ auto meta_fields(P& p) {
       {"rss_initial_bytes", &h.rss_initial_bytes},
       {"rss_peak_bytes", &h.rss_peak_bytes},
       {"rss_final_bytes", &h.rss_final_bytes},
+      {"heap_largest_alloc_bytes", &h.largest_alloc_bytes},
       {"cpu_sampled", &cpu.sampled},
       {"cpu_mode", &cpu.mode},
       {"cpu_mechanism", &cpu.mechanism},
@@ -279,6 +281,7 @@ void read_meta_value(const Row& r, T* v) {
 
 // The format version that added a meta key (the groups of meta_fields, in order).
 std::int64_t meta_key_since(std::string_view key) {
+  if (key == "heap_largest_alloc_bytes") return 7;
   if (key.starts_with("heap_") || key.starts_with("rss_")) return 2;
   if (key.starts_with("cpu_") && key != "cpu_model") return 3;
   if (key.starts_with("machine_")) return 4;

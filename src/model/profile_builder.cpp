@@ -421,6 +421,7 @@ class Builder {
     s.peak_resolution_bytes = h.peak_resolution_bytes;
     s.untracked_frees = h.untracked_frees;
     s.untracked_allocs = h.untracked_allocs;
+    s.largest_alloc_bytes = h.largest_alloc_bytes;
     s.leaked_bytes = h.leaked_bytes;
     s.leaked_blocks = h.leaked_blocks;
     s.reachable_bytes = h.reachable_bytes;

@@ -122,6 +122,7 @@ struct RawHeap {
   std::uint64_t current_bytes = 0, current_blocks = 0, peak_bytes = 0, peak_ticks = 0;
   std::uint32_t peak_thread = ~std::uint32_t{0}, peak_node = 0;
   std::uint64_t peak_resolution_bytes = 0, untracked_frees = 0, untracked_allocs = 0;
+  std::uint64_t largest_alloc_bytes = 0;  ///< the largest single tracked block
   std::uint64_t stack_sample_bytes = 0, interval_ns = 0;
   std::uint64_t rss_initial = 0, rss_peak = 0, rss_final = 0;
   bool reachability_checked = false;

@@ -415,6 +415,7 @@ Profile heap_profile() {
   h.reachability_checked = true;
   h.stack_sample_bytes = 512 * 1024;
   h.sample_interval_ns = 20 * kMs;
+  h.largest_alloc_bytes = 8 * kMiB;  // the batch
 
   // Within each 100 ms step: activations rise and fall (0, 1, 2, 1, 0 MiB); the optimizer's
   // history keeps 1 MiB more per step; one 8 MiB batch is always loaded.

@@ -36,6 +36,9 @@ struct HeapThread {
   /// The slow path runs when `pending` exceeds this: the heap in use may reach a new peak,
   /// the batch node's live bytes may reach a new peak, or the batch of heap change is full.
   std::int64_t limit = 0;
+  /// The largest block this thread allocated in the run. Allocations up to it stay on the fast
+  /// path (one compare); a larger one takes the general path, which raises it.
+  std::atomic<std::uint64_t> largest_alloc{0};
   // The batch: counts at `batch_node` (the innermost scope when the batch began) that are not
   // in the node yet. Written by the owner; read by snapshots (see batch_seq).
   std::atomic<Node*> batch_node{nullptr};
@@ -132,8 +135,9 @@ inline void* heap_track_alloc(void* block, std::size_t size, const void* caller)
   Node* node = fast_heap_node(tls);
   const std::int64_t pending = t->pending.load(rx) + static_cast<std::int64_t>(size);
   if (countdown < 0 || slot.key.load(rx) != collect::LiveSlot::kEmpty || node != t->batch_node.load(rx) ||
-      pending > t->limit) [[unlikely]]
-    return heap_on_alloc(block, size, caller);  // a stack to sample, the slot taken, another scope, the limit
+      pending > t->limit || size > t->largest_alloc.load(rx)) [[unlikely]]
+    return heap_on_alloc(block, size, caller);  // a stack to sample, the slot taken, another scope, the limit,
+                                                // the thread's largest block yet
   t->countdown = countdown;
   slot.size.store(size, rx);
   slot.node.store(node, rx);

@@ -450,6 +450,7 @@ HeapThread* HeapTracker::attach() noexcept {
   t->claims = 0;
   t->untracked_frees.store(0, std::memory_order_relaxed);
   t->untracked_allocs.store(0, std::memory_order_relaxed);
+  t->largest_alloc.store(0, std::memory_order_relaxed);
   // The whole stack: frames this thread pushes later lie below the one it is in now.
   const collect::MemoryRange stack = collect::thread_stack(pthread_self()).value_or(collect::current_thread_stack());
   t->stack_begin = stack.begin;
@@ -570,6 +571,8 @@ void HeapTracker::on_alloc(void* block, std::size_t size, std::uintptr_t caller)
     single_writer_add(t->untracked_allocs, std::uint64_t{1});
     return;
   }
+  if (size > t->largest_alloc.load(std::memory_order_relaxed))
+    t->largest_alloc.store(size, std::memory_order_relaxed);  // single writer: the thread itself
   heap_count_alloc(*t, node, size);
 }
 
@@ -956,6 +959,7 @@ void HeapTracker::snapshot(RawHeap& out, bool calling_thread_is_root) {
   for (const HeapThread* t : threads_) {
     out.untracked_frees += t->untracked_frees.load(std::memory_order_relaxed);
     out.untracked_allocs += t->untracked_allocs.load(std::memory_order_relaxed);
+    out.largest_alloc_bytes = std::max(out.largest_alloc_bytes, t->largest_alloc.load(std::memory_order_relaxed));
   }
   out.samples = samples_;
   out.stacks = stacks_;
