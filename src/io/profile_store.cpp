@@ -1110,7 +1110,7 @@ StatementPtr prepare_one(Database& db, QueryGuard& guard, const std::string& sql
   StatementPtr st(raw, &sqlite3_finalize);
   if (rc != SQLITE_OK) {
     if (!guard.denied.empty()) refuse_writing(guard.denied);
-    throw Error(fmt::format("invalid query: {} (tables: meta, strings, thread, slice, scope_tree, scope_stats, "
+    throw Error(fmt::format("invalid query: {} (tables: meta, strings, thread, slice, args, scope_tree, scope_stats, "
                             "memory_counter, counter_track, counter, frame, callsite, stack, leak_site, "
                             "cpu_profile_stack_sample, metric, metric_point, flow, diagnostic, annotation, gpu_device, gpu_track, "
                             "gpu_slice, gpu_kernel, gpu_memcpy, gpu_memset, gpu_api_call, gpu_sync, gpu_memory_event, "

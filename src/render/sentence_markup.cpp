@@ -73,6 +73,10 @@ void for_each_shown_string(P& p, F&& f) {
   for (auto* s : {&p.cpu.mode, &p.cpu.mechanism, &p.cpu.unwinder, &p.heap.source, &p.completeness.buffer_policy})
     f(*s, kNameDisplayLimit);
   for (auto& d : p.diagnostics) f(d.message, kTextDisplayLimit);
+  for (auto& a : p.span_args) {
+    f(a.key, kNameDisplayLimit);
+    f(a.string_value, kTextDisplayLimit);
+  }
   for (auto& m : p.metrics) f(m.unit, kNameDisplayLimit);
   f(p.gpu.summary.status, kTextDisplayLimit);
   f(p.gpu.summary.clock_source, kNameDisplayLimit);

@@ -180,8 +180,9 @@ std::vector<Lane> bucket_spans(const Profile& profile, TimelineLayout& layout) {
   return lanes;
 }
 
-TimelineBox box_of(const Span& span, const Lane& lane, const TimeScale& scale) {
+TimelineBox box_of(const Span& span, std::uint32_t index, const Lane& lane, const TimeScale& scale) {
   TimelineBox box;
+  box.span = index;
   box.row = lane.row;
   box.depth = lane.depth;
   box.start_ns = span.start_ns;
@@ -258,7 +259,7 @@ void merge_lane(const Profile& profile, const Lane& lane, const TimeScale& scale
     out.push_back(group.finish());
   };
   for (const std::uint32_t index : lane.spans) {
-    const TimelineBox box = box_of(profile.spans[index], lane, scale);
+    const TimelineBox box = box_of(profile.spans[index], index, lane, scale);
     const double frontier = group.open() ? std::max(drawn_end, group.x1()) : drawn_end;
     if (box.x1 - box.x0 >= min_px && box.x0 >= frontier - 1e-9) {
       flush();
@@ -279,7 +280,7 @@ void layout_boxes(const Profile& profile, const std::vector<Lane>& lanes, const 
   if (!layout.merged) {
     for (const Lane& lane : lanes) {
       for (const std::uint32_t index : lane.spans) {
-        layout.boxes.push_back(box_of(profile.spans[index], lane, scale));
+        layout.boxes.push_back(box_of(profile.spans[index], index, lane, scale));
       }
     }
     return;
@@ -349,6 +350,19 @@ void write_box_title(const Profile& profile, const TimelineBox& box, std::string
     append_escaped(out, profile.str(box.name));
     append(out, "\n{} at {} (depth {})", format_duration(box.busy_ns), format_duration(box.start_ns),
            box.depth);
+    // The program's arguments of the span (ProfileGuard::arg): an input's shape, a batch size.
+    const auto by_span = [](const SpanArg& a, std::uint32_t span) { return a.span < span; };
+    for (auto a = std::lower_bound(profile.span_args.begin(), profile.span_args.end(), box.span, by_span);
+         a != profile.span_args.end() && a->span == box.span; ++a) {
+      out += '\n';
+      append_escaped(out, a->key);
+      out += ": ";
+      switch (a->type) {
+        case SpanArg::Type::Int: append(out, "{}", a->int_value); break;
+        case SpanArg::Type::Real: append(out, "{}", a->real_value); break;
+        case SpanArg::Type::String: append_escaped(out, a->string_value); break;
+      }
+    }
   } else {
     append(out, "{} spans merged, {} ", format_count(box.spans), box.mixed ? "mostly" : "all");
     append_escaped(out, profile.str(box.name));

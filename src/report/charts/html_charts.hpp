@@ -42,6 +42,7 @@ struct TimelineBox {
   std::uint64_t end_ns = 0;
   std::uint64_t busy_ns = 0;  ///< sum of the durations of the spans it stands for
   std::uint64_t spans = 1;
+  std::uint32_t span = kNone;  ///< the index of the span it stands for when `spans` is 1
   StringId name = kNone;  ///< the spans' name; when `mixed`, the one with the most busy time
   bool mixed = false;     ///< the merged spans have different names
 };
