@@ -74,8 +74,11 @@ const Runs& runs() {
     x.after = x.dir / "after.nnprof";
     x.stats_only = x.dir / "stats_only.nnprof";
     record(x.before, 400, "old_cache");
-    record(x.after, 800, "new_cache");  // matmul twice as slow
-    record(x.stats_only, 800, "new_cache", false);
+    // matmul four times as slow: the runs' wall times (10.6 and 34.6 ms) stay apart even when
+    // a loaded machine preempts the faster run for a few scheduler slices, so the run's
+    // verdict, which reads the runtime, is as sure as the scope's.
+    record(x.after, 1600, "new_cache");
+    record(x.stats_only, 1600, "new_cache", false);
     return x;
   }();
   return r;
@@ -107,14 +110,14 @@ TEST(CompareCli, JsonSaysMatmulIsTwiceAsSlow) {
       EXPECT_EQ(s["test"], "mann-whitney");
       EXPECT_EQ(s["a"]["calls"], 20);
       EXPECT_EQ(s["a"]["spans"], 20);
-      // 2x by construction (the spin is a lower bound). Preemption on a loaded machine
-      // stretches a few calls of either run, which moves the means (seen: 1.43x) far more
-      // than the medians: bound the medians tightly, the mean ratio loosely.
+      // 4x by construction (the spin is a lower bound). Preemption on a loaded machine
+      // stretches a few calls of either run, which moves the means (seen: 1.43x for 2x) far
+      // more than the medians: bound the medians tightly, the mean ratio loosely.
       const double median_ratio =
           s["b"]["median_ns"].get<double>() / s["a"]["median_ns"].get<double>();
-      EXPECT_GT(median_ratio, 1.6);
-      EXPECT_LT(median_ratio, 2.5);
-      EXPECT_GT(s["ratio"].get<double>(), 1.2);
+      EXPECT_GT(median_ratio, 3.2);
+      EXPECT_LT(median_ratio, 5.0);
+      EXPECT_GT(s["ratio"].get<double>(), 2.0);
       EXPECT_LT(s["p_value"].get<double>(), 0.001);
     }
     if (s["name"] == "init") {
@@ -175,8 +178,8 @@ TEST(CompareCli, FailOnRegressionGivesExitStatus3AboveTheThreshold) {
   // The worst regression is matmul's unless preemption stretched another scope more.
   EXPECT_NE(fail.output.find("nnprof: regression: '"), std::string::npos) << fail.output;
   EXPECT_NE(fail.output.find("more than --fail-on-regression 25% allows"), std::string::npos) << fail.output;
-  // matmul is about +100%: a 400% budget lets it pass.
-  const CliRun pass = run_cli("compare " + both + " --fail-on-regression 400");
+  // matmul is about +300%: a 1000% budget lets it pass.
+  const CliRun pass = run_cli("compare " + both + " --fail-on-regression 1000");
   EXPECT_EQ(pass.status, 0) << pass.output;
   // A run against itself: nothing regressed.
   const CliRun self = run_cli("compare " + runs().before.string() + " " + runs().before.string() +
