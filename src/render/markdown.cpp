@@ -152,42 +152,21 @@ class MarkdownWriter {
 
  private:
   // A table padded so that the raw file reads as a table too; right-aligned columns ruled "--:".
-  // `cell(arena, r, c)` appends row r's cell in column c, escaped; each cell is written into one
-  // arena and measured once.
+  // `cell(text, r, c)` appends row r's cell in column c, escaped (CellArena).
   void grid(const std::vector<Column>& columns, std::size_t rows,
             const std::function<void(std::string&, std::size_t, std::size_t)>& cell) {
     const std::size_t n = columns.size();
-    std::string arena;
-    std::vector<std::size_t> start;  // cell k is arena[start[k], start[k + 1])
-    std::vector<std::size_t> width;
-    start.reserve((rows + 1) * n + 1);
-    width.reserve((rows + 1) * n);
-    std::vector<std::size_t> column_width(n, 3);
-    const auto measure = [&](std::size_t c) {
-      width.push_back(report::display_width(std::string_view(arena).substr(start.back())));
-      column_width[c] = std::max(column_width[c], width.back());
-    };
-    for (std::size_t c = 0; c < n; ++c) {
-      start.push_back(arena.size());
-      append_markdown_escape(arena, columns[c].header);
-      measure(c);
-    }
-    for (std::size_t r = 0; r < rows; ++r) {
-      for (std::size_t c = 0; c < n; ++c) {
-        start.push_back(arena.size());
-        cell(arena, r, c);
-        measure(c);
-      }
-    }
-    start.push_back(arena.size());
+    CellArena cells(n, rows, 3);
+    for (const Column& c : columns) cells.add([&](std::string& text) { append_markdown_escape(text, c.header); });
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t c = 0; c < n; ++c) cells.add([&](std::string& text) { cell(text, r, c); });
     const auto line = [&](std::size_t r) {
       out_ += '|';
       for (std::size_t c = 0; c < n; ++c) {
-        const std::size_t k = r * n + c;
-        const std::size_t padding = column_width[c] - width[k];
+        const std::size_t padding = cells.padding(r, c);
         out_ += ' ';
         if (columns[c].align == Align::Right) out_.append(padding, ' ');
-        out_.append(arena, start[k], start[k + 1] - start[k]);
+        out_ += cells.cell(r, c);
         if (columns[c].align != Align::Right) out_.append(padding, ' ');
         out_ += " |";
       }
@@ -198,10 +177,10 @@ class MarkdownWriter {
     for (std::size_t c = 0; c < n; ++c) {
       out_ += ' ';
       if (columns[c].align == Align::Right) {
-        out_.append(column_width[c] - 1, '-');
+        out_.append(cells.column_width(c) - 1, '-');
         out_ += ':';
       } else {
-        out_.append(column_width[c], '-');
+        out_.append(cells.column_width(c), '-');
       }
       out_ += " |";
     }

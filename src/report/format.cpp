@@ -277,39 +277,18 @@ std::vector<std::size_t> TextTable::widths() const {
 void append_text_table(std::string& out, const std::vector<Column>& columns, std::size_t rows,
                        const std::function<void(std::string&, std::size_t, std::size_t)>& cell,
                        std::string_view indent) {
-  // Every cell is escaped once into one arena and measured once: reports are tables, and a
-  // string per cell cost more than the rest of a text report together.
   const std::size_t n = columns.size();
-  std::string arena;
-  std::vector<std::size_t> start;  // cell k is arena[start[k], start[k + 1])
-  std::vector<std::size_t> width;
-  start.reserve((rows + 1) * n + 1);
-  width.reserve((rows + 1) * n);
-  std::vector<std::size_t> column_width(n, 0);
-  const auto measure = [&](std::size_t column) {
-    width.push_back(display_width(std::string_view(arena).substr(start.back())));
-    column_width[column] = std::max(column_width[column], width.back());
-  };
-  for (std::size_t c = 0; c < n; ++c) {
-    start.push_back(arena.size());
-    append_plain_text(arena, columns[c].header);
-    measure(c);
-  }
-  for (std::size_t r = 0; r < rows; ++r) {
-    for (std::size_t c = 0; c < n; ++c) {
-      start.push_back(arena.size());
-      cell(arena, r, c);
-      measure(c);
-    }
-  }
-  start.push_back(arena.size());
-  const auto line = [&](const auto& cell_text, const auto& cell_width) {
+  CellArena cells(n, rows);
+  for (const Column& c : columns) cells.add([&](std::string& text) { append_plain_text(text, c.header); });
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < n; ++c) cells.add([&](std::string& text) { cell(text, r, c); });
+  const auto line = [&](const auto& cell_text, const auto& padding_of) {
     const std::size_t line_start = out.size();
     out += indent;
     for (std::size_t i = 0; i < n; ++i) {
       if (i > 0) out += "  ";
       // Padding by display width rather than bytes keeps "12.3 µs" aligned with "1.23 ms".
-      const std::size_t padding = column_width[i] - cell_width(i);
+      const std::size_t padding = padding_of(i);
       if (columns[i].align == Align::Right) out.append(padding, ' ');
       cell_text(i);
       if (columns[i].align != Align::Right) out.append(padding, ' ');
@@ -320,10 +299,8 @@ void append_text_table(std::string& out, const std::vector<Column>& columns, std
     out += '\n';
   };
   for (std::size_t r = 0; r <= rows; ++r) {
-    const std::size_t base = r * n;
-    line([&](std::size_t i) { out.append(arena, start[base + i], start[base + i + 1] - start[base + i]); },
-         [&](std::size_t i) { return width[base + i]; });
-    if (r == 0) line([&](std::size_t i) { out.append(column_width[i], '-'); }, [&](std::size_t i) { return column_width[i]; });
+    line([&](std::size_t i) { out += cells.cell(r, i); }, [&](std::size_t i) { return cells.padding(r, i); });
+    if (r == 0) line([&](std::size_t i) { out.append(cells.column_width(i), '-'); }, [](std::size_t) { return 0; });
   }
 }
 

@@ -1,6 +1,7 @@
 // Human formatting of durations, sizes, counts and percentages, and a plain-text table.
 #pragma once
 
+#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -126,6 +127,44 @@ struct Column {
   std::string header;
   Align align = Align::Left;
   std::string key;
+};
+
+/// The cells of a table whose columns a renderer pads: each cell written once, escaped, into
+/// one string and measured once (a string per cell cost more than the rest of a text report).
+/// Cells come row by row, the header row first: cell k is row k / columns, column k % columns.
+class CellArena {
+ public:
+  CellArena(std::size_t columns, std::size_t rows, std::size_t min_width = 0)
+      : columns_(columns), column_width_(columns, min_width) {
+    start_.reserve((rows + 1) * columns + 1);
+    width_.reserve((rows + 1) * columns);
+    start_.push_back(0);
+  }
+  /// The next cell: `write(text)` appends it, escaped as the format needs.
+  template <typename Write>
+  void add(Write&& write) {
+    const std::size_t column = width_.size() % columns_;
+    write(text_);
+    width_.push_back(display_width(std::string_view(text_).substr(start_.back())));
+    start_.push_back(text_.size());
+    column_width_[column] = std::max(column_width_[column], width_.back());
+  }
+  [[nodiscard]] std::string_view cell(std::size_t row, std::size_t column) const {
+    const std::size_t k = row * columns_ + column;
+    return std::string_view(text_).substr(start_[k], start_[k + 1] - start_[k]);
+  }
+  /// Spaces that pad the cell to its column's width.
+  [[nodiscard]] std::size_t padding(std::size_t row, std::size_t column) const {
+    return column_width_[column] - width_[row * columns_ + column];
+  }
+  [[nodiscard]] std::size_t column_width(std::size_t column) const { return column_width_[column]; }
+
+ private:
+  std::size_t columns_;
+  std::string text_;
+  std::vector<std::size_t> start_;  // cell k is text_[start_[k], start_[k + 1])
+  std::vector<std::size_t> width_;
+  std::vector<std::size_t> column_width_;
 };
 
 /// Columns aligned as TextTable::write lays them out, for cells held elsewhere: `cell(out, r, c)`
