@@ -329,9 +329,17 @@ TEST_F(PerformanceAnalysisTest, CombinesTheRecommendationsOfEveryProfileInOneOrd
   const std::string html = read_file(path("report.html"));
   EXPECT_TRUE(html.starts_with("<!DOCTYPE html>"));
   EXPECT_NE(html.find("</html>"), std::string::npos);
-  EXPECT_NE(html.find("<h2 id=\"p-1\">profile 2</h2>"), std::string::npos);
-  EXPECT_NE(html.find("<h3>Heap</h3>"), std::string::npos) << "the memory profile's heap figures";
+  // The same sections as `nnprof report`, one set per profile, named after it, with unique ids.
+  EXPECT_NE(html.find("<section id=\"combined-recommendations\"><h2>Recommendations, in order of action</h2>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<section id=\"p2-hot-paths\"><h2>profile 2: Hot paths</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<section id=\"p3-heap\"><h2>memory: Heap"), std::string::npos) << "the memory profile's heap";
+  EXPECT_NE(html.find(combined.front().title.substr(0, 20)), std::string::npos);
   EXPECT_EQ(html.find("<script>alert"), std::string::npos) << "names are escaped";
+  // Other formats by extension; one the combined report is not written in is refused.
+  analysis.generate_report(path("report.md"));
+  EXPECT_TRUE(read_file(path("report.md")).starts_with("# nnprof performance analysis"));
+  EXPECT_THROW(analysis.generate_report(path("report.csv")), nnprof::Error);
 }
 
 // ---- largest allocation in the store -------------------------------------------------------------

@@ -73,9 +73,11 @@ class NNPROF_API PerformanceAnalysis {
   /// expected whole-run gain first, those whose gain is unknown ranked by half their limit (as
   /// the advisor ranks them). Each title names its profile ("compute: ...").
   [[nodiscard]] const std::vector<Recommendation>& recommendations() const noexcept { return combined_; }
-  /// Writes one HTML page: the combined recommendations, then each profile's bottlenecks,
-  /// roofline verdicts, hot functions and heap figures. The file appears complete or not at
-  /// all. Throws nnprof::Error before analyze() or when it cannot be written.
+  /// Writes one report of every profile, in the format `path`'s extension names (.html, .md,
+  /// .txt): the combined recommendations, then each profile's report (the sections of `nnprof
+  /// report`, titled with its label; the charts are in each profile's own report). The file
+  /// appears complete or not at all. Throws nnprof::Error before analyze(), for another
+  /// extension, or when it cannot be written.
   void generate_report(const std::string& path) const;
 
  private:

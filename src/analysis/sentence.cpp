@@ -45,6 +45,17 @@ Sentence& Sentence::scope(StringId name) {
   return add(std::move(part));
 }
 
+Sentence Sentence::with_names(const Profile& profile) const {
+  Sentence named = *this;
+  for (Part& part : named.parts_) {
+    if (part.kind != Part::Kind::Scope) continue;
+    part.kind = Part::Kind::Name;
+    part.text = profile.str(part.scope);
+    part.scope = kNone;
+  }
+  return named;
+}
+
 Sentence& Sentence::name(std::string_view text) {
   return add(make_part(Part::Kind::Name, std::uint64_t{0}, text));
 }

@@ -66,6 +66,9 @@ class Sentence {
   Sentence& key();
   /// Appends the parts of `other`.
   Sentence& append(const Sentence& other);
+  /// This sentence with each scope part naming its scope by text (a Name part), so that it
+  /// reads the same without `profile`: to show sentences of several profiles together.
+  [[nodiscard]] Sentence with_names(const Profile& profile) const;
 
   [[nodiscard]] const std::vector<Part>& parts() const noexcept { return parts_; }
   [[nodiscard]] bool empty() const noexcept { return parts_.empty(); }

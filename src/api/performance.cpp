@@ -10,7 +10,10 @@
 #include "analysis/compute.hpp"
 #include "io/output_file.hpp"
 #include "nnprof/error.hpp"
-#include "report/html_escape.hpp"
+#include "nnprof/report.hpp"
+#include "render/render.hpp"
+#include "report/documents.hpp"
+#include "report/report_data.hpp"
 
 namespace nnprof {
 
@@ -75,73 +78,68 @@ PerformanceAnalysis& PerformanceAnalysis::analyze() {
 
 namespace {
 
-std::string esc(std::string_view text) { return report::html::escape(text); }
-
-void write_page(std::ostream& out, const std::vector<ProfileAnalysis>& results, const std::vector<Recommendation>& combined) {
-  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-         "<title>nnprof performance analysis</title>\n<style>\n"
-         "body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}"
-         "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}"
-         "th{background:#f3f3f3}td.num{text-align:right}\n</style>\n</head>\n<body>\n"
-         "<h1>nnprof performance analysis</h1>\n";
-  out << fmt::format("<p>{} profiles analysed together:", results.size());
-  for (const ProfileAnalysis& a : results)
-    out << fmt::format(" <a href=\"#p-{}\">{}</a>", &a - results.data(), esc(a.label));
-  out << ".</p>\n<h2>Recommendations, in order of action</h2>\n";
-  if (combined.empty()) {
-    out << "<p>No profile had a recommendation.</p>\n";
-  } else {
-    out << "<table><thead><tr><th>Priority</th><th>Recommendation</th><th>Expected speedup</th><th>Steps</th></tr>"
-           "</thead><tbody>\n";
-    for (const Recommendation& r : combined) {
-      std::string steps;
-      for (const std::string& s : r.steps) steps += "<li>" + esc(s) + "</li>";
-      out << fmt::format("<tr><td class=\"num\">{}</td><td>{}<br><small>{}</small></td><td class=\"num\">{}</td>"
-                         "<td><ol>{}</ol></td></tr>\n",
-                         r.priority, esc(r.title), esc(r.evidence),
-                         r.expected_speedup > 0.0 ? fmt::format("{:.2f}x", r.expected_speedup) : std::string("unknown"),
-                         steps);
+// The combined order of action as a Recommendations block: the titles name their profile.
+report::Section combined_recommendations(const std::vector<Recommendation>& combined) {
+  report::Section section{"combined-recommendations", "Recommendations, in order of action", {}};
+  section.say(report::Sentence().words(
+      "The recommendations of every profile in one order: the largest expected gain of its own run first "
+      "(Amdahl's law from the part's share of that run's time)."));
+  report::Recommendations block;
+  block.none = report::Sentence().words("No profile had a recommendation.");
+  for (const Recommendation& r : combined) {
+    report::Recommendation item;
+    item.title = report::Sentence().words(r.title);
+    if (r.expected_speedup > 0.0) {
+      item.gain = report::Sentence().words("expected ").ratio(r.expected_speedup, "×").words(" for its run");
+    } else if (r.max_speedup > 1.0) {
+      item.gain = report::Sentence().words("gain unknown; at most ").ratio(r.max_speedup, "×");
+    } else {
+      item.gain = report::Sentence().words("saves memory, not time");
     }
-    out << "</tbody></table>\n";
+    item.evidence = report::Sentence().words(r.evidence);
+    for (const std::string& step : r.steps) item.steps.push_back(report::Sentence().words(step));
+    block.items.push_back(std::move(item));
   }
-  for (const ProfileAnalysis& a : results) {
-    out << fmt::format("<h2 id=\"p-{}\">{}</h2>\n<p>Recorded for {:.3f} ms.</p>\n", &a - results.data(), esc(a.label),
-                       static_cast<double>(a.duration_ns) / 1e6);
-    out << "<h3>Bottlenecks</h3>\n";
-    if (a.bottlenecks.empty()) out << "<p>None found.</p>\n";
-    for (const Bottleneck& b : a.bottlenecks)
-      out << fmt::format("<p><b>[{}] {}</b> {}: {} <i>{}</i></p>\n", to_string(b.severity), to_string(b.type),
-                         esc(b.name), esc(b.description), esc(b.suggestion));
-    if (!a.roofline.empty()) {
-      out << "<h3>Roofline</h3>\n<table><thead><tr><th>Operation</th><th>Bound</th><th>Of the roof</th>"
-             "<th>FLOP/byte</th></tr></thead><tbody>\n";
-      for (const RooflineVerdict& v : a.roofline)
-        out << fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num\">{:.1f}%</td><td class=\"num\">{:.3g}</td></tr>\n",
-                           esc(v.operation), v.limitation, v.utilization * 100.0, v.intensity);
-      out << "</tbody></table>\n";
-    }
-    if (!a.hot_functions.empty()) {
-      out << "<h3>Hot functions (CPU samples)</h3>\n<table><thead><tr><th>Function</th><th>Self</th><th>Total</th>"
-             "</tr></thead><tbody>\n";
-      for (const FunctionStats& f : a.hot_functions)
-        out << fmt::format("<tr><td>{}</td><td class=\"num\">{:.1f}%</td><td class=\"num\">{:.1f}%</td></tr>\n",
-                           esc(f.name), f.self_percentage, f.percentage);
-      out << "</tbody></table>\n";
-    }
-    if (a.memory.num_allocations > 0)
-      out << fmt::format("<h3>Heap</h3>\n<p>Peak {:.2f} MiB; {} allocations, the largest {:.2f} MiB; {:.2f} MiB still "
-                         "allocated at the end.</p>\n",
-                         a.memory.peak_mb, a.memory.num_allocations, a.memory.largest_allocation_mb,
-                         static_cast<double>(a.memory.current_bytes) / (1024.0 * 1024.0));
-  }
-  out << "</body>\n</html>\n";
+  section.add(std::move(block));
+  return section;
 }
 
 }  // namespace
 
 void PerformanceAnalysis::generate_report(const std::string& path) const {
   if (!analyzed_) throw Error(fmt::format("cannot write '{}': call analyze() after the last add_profile()", path));
-  io::write_file_atomically(path, [&](std::ostream& out) { write_page(out, results_, combined_); });
+  const FormatInfo* format = find_format_for_path(path, Document::Profile);
+  using Render = void (*)(const report::Document&, std::ostream&);
+  Render render = nullptr;
+  if (format != nullptr && format->format == ReportFormat::Html) render = render::write_html;
+  if (format != nullptr && format->format == ReportFormat::Markdown) render = render::write_markdown;
+  if (format != nullptr && format->format == ReportFormat::Text) render = render::write_text;
+  if (render == nullptr)
+    throw Error(fmt::format("cannot write '{}': the combined report is HTML (.html), Markdown (.md) or text (.txt)", path));
+
+  // One document: the combined order of action, then each profile's own report, its sections
+  // named after the profile (the same section files as `nnprof report`, so nothing is said
+  // differently here).
+  report::Document page;
+  page.title = "nnprof performance analysis";
+  std::string labels;
+  for (const auto& [label, profile] : profiles_) labels += (labels.empty() ? "" : ", ") + label;
+  page.subtitle = fmt::format("{} profiles: {}", profiles_.size(), labels);
+  for (const auto& [label, profile] : profiles_) {
+    report::Fact fact;
+    fact.label = label;
+    fact.value = report::Sentence().duration(profile.meta.duration_ns).words(", ").name(profile.meta.command_line);
+    page.about.items.push_back(std::move(fact));
+  }
+  page.sections.push_back(combined_recommendations(combined_));
+  for (std::size_t i = 0; i < profiles_.size(); ++i) {
+    const auto& [label, profile] = profiles_[i];
+    const report::ReportData data = report::analyse(profile);
+    for (report::Section& s :
+         report::sections_to_combine(report::profile_document(data), fmt::format("p{}-", i + 1), label + ": "))
+      page.sections.push_back(std::move(s));
+  }
+  io::write_file_atomically(path, [&](std::ostream& out) { render(page, out); });
 }
 
 }  // namespace nnprof
