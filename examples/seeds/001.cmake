@@ -70,7 +70,7 @@ nnprof_seed_test(seeds.001.systematic_profiling PROGRAM seed_001_systematic_prof
   EXPECT "^computation: [1-9][0-9]* CPU samples" "\nPriority 1: (compute|memory|data loading): "
          "\nwrote profiling_report.html \\([23] profiles\\)\n"
   FILES profiling_report.html:html
-  FILE_EXPECT "profiling_report.html|<section id=\"p1-hot-paths\"><h2>compute: Hot paths</h2>" "profiling_report.html|data loading"
+  FILE_EXPECT "profiling_report.html|<section id=\"p1-cpu\"><h2>compute: CPU samples</h2>" "profiling_report.html|data loading"
               "profiling_report.html|Recommendations, in order of action")
 
 nnprof_seed_test(seeds.001.timeline_visualization PROGRAM seed_001_timeline_visualization
