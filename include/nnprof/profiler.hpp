@@ -137,9 +137,14 @@ class NNPROF_API Profiler {
   /// Named memory counters (tensors, buffers) that the program reports itself.
   void record_alloc(std::string_view name, std::uint64_t bytes) noexcept;
   void record_free(std::string_view name, std::uint64_t bytes) noexcept;
-  /// Sum of all named counters now, and the highest that sum has been.
+  /// Sum of all named counters now, and the highest that sum has been: only what the program
+  /// reported with record_alloc/record_free, not the process's memory (see current_rss()).
   [[nodiscard]] std::uint64_t current_memory() const noexcept;
   [[nodiscard]] std::uint64_t peak_memory() const noexcept;
+  /// The process's resident memory (RAM, VmRSS) now, in bytes, whatever was reported with
+  /// record_alloc: what a Python profiler's get_current_memory() means. The same for every
+  /// profiler of the process (nnprof::get_current_memory()); 0 where it cannot be read.
+  [[nodiscard]] std::uint64_t current_rss() const noexcept;
 
   /// Records a fact about the run in every later snapshot (Profile::annotations), as PyTorch's
   /// add_metadata does: annotate("git_commit", "8d2e793"), annotate("batch_size", "32"). The
@@ -209,6 +214,11 @@ NNPROF_API void record_free(std::string_view name, std::uint64_t bytes) noexcept
 NNPROF_API void add_items(std::string_view name, std::uint64_t count) noexcept;
 /// Profiler::add_flops on the global profiler.
 NNPROF_API void add_flops(double flops, std::uint64_t bytes = 0) noexcept;
+/// The process's resident memory (RAM, VmRSS from /proc/self/status) now, in bytes; 0 where
+/// it cannot be read. Unlike Profiler::current_memory(), which sums the named counters of
+/// record_alloc, this is the memory the operating system gives the process: heap, stacks,
+/// mapped files, the GPU driver's host memory. Reading it costs a file read (microseconds).
+[[nodiscard]] NNPROF_API std::uint64_t get_current_memory() noexcept;
 
 /// Profiler::arg on the global profiler: a key/value argument of the innermost open scope.
 inline void span_arg(std::string_view key, std::string_view value) noexcept { global_profiler().arg(key, value); }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "io/metrics_csv.hpp"
 #include "io/metrics_json.hpp"
 #include "io/metrics_png.hpp"
 #include "io/output_file.hpp"
@@ -78,7 +79,15 @@ Gauge Metrics::gauge(std::string_view name, std::string_view unit) const {
 }
 
 Histogram Metrics::histogram(std::string_view name, std::string_view unit) const {
-  return Histogram(&profiler_->core(), declare(*profiler_, name, MetricKind::Histogram, unit));
+  detail::MetricEntry* e = declare(*profiler_, name, MetricKind::Histogram, unit);
+  // The scope that measure_time() opens, found here once so that the handle's timer costs no
+  // lookup; interned names live as long as the session.
+  const SourceLocation* site = nullptr;
+  {
+    detail::InternalAllocations internal;
+    site = &profiler_->core().session->intern(name)->site;
+  }
+  return Histogram(&profiler_->core(), e, site);
 }
 
 void Metrics::increment(std::string_view name, double delta) const noexcept {
@@ -98,7 +107,18 @@ void Metrics::record(std::string_view name, double value) const noexcept {
 
 MetricTimer Metrics::measure_time(std::string_view name) const noexcept {
   detail::MetricEntry* e = by_name(*profiler_, name, MetricKind::Histogram, "ns");
-  return MetricTimer(e != nullptr ? &profiler_->core() : nullptr, e);
+  if (e == nullptr) return MetricTimer(nullptr, nullptr, nullptr);
+  detail::SessionCore& core = profiler_->core();
+  const SourceLocation* site = nullptr;
+  // by_name found the thread's state and the session; the name's scope is cached per thread as
+  // ProfileGuard's run-time names are. Out of memory, the metric is still recorded, without scope.
+  if (detail::ThreadState* ts = detail::thread_state(core)) {
+    try {
+      site = &core.session->intern_cached(ts, name)->site;
+    } catch (...) {
+    }
+  }
+  return MetricTimer(&core, e, site);
 }
 
 std::optional<MetricSummary> Metrics::summary(std::string_view name) const {
@@ -108,6 +128,10 @@ std::optional<MetricSummary> Metrics::summary(std::string_view name) const {
 }
 
 void Metrics::save_metrics(const std::string& path) const { nnprof::save_metrics(profiler_->snapshot(), path); }
+
+void Metrics::save_metrics_summary(const std::string& path) const {
+  nnprof::save_metrics_summary(profiler_->snapshot(), path);
+}
 
 void Metrics::plot_metrics(const std::string& path) const { nnprof::plot_metrics(profiler_->snapshot(), path); }
 
@@ -119,9 +143,27 @@ const MetricSeries* find_metric(const Profile& profile, std::string_view name) {
   return nullptr;
 }
 
+namespace {
+// ".csv" in any case, as the report formats match their extensions.
+bool has_csv_extension(std::string_view path) {
+  if (path.size() < 4) return false;
+  const std::string_view ext = path.substr(path.size() - 4);
+  return ext[0] == '.' && (ext[1] | 0x20) == 'c' && (ext[2] | 0x20) == 's' && (ext[3] | 0x20) == 'v';
+}
+}  // namespace
+
 void save_metrics(const Profile& profile, const std::string& path) {
   detail::InternalAllocations internal;
-  io::write_file_atomically(path, [&](std::ostream& out) { io::write_metrics_json(profile, out); });
+  if (has_csv_extension(path)) {
+    io::write_file_atomically(path, [&](std::ostream& out) { io::write_metric_points_csv(profile, out); });
+  } else {
+    io::write_file_atomically(path, [&](std::ostream& out) { io::write_metrics_json(profile, out); });
+  }
+}
+
+void save_metrics_summary(const Profile& profile, const std::string& path) {
+  detail::InternalAllocations internal;
+  io::write_file_atomically(path, [&](std::ostream& out) { io::write_metric_summary_csv(profile, out); });
 }
 
 void plot_metrics(const Profile& profile, const std::string& path) {
@@ -134,6 +176,7 @@ void set(std::string_view name, double value) noexcept { global_profiler().metri
 void record(std::string_view name, double value) noexcept { global_profiler().metrics().record(name, value); }
 MetricTimer measure_time(std::string_view name) noexcept { return global_profiler().metrics().measure_time(name); }
 void save_metrics(const std::string& path) { global_profiler().metrics().save_metrics(path); }
+void save_metrics_summary(const std::string& path) { global_profiler().metrics().save_metrics_summary(path); }
 void plot_metrics(const std::string& path) { global_profiler().metrics().plot_metrics(path); }
 
 }  // namespace nnprof

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "collect/host_info.hpp"
 #include "collect/snapshot_facts.hpp"
 #include "model/annotation_key.hpp"
 #include "model/profile_builder.hpp"
@@ -274,6 +275,8 @@ void record_alloc(std::string_view name, std::uint64_t bytes) noexcept { global_
 void record_free(std::string_view name, std::uint64_t bytes) noexcept { global_profiler().record_free(name, bytes); }
 void add_items(std::string_view name, std::uint64_t count) noexcept { global_profiler().add_items(name, count); }
 void add_flops(double flops, std::uint64_t bytes) noexcept { global_profiler().add_flops(flops, bytes); }
+std::uint64_t get_current_memory() noexcept { return collect::read_process_memory().rss; }
+std::uint64_t Profiler::current_rss() const noexcept { return get_current_memory(); }
 void set_thread_name(std::string_view name) { detail::set_current_thread_name(name); }
 
 }  // namespace nnprof

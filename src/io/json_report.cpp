@@ -136,11 +136,13 @@ Json memory(const Profile& profile) {
   return j;
 }
 
-Json scope_throughput(const ScopeStats& scope) {
+Json scope_throughput(const report::ScopeThroughput& t) {
   Json s = Json::object();
-  s["items"] = scope.items;
-  s["total_ns"] = scope.total_ns;
-  s["items_per_second"] = scope.items_per_second();
+  s["items"] = t.scope->items;
+  s["total_ns"] = t.scope->total_ns;
+  s["items_per_second"] = t.items_per_second;
+  s["calls"] = t.scope->time.count;
+  s["calls_per_second"] = t.calls_per_second;
   return s;
 }
 
@@ -734,8 +736,9 @@ Json report(const report::ReportData& data) {
   j["bottlenecks"] = array_of(data.bottlenecks, [&](const analysis::Bottleneck& b) { return bottleneck(profile, b); });
   j["recommendations"] =
       array_of(data.advice, [&](const analysis::Advice& a) { return recommendation(profile, a); });
-  j["throughput"] = by_name(
-      profile, profile.scopes, [](const ScopeStats& s) { return s.items > 0; }, scope_throughput);
+  Json throughput = Json::object();
+  for (const report::ScopeThroughput& t : data.throughput) throughput[profile.str(t.scope->name)] = scope_throughput(t);
+  j["throughput"] = std::move(throughput);
   // Only with metrics (nnprof/metrics.hpp): series and summaries as save_metrics writes them.
   if (!profile.metrics.empty()) j["metrics"] = metrics_json(profile);
   j["call_tree"] = call_tree(profile);

@@ -57,6 +57,12 @@ ReportData analyse(const Profile& profile, const ReportLimits& limits) {
     data.allocators = analysis::top_by_alloc_bytes(profile, limits.allocators);
     data.allocating_scopes = analysis::allocating_scope_count(profile);
     data.compute = analysis::compute_scopes(profile);
+    for (const ScopeStats& scope : profile.scopes) {
+      if (scope.items == 0) continue;
+      const double seconds = static_cast<double>(scope.total_ns) / 1e9;
+      data.throughput.push_back({&scope, scope.items_per_second(),
+                                 seconds > 0.0 ? static_cast<double>(scope.time.count) / seconds : 0.0});
+    }
     data.call_tree = analysis::walk_call_tree(profile, limits.call_tree);
     data.insights = analysis::insights(profile);
   }

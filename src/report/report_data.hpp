@@ -83,6 +83,15 @@ struct HeapData {
   analysis::LeakVerdict verdict;
 };
 
+/// The rates of a scope for which the program reported work items (add_items): the JSON
+/// report's `throughput` section. Both over the scope's inclusive time (summed over threads).
+struct ScopeThroughput {
+  const ScopeStats* scope = nullptr;
+  double items_per_second = 0.0;  ///< items * 1e9 / total_ns (samples per second)
+  /// calls * 1e9 / total_ns: the iterations per second of a scope that marks one iteration.
+  double calls_per_second = 0.0;
+};
+
 /// Everything the report of one profile shows. It refers to `profile`, which must outlive it.
 struct ReportData {
   const Profile* profile = nullptr;
@@ -98,6 +107,7 @@ struct ReportData {
   std::vector<const ScopeStats*> allocators;  ///< by bytes allocated while innermost (memory counters)
   std::size_t allocating_scopes = 0;
   std::vector<analysis::ScopeCompute> compute;
+  std::vector<ScopeThroughput> throughput;  ///< scopes with work items, in the profile's order
   bool machine_known = false;  ///< the profile holds the machine's measured peaks (roofs)
   analysis::TreeWalk call_tree;
   std::vector<analysis::Insight> insights;
