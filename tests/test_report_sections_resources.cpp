@@ -98,7 +98,7 @@ TEST(MemorySection, WithoutCountersOnlyTheHintOrNothingWithHeapTracking) {
 
 TEST(MemorySection, BesideTheHeapWhenBothWereRecorded) {
   Profile p = testing::heap_profile();
-  p.memory_counters = {MemoryCounter{0, 5, 5, 5, 0, 1, 0}};
+  p.memory_counters = {MemoryCounter{0, 5, 5, 5, 0, 1, 0, 5}};
   p.memory_events = {MemoryEvent{1000, 0, 0, 5}};
   p.memory = {5, 5, 1000};
   const auto sections = build(report::sections::memory, report::analyse(p));
@@ -819,7 +819,7 @@ TEST(ResourceRankings, HotPathsGainAGpuTimeColumn) {
 TEST(HeapSection, WithoutSamplesTheChartSaysSoBesideTheCounters) {
   Profile p = testing::heap_profile();
   p.heap_samples.clear();
-  p.memory_counters = {MemoryCounter{0, 5, 5, 5, 0, 1, 0}};
+  p.memory_counters = {MemoryCounter{0, 5, 5, 5, 0, 1, 0, 5}};
   p.memory_events = {MemoryEvent{1000, 0, 0, 5}};
   p.memory = {5, 5, 1000};
   const report::ReportData data = report::analyse(p);

@@ -303,7 +303,10 @@ TEST_F(PerformanceAnalysisTest, CombinesTheRecommendationsOfEveryProfileInOneOrd
   }
   EXPECT_EQ(analysis.results()[0].bottlenecks.size(), nnprof::analyze_bottlenecks(rich).size());
   EXPECT_FALSE(analysis.results()[1].hot_functions.empty());
-  EXPECT_EQ(analysis.results()[0].memory.num_allocations, 0u) << "rich_profile did not track its heap";
+  // rich_profile did not track its heap: its named counters answer (two record_alloc calls).
+  EXPECT_EQ(analysis.results()[0].memory.source, "memory counters");
+  EXPECT_EQ(analysis.results()[0].memory.num_allocations, 2u);
+  EXPECT_EQ(analysis.results()[2].memory.source, "heap tracking");
   EXPECT_EQ(analysis.results()[2].memory.num_allocations, heap.heap.alloc_count);
   EXPECT_EQ(analysis.results()[2].memory.largest_allocation_bytes, heap.heap.largest_alloc_bytes);
 
@@ -385,6 +388,34 @@ TEST_F(LargestAllocationStore, RoundTripsAndVersion6FilesLoadWithZero) {
   } catch (const nnprof::Error& e) {
     EXPECT_NE(std::string(e.what()).find("heap_largest_alloc_bytes"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+
+namespace {
+
+// The seed's memory questions, asked of a program that reports its own allocations
+// (record_alloc / record_free) rather than one with heap tracking.
+TEST(MemoryReport, WithoutHeapTrackingTheNamedCountersAnswer) {
+  nnprof::Profiler p;
+  p.record_alloc("weights", 4u << 20);
+  p.record_alloc("activations", 2u << 20);
+  p.record_alloc("activations", 3u << 20);
+  p.record_free("activations", 2u << 20);
+  const nnprof::Profile profile = p.snapshot();
+  const nnprof::MemoryReport r = nnprof::memory_report(profile);
+  EXPECT_EQ(r.source, "memory counters");
+  EXPECT_EQ(r.num_allocations, 3u);
+  EXPECT_EQ(r.num_frees, 1u);
+  EXPECT_EQ(r.largest_allocation_bytes, 4u << 20);
+  EXPECT_DOUBLE_EQ(r.largest_allocation_mb, 4.0);
+  EXPECT_EQ(r.peak_bytes, 9u << 20);
+  EXPECT_DOUBLE_EQ(r.peak_mb, 9.0);
+  EXPECT_EQ(r.current_bytes, 7u << 20);
+  // Each counter keeps its own largest, and the store keeps it too.
+  for (const nnprof::MemoryCounter& c : profile.memory_counters)
+    EXPECT_EQ(c.largest_alloc_bytes, profile.str(c.name) == "weights" ? 4u << 20 : 3u << 20) << profile.str(c.name);
+  EXPECT_EQ(nnprof::memory_report(nnprof::Profile{}).source, "");
 }
 
 }  // namespace

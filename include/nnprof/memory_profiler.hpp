@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "nnprof/config.hpp"
 #include "nnprof/memory.hpp"
@@ -22,9 +23,11 @@
 
 namespace nnprof {
 
-/// The heap figures of a profile (HeapSummary), in the units people read. MB are MiB
-/// (1048576 bytes), as nnprof's reports count them.
+/// The memory figures of a profile, in the units people read: of the heap when it was tracked
+/// (HeapSummary), else of the program's named counters (record_alloc / record_free). MB are
+/// MiB (1048576 bytes), as nnprof's reports count them.
 struct MemoryReport {
+  std::string source;                     ///< "heap tracking", "memory counters", or empty (neither)
   double peak_mb = 0.0;                   ///< highest heap in use
   std::uint64_t num_allocations = 0;      ///< malloc, calloc, realloc, new, ... calls tracked
   double largest_allocation_mb = 0.0;     ///< the largest single block requested
@@ -37,7 +40,8 @@ struct MemoryReport {
   Profile profile;                        ///< everything recorded: top allocators, leaks, timeline
 };
 
-/// The heap figures of `profile`; all zero when its heap was not tracked.
+/// The memory figures of `profile`: its heap's when tracked, else its named counters' (peak of
+/// their sum, allocations, the largest single record_alloc); all zero when it has neither.
 NNPROF_API MemoryReport memory_report(const Profile& profile);
 
 class MemoryProfiler;

@@ -178,6 +178,7 @@ struct MemoryCounter {
   std::uint64_t freed_bytes = 0;
   std::uint64_t alloc_count = 0;
   std::uint64_t free_count = 0;
+  std::uint64_t largest_alloc_bytes = 0;  ///< the largest single record_alloc
 
   bool operator==(const MemoryCounter&) const = default;
 };

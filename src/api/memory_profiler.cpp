@@ -2,6 +2,7 @@
 // profile's heap summary.
 #include "nnprof/memory_profiler.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "nnprof/error.hpp"
@@ -15,7 +16,23 @@ constexpr double kMiB = 1024.0 * 1024.0;
 MemoryReport memory_report(const Profile& profile) {
   MemoryReport r;
   const HeapSummary& h = profile.heap;
-  if (!h.tracked) return r;
+  if (!h.tracked) {
+    // The seed's memory API is record_alloc/record_free: their counters answer the same questions.
+    if (profile.memory_counters.empty()) return r;
+    r.source = "memory counters";
+    r.peak_bytes = profile.memory.peak_bytes;
+    for (const MemoryCounter& c : profile.memory_counters) {
+      r.num_allocations += c.alloc_count;
+      r.num_frees += c.free_count;
+      r.allocated_bytes += c.alloc_bytes;
+      r.largest_allocation_bytes = std::max(r.largest_allocation_bytes, c.largest_alloc_bytes);
+    }
+    r.current_bytes = profile.memory.current_bytes > 0 ? static_cast<std::uint64_t>(profile.memory.current_bytes) : 0;
+    r.peak_mb = static_cast<double>(r.peak_bytes) / kMiB;
+    r.largest_allocation_mb = static_cast<double>(r.largest_allocation_bytes) / kMiB;
+    return r;
+  }
+  r.source = "heap tracking";
   r.peak_bytes = h.peak_bytes;
   r.peak_mb = static_cast<double>(h.peak_bytes) / kMiB;
   r.num_allocations = h.alloc_count;

@@ -47,7 +47,8 @@ constexpr int kSchemaVersion = 7;
 // Version 5 added run annotations (Profiler::annotate): the annotation table.
 // Version 6 added GPU tracing: the gpu_* tables and the gpu_* meta keys (io/gpu_store.cpp).
 // Version 7 added span arguments (ProfileGuard::arg): the args table, slice.arg_set_id; and
-// the largest single heap allocation: the heap_largest_alloc_bytes meta key.
+// the largest single heap allocation: the heap_largest_alloc_bytes meta key and
+// memory_counter.largest_alloc_bytes.
 constexpr int kApplicationId = 0x6E6E7066;  // "nnpf" in the SQLite header: file(1) can tell
 
 constexpr const char* kSchema = R"sql(
@@ -81,7 +82,7 @@ CREATE TABLE args(id INTEGER PRIMARY KEY, arg_set_id INTEGER NOT NULL, key TEXT 
   int_value INTEGER, string_value TEXT, real_value REAL, display_value TEXT NOT NULL);
 CREATE TABLE memory_counter(id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, current_bytes INTEGER NOT NULL,
   peak_bytes INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL, freed_bytes INTEGER NOT NULL,
-  alloc_count INTEGER NOT NULL, free_count INTEGER NOT NULL);
+  alloc_count INTEGER NOT NULL, free_count INTEGER NOT NULL, largest_alloc_bytes INTEGER NOT NULL);
 CREATE TABLE counter_track(id INTEGER PRIMARY KEY, name TEXT NOT NULL, unit TEXT NOT NULL,
   memory_counter_id INTEGER, kind TEXT NOT NULL);
 CREATE TABLE counter(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, track_id INTEGER NOT NULL, value REAL NOT NULL,
@@ -508,13 +509,13 @@ void write_tables(Database& db, const Profile& p) {
     }
   }
   {
-    Statement counter(db, "INSERT INTO memory_counter VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    Statement counter(db, "INSERT INTO memory_counter VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
     Statement track(db, "INSERT INTO counter_track VALUES (?, ?, 'bytes', ?, 'memory_counter')");
     for (std::size_t i = 0; i < p.memory_counters.size(); ++i) {
       const MemoryCounter& c = p.memory_counters[i];
       counter.bind(1, i64(i)).bind(2, std::int64_t{c.name}).bind(3, c.current_bytes).bind_u64(4, c.peak_bytes);
       counter.bind_u64(5, c.alloc_bytes).bind_u64(6, c.freed_bytes).bind_u64(7, c.alloc_count);
-      counter.bind_u64(8, c.free_count).run();
+      counter.bind_u64(8, c.free_count).bind_u64(9, c.largest_alloc_bytes).run();
       track.bind(1, i64(i)).bind(2, std::string_view("memory: " + p.str(c.name))).bind(3, i64(i)).run();
     }
     Statement ev(db, "INSERT INTO counter VALUES (?, ?, ?, ?, ?, ?)");
@@ -807,11 +808,17 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
     }
   }
   {
-    Statement st(db, "SELECT * FROM memory_counter ORDER BY id", "memory_counter");
+    // largest_alloc_bytes since version 7: older files read 0 (not recorded).
+    Statement st(db,
+                 version >= 7 ? "SELECT name_id, current_bytes, peak_bytes, alloc_bytes, freed_bytes, alloc_count, "
+                                "free_count, largest_alloc_bytes FROM memory_counter ORDER BY id"
+                              : "SELECT name_id, current_bytes, peak_bytes, alloc_bytes, freed_bytes, alloc_count, "
+                                "free_count, 0 FROM memory_counter ORDER BY id",
+                 "memory_counter");
     while (st.step()) {
       const Row r(st, "memory_counter", p.memory_counters.size());
       p.memory_counters.push_back(
-          MemoryCounter{r.u32(1), r.i64(2), r.u64(3), r.u64(4), r.u64(5), r.u64(6), r.u64(7)});
+          MemoryCounter{r.u32(0), r.i64(1), r.u64(2), r.u64(3), r.u64(4), r.u64(5), r.u64(6), r.u64(7)});
     }
     // A row whose track is missing stays a memory event, so that validation rejects it.
     Statement ev(db,

@@ -294,7 +294,7 @@ class Builder {
       if (c.alloc_count + c.free_count == 0) continue;
       counter_index_[i] = static_cast<std::uint32_t>(profile_.memory_counters.size());
       profile_.memory_counters.push_back(MemoryCounter{strings_(c.name), c.current, c.peak, c.alloc_bytes,
-                                                       c.freed_bytes, c.alloc_count, c.free_count});
+                                                       c.freed_bytes, c.alloc_count, c.free_count, c.largest_alloc});
     }
     for (const RawThread& t : raw_.threads) {
       const auto& map = local_to_merged_[t.index];

@@ -96,7 +96,7 @@ struct RawThread {
 struct RawCounter {
   std::string name;
   std::int64_t current = 0;
-  std::uint64_t peak = 0, alloc_bytes = 0, freed_bytes = 0, alloc_count = 0, free_count = 0;
+  std::uint64_t peak = 0, alloc_bytes = 0, freed_bytes = 0, alloc_count = 0, free_count = 0, largest_alloc = 0;
   std::uint64_t items = 0;
 };
 

@@ -162,6 +162,9 @@ void Session::record_memory(ThreadState* ts, NamedEntry* e, std::int64_t delta) 
   if (delta >= 0) {
     e->alloc_bytes.fetch_add(bytes, std::memory_order_relaxed);
     e->alloc_count.fetch_add(1, std::memory_order_relaxed);
+    std::uint64_t largest = e->largest_alloc.load(std::memory_order_relaxed);
+    while (bytes > largest && !e->largest_alloc.compare_exchange_weak(largest, bytes, std::memory_order_relaxed)) {
+    }
   } else {
     e->freed_bytes.fetch_add(bytes, std::memory_order_relaxed);
     e->free_count.fetch_add(1, std::memory_order_relaxed);
@@ -493,6 +496,7 @@ RawSnapshot Session::snapshot(bool with_records) {
       c.freed_bytes = e->freed_bytes.load(std::memory_order_relaxed);
       c.alloc_count = e->alloc_count.load(std::memory_order_relaxed);
       c.free_count = e->free_count.load(std::memory_order_relaxed);
+      c.largest_alloc = e->largest_alloc.load(std::memory_order_relaxed);
       c.items = e->items.load(std::memory_order_relaxed);
       s.counters.push_back(std::move(c));
     }

@@ -36,6 +36,7 @@ struct NamedEntry {
   std::atomic<std::uint64_t> freed_bytes{0};
   std::atomic<std::uint64_t> alloc_count{0};
   std::atomic<std::uint64_t> free_count{0};
+  std::atomic<std::uint64_t> largest_alloc{0};
   std::atomic<std::uint64_t> items{0};  // work items reported for the scope of this name
 };
 

@@ -99,7 +99,7 @@ Profile rich_profile() {
              Span{0, 2, 3, 3, 2'000'000, 31'000'000},  Span{0, 0, 1, 1, 50'000'000, 110'000'000},
              Span{0, 1, 2, 2, 51'000'000, 96'000'000}, Span{0, 2, 3, 3, 52'000'000, 81'000'000},
              Span{1, 3, 4, 1, 5'000'000, 25'000'000}};
-  p.memory_counters = {MemoryCounter{4, 3072, 4096, 4096, 1024, 2, 1}};
+  p.memory_counters = {MemoryCounter{4, 3072, 4096, 4096, 1024, 2, 1, 3072}};
   p.memory_events = {MemoryEvent{1'500'000, 0, 0, 2048}, MemoryEvent{51'500'000, 0, 0, 2048},
                      MemoryEvent{100'000'000, 0, 0, -1024}};
   p.memory = MemorySummary{3072, 4096, 51'500'000};
