@@ -460,7 +460,7 @@ LoadedRun load_run(const std::string& path) {
   std::string_view body(text);
   if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);  // a byte-order mark an editor added
   const std::size_t first = body.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && body[first] == '{') return io::import_json_report(body, path);
+  if (first != std::string_view::npos && (body[first] == '{' || body[first] == '[')) return io::import_json_report(body, path);
   if (first == std::string_view::npos)
     throw Error(fmt::format("'{}' is empty: compare needs a .nnprof, a .json report or a .md report written by "
                             "nnprof",
