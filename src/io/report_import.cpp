@@ -443,12 +443,12 @@ LoadedRun import_markdown_report(std::string_view text, const std::string& sourc
 
 LoadedRun load_run(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
   std::array<char, 16> head{};
-  in.read(head.data(), head.size());
+  if (in) in.read(head.data(), head.size());
   const std::string_view start(head.data(), static_cast<std::size_t>(in.gcount()));
-  // A .nnprof file, or one named so: Profile::load says best what is wrong with it.
-  if (io::is_sqlite(start) || std::filesystem::path(path).extension() == ".nnprof") {
+  // A .nnprof file, one named so, or one that cannot be opened: Profile::load says best
+  // what is wrong with it (no such file, no permission, not an nnprof profile).
+  if (!in.is_open() || io::is_sqlite(start) || std::filesystem::path(path).extension() == ".nnprof") {
     LoadedRun run;
     run.profile = Profile::load(path);
     return run;
