@@ -167,6 +167,29 @@ struct NNPROF_API Comparison {
   [[nodiscard]] const ScopeChange* worst_regression() const;
 };
 
+/// A run read for a comparison (`nnprof compare`, `nnprof model-compare`).
+struct LoadedRun {
+  Profile profile;
+  /// Rebuilt from a JSON or Markdown report nnprof wrote rather than loaded from a .nnprof
+  /// file: it has each scope's count, totals, mean, standard deviation and percentiles, the
+  /// call tree, metadata, annotations and heap totals, but no spans, samples or events.
+  bool from_report = false;
+  /// What the report lacked beyond spans (an older report's call tree without FLOPs, say) and
+  /// what follows, one sentence each; empty for a .nnprof file. Callers add them to the
+  /// comparison's notes (compare_report_note says what the missing spans mean for compare).
+  std::vector<std::string> notes;
+};
+
+/// Reads `path` for a comparison, by its content: a .nnprof file (Profile::load); a JSON
+/// report (`nnprof report -o r.json`); a Markdown report (`-o r.md`, nnprof demo's report.md)
+/// from the data nnprof embeds at its end. Throws nnprof::Error naming the file when it is
+/// none of these, or its embedded data is cut short or corrupt.
+NNPROF_API LoadedRun load_run(const std::string& path);
+
+/// The note a comparison of `run` (read from `path`) carries when it came from a report: its
+/// scopes are tested by Welch's test on the means, not by the rank test. Empty otherwise.
+NNPROF_API std::string compare_report_note(const LoadedRun& run, const std::string& path);
+
 /// Compares run `a` (the baseline) with run `b`. Pure: reads both profiles, changes nothing.
 NNPROF_API Comparison compare(const Profile& a, const Profile& b, const CompareOptions& options = {});
 

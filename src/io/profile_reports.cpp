@@ -1,10 +1,12 @@
 // The text, Markdown and HTML reports of a profile: its names capped for reading, analysed once
 // (report::analyse), described once (report::profile_document), rendered by the format's
-// renderer. Nothing here knows a section.
+// renderer. Nothing here knows a section. The Markdown report also embeds its data for
+// comparisons (io/report_import.hpp).
 #include <optional>
 #include <ostream>
 
 #include "io/profile_reports.hpp"
+#include "io/report_import.hpp"
 #include "render/sentence_markup.hpp"
 #include "render/render.hpp"
 #include "report/documents.hpp"
@@ -28,8 +30,12 @@ void write_profile_document(const Profile& whole, const ReportOptions& options, 
 void write_text_report(const Profile& profile, std::ostream& out, const ReportOptions& options) {
   write_profile_document(profile, options, out, render::write_text);
 }
+// The Markdown report of a profile, unlike other Markdown documents, ends with the figures
+// compare and model-compare need, in a comment no viewer shows (io/report_import.hpp): a
+// report pasted into a pull request can be compared later. The names there are uncapped.
 void write_markdown_report(const Profile& profile, std::ostream& out, const ReportOptions& options) {
   write_profile_document(profile, options, out, render::write_markdown);
+  write_markdown_data_block(profile, out);
 }
 void write_html_report(const Profile& profile, std::ostream& out, const ReportOptions& options) {
   write_profile_document(profile, options, out, render::write_html);

@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "nnprof/compare.hpp"
 #include "nnprof/profile.hpp"
 #include "nnprof/report.hpp"
 
@@ -32,5 +33,9 @@ void add_format_option(CLI::App* cmd, const std::string& names, ReportFormat& fo
 
 /// Profile::load, refusing an empty profile with a message that says what to check.
 Profile load_nonempty(const std::string& path);
+
+/// load_run (a .nnprof file, or a JSON or Markdown report nnprof wrote), refusing an empty
+/// profile as load_nonempty does: what compare and model-compare read.
+LoadedRun load_nonempty_run(const std::string& path);
 
 }  // namespace nnprof::cli

@@ -1,9 +1,11 @@
-// `nnprof compare A.nnprof B.nnprof`: what changed between two runs, with a verdict per scope
+// `nnprof compare A B`: what changed between two runs (.nnprof files, or the JSON or Markdown
+// reports nnprof wrote of them), with a verdict per scope
 // that a CI job can gate on (--fail-on-regression).
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -20,6 +22,15 @@ constexpr int kRegressionStatus = 3;
 
 }  // namespace
 
+LoadedRun load_nonempty_run(const std::string& path) {
+  LoadedRun run = load_run(path);
+  if (run.profile.empty())
+    throw Error("'" + path +
+                "' holds an empty profile: no scopes, spans or memory counters were recorded. Check that the "
+                "program ran instrumented code (NNPROF_SCOPE, start/stop) before the profile was saved.");
+  return run;
+}
+
 Action add_compare_command(CLI::App& app) {
   struct Options {
     std::string a, b, out;
@@ -29,9 +40,9 @@ Action add_compare_command(CLI::App& app) {
     double min_change_pct = 5.0;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("compare", "Compare two .nnprof profiles: what got faster, what got slower");
-  cmd->add_option("a", o->a, "Baseline profile (.nnprof)")->required();
-  cmd->add_option("b", o->b, "Profile to compare with the baseline (.nnprof)")->required();
+  CLI::App* cmd = app.add_subcommand("compare", "Compare two runs: what got faster, what got slower");
+  cmd->add_option("a", o->a, "Baseline run: a .nnprof profile, or a .json or .md report nnprof wrote")->required();
+  cmd->add_option("b", o->b, "Run to compare with the baseline (.nnprof, .json or .md, as A)")->required();
   cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
   add_format_option(cmd, "--format,-f", o->format, Document::Comparison, "default: from -o's extension, else text");
   cmd->add_option("--fail-on-regression", o->fail_pct,
@@ -55,9 +66,14 @@ Action add_compare_command(CLI::App& app) {
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
     o->compare.min_change = o->min_change_pct / 100.0;
-    const Profile a = load_nonempty(o->a);
-    const Profile b = load_nonempty(o->b);
-    const Comparison c = compare(a, b, o->compare);
+    const LoadedRun a = load_nonempty_run(o->a);
+    const LoadedRun b = load_nonempty_run(o->b);
+    Comparison c = compare(a.profile, b.profile, o->compare);
+    // A report keeps no spans: say so once for the run, beside each scope's own note.
+    for (const auto& [run, path] : {std::pair{&a, &o->a}, std::pair{&b, &o->b}}) {
+      if (run->from_report) c.notes.push_back(compare_report_note(*run, *path));
+      c.notes.insert(c.notes.end(), run->notes.begin(), run->notes.end());
+    }
     if (o->out.empty() || o->out == "-") {
       write_comparison(c, std::cout, o->format == ReportFormat::Auto ? ReportFormat::Text : o->format);
     } else {

@@ -19,7 +19,8 @@ Action add_model_compare_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "model-compare", "Compare the models of one profile: speed, work and memory, and how time scales with size");
-  cmd->add_option("profile", o->profile, "Profile (.nnprof) whose models were described with nnprof::describe_model")
+  cmd->add_option("profile", o->profile, "Profile (.nnprof, or a .json or .md report nnprof wrote) whose models were described with "
+                 "nnprof::describe_model")
       ->required();
   cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
   add_format_option(cmd, "--format,-f", o->format, Document::ModelComparison, "default: from -o's extension, else text");
@@ -27,12 +28,14 @@ Action add_model_compare_command(CLI::App& app) {
               "argument is unusable.");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
-    const Profile p = Profile::load(o->profile);
+    const LoadedRun run = load_run(o->profile);
+    const Profile& p = run.profile;
     if (described_models(p).empty())
       throw Error(fmt::format("{} has no model descriptions: record models with nnprof::describe_model (nnprof demo "
                               "does)",
                               o->profile));
-    const ModelComparison c = compare_models(p);
+    ModelComparison c = compare_models(p);
+    c.notes.insert(c.notes.end(), run.notes.begin(), run.notes.end());
     if (o->out.empty() || o->out == "-") {
       write_model_comparison(c, std::cout, o->format == ReportFormat::Auto ? ReportFormat::Text : o->format);
     } else {
