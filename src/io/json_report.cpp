@@ -153,9 +153,12 @@ Json tree_node(const Profile& profile, const CallTreeNode& node) {
   j["total_ns"] = node.time.sum_ns;
   j["self_ns"] = node.self_ns;
   j["mean_ns"] = node.time.mean_ns;
+  j["std_ns"] = node.time.stddev_ns;
   j["min_ns"] = node.time.min_ns;
   j["max_ns"] = node.time.max_ns;
   j["threads"] = node.thread_count;
+  j["flops"] = node.flops;
+  j["bytes"] = node.bytes;
   j["memory"] = memory_attribution(node.memory);
   if (profile.heap.tracked) j["heap"] = heap_attribution(node.heap);
   j["children"] = Json::array();
