@@ -836,5 +836,79 @@ TEST(HeapSection, WithoutSamplesTheChartSaysSoBesideTheCounters) {
             std::string::npos);
 }
 
+// ---- heap bytes in the hot paths and insights (seed 004: "Alloc (MB)", high-allocation methods) ----
+
+TEST(HotPathsSection, HeapAllocatedColumnOnlyWithHeapTracking) {
+  const Profile p = testing::heap_profile();
+  const Section s = build(report::sections::hot_paths, report::analyse(p)).at(0);
+  const Table& t = table_with_id(s, "hot-total");
+  const Row h = headers(t);
+  ASSERT_FALSE(h.empty());
+  EXPECT_EQ(h.back(), "Heap allocated");
+  EXPECT_EQ(t.columns.back().key, "heap-alloc");
+  EXPECT_EQ(t.columns.back().align, report::Align::Right);
+  EXPECT_TRUE(says(p, s, "Heap allocated is the heap bytes allocated while the scope was the innermost"));
+  // Every row carries its scope's heap bytes as a number: matmul 40 MiB, load_batch 80 MiB + 3 KiB.
+  bool saw_matmul = false;
+  bool saw_load = false;
+  for (const auto& row : t.rows) {
+    if (row[1].text == "matmul") {
+      saw_matmul = true;
+      EXPECT_EQ(row.back().text, "40.0 MiB");
+      EXPECT_DOUBLE_EQ(row.back().value, 40.0 * testing::kMiB);
+    }
+    if (row[1].text == "load_batch") {
+      saw_load = true;
+      EXPECT_DOUBLE_EQ(row.back().value, 80.0 * testing::kMiB + 3 * 1024);
+    }
+  }
+  EXPECT_TRUE(saw_matmul);
+  EXPECT_TRUE(saw_load);
+  // The self-time table is unchanged.
+  for (const std::string& header : headers(table_with_id(s, "hot-self"))) EXPECT_NE(header, "Heap allocated");
+
+  // Without heap tracking the table reads as before: no heap column, no sentence about it.
+  const Profile plain = testing::export_profile();
+  const Section without = build(report::sections::hot_paths, report::analyse(plain)).at(0);
+  const Row plain_headers = headers(table_with_id(without, "hot-total"));
+  EXPECT_EQ(plain_headers.back(), "Allocated");
+  EXPECT_EQ(std::count(plain_headers.begin(), plain_headers.end(), "Heap allocated"), 0);
+  EXPECT_FALSE(says(plain, without, "Heap allocated is"));
+}
+
+TEST(InsightsSection, HighHeapAllocationScopesWithTheirShares) {
+  const Profile p = testing::heap_profile();
+  const Section s = build(report::sections::insights, report::analyse(p)).at(0);
+  const auto bullets = blocks_of<report::Bullets>(s);
+  ASSERT_EQ(bullets.size(), 1u);
+  std::string heap;
+  for (const analysis::Sentence& sentence : bullets[0]->items) {
+    const std::string text = render::text_of(p, sentence);
+    if (text.starts_with("Highest heap allocation: ")) heap = text;
+    // heap_profile has no memory counters: no counter allocation insight beside the heap one.
+    EXPECT_FALSE(text.starts_with("Highest allocation: "));
+  }
+  // The three scopes that allocated most, most first, each with its share of every heap byte
+  // allocated (163 MiB, 4 KiB of it outside any scope) and per call, then their sum.
+  const double total = static_cast<double>(p.heap.alloc_bytes);
+  const std::string load_share = report::format_percent((80.0 * testing::kMiB + 3 * 1024) / total);
+  const std::string matmul_share = report::format_percent(40.0 * testing::kMiB / total);
+  const std::string forward_share = report::format_percent(20.0 * testing::kMiB / total);
+  const std::string together = report::format_percent((140.0 * testing::kMiB + 3 * 1024) / total);
+  EXPECT_EQ(heap, "Highest heap allocation: load_batch 80.0 MiB (" + load_share +
+                      " of all heap bytes allocated, 8.00 MiB per call); matmul 40.0 MiB (" + matmul_share +
+                      " of all heap bytes allocated, 1.00 MiB per call); forward 20.0 MiB (" + forward_share +
+                      " of all heap bytes allocated, 2.00 MiB per call); together " + together + " of the " +
+                      report::format_bytes(p.heap.alloc_bytes) +
+                      " allocated. Allocating on every call costs time and memory pressure: consider reusing "
+                      "buffers (a pool or a preallocated workspace).");
+  EXPECT_EQ(load_share, "49.0%");
+
+  // Without heap tracking there is no heap insight.
+  const Profile plain = testing::export_profile();
+  for (const analysis::Insight& insight : report::analyse(plain).insights)
+    EXPECT_NE(insight.kind, analysis::InsightKind::HeapAllocation);
+}
+
 }  // namespace
 }  // namespace nnprof
