@@ -110,7 +110,7 @@ TEST(HtmlReport, IsOneSelfContainedDocument) {
 // Every section of the profile report, in the page's order (report/documents.cpp).
 constexpr std::string_view kSectionOrder[] = {
     "summary",    "bottlenecks", "recommendations", "hot-paths", "most-called", "throughput", "compute",    "allocators",
-    "call-tree",  "timeline",    "threads",         "memory",    "heap",         "cpu",        "gpu",
+    "call-tree",  "callers",     "timeline",    "threads",         "memory",    "heap",         "cpu",        "gpu",
     "gpu-scopes", "metrics",     "critical-path",   "insights",  "annotations", "completeness", "diagnostics"};
 
 // The values of `attribute`="..." in `html`, in order.
@@ -163,7 +163,7 @@ TEST(HtmlReport, SectionsAppearInOrder) {
   const std::string rich = html_of(testing::rich_profile());
   EXPECT_EQ(section_ids(rich),
             (std::vector<std::string>{"summary", "bottlenecks", "recommendations", "hot-paths", "most-called", "throughput",
-                                      "allocators", "call-tree", "timeline", "threads", "memory", "insights",
+                                      "allocators", "call-tree", "callers", "timeline", "threads", "memory", "insights",
                                       "annotations", "completeness", "diagnostics"}));
   expect_sections_in_order(rich, "rich profile");
   Profile compute = testing::export_profile();

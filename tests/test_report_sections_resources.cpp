@@ -836,5 +836,165 @@ TEST(HeapSection, WithoutSamplesTheChartSaysSoBesideTheCounters) {
             std::string::npos);
 }
 
+// ---- heap bytes in the hot paths and insights (seed 004: "Alloc (MB)", high-allocation methods) ----
+
+TEST(HotPathsSection, HeapAllocatedColumnOnlyWithHeapTracking) {
+  const Profile p = testing::heap_profile();
+  const Section s = build(report::sections::hot_paths, report::analyse(p)).at(0);
+  const Table& t = table_with_id(s, "hot-total");
+  const Row h = headers(t);
+  ASSERT_FALSE(h.empty());
+  EXPECT_EQ(h.back(), "Heap allocated");
+  EXPECT_EQ(t.columns.back().key, "heap-alloc");
+  EXPECT_EQ(t.columns.back().align, report::Align::Right);
+  EXPECT_TRUE(says(p, s, "Heap allocated is the heap bytes allocated while the scope was the innermost"));
+  // Every row carries its scope's heap bytes as a number: matmul 40 MiB, load_batch 80 MiB + 3 KiB.
+  bool saw_matmul = false;
+  bool saw_load = false;
+  for (const auto& row : t.rows) {
+    if (row[1].text == "matmul") {
+      saw_matmul = true;
+      EXPECT_EQ(row.back().text, "40.0 MiB");
+      EXPECT_DOUBLE_EQ(row.back().value, 40.0 * testing::kMiB);
+    }
+    if (row[1].text == "load_batch") {
+      saw_load = true;
+      EXPECT_DOUBLE_EQ(row.back().value, 80.0 * testing::kMiB + 3 * 1024);
+    }
+  }
+  EXPECT_TRUE(saw_matmul);
+  EXPECT_TRUE(saw_load);
+  // The self-time table is unchanged.
+  for (const std::string& header : headers(table_with_id(s, "hot-self"))) EXPECT_NE(header, "Heap allocated");
+
+  // Without heap tracking the table reads as before: no heap column, no sentence about it.
+  const Profile plain = testing::export_profile();
+  const Section without = build(report::sections::hot_paths, report::analyse(plain)).at(0);
+  const Row plain_headers = headers(table_with_id(without, "hot-total"));
+  EXPECT_EQ(plain_headers.back(), "Allocated");
+  EXPECT_EQ(std::count(plain_headers.begin(), plain_headers.end(), "Heap allocated"), 0);
+  EXPECT_FALSE(says(plain, without, "Heap allocated is"));
+}
+
+TEST(InsightsSection, HighHeapAllocationScopesWithTheirShares) {
+  const Profile p = testing::heap_profile();
+  const Section s = build(report::sections::insights, report::analyse(p)).at(0);
+  const auto bullets = blocks_of<report::Bullets>(s);
+  ASSERT_EQ(bullets.size(), 1u);
+  std::string heap;
+  for (const analysis::Sentence& sentence : bullets[0]->items) {
+    const std::string text = render::text_of(p, sentence);
+    if (text.starts_with("Highest heap allocation: ")) heap = text;
+    // heap_profile has no memory counters: no counter allocation insight beside the heap one.
+    EXPECT_FALSE(text.starts_with("Highest allocation: "));
+  }
+  // The three scopes that allocated most, most first, each with its share of every heap byte
+  // allocated (163 MiB, 4 KiB of it outside any scope) and per call, then their sum.
+  const double total = static_cast<double>(p.heap.alloc_bytes);
+  const std::string load_share = report::format_percent((80.0 * testing::kMiB + 3 * 1024) / total);
+  const std::string matmul_share = report::format_percent(40.0 * testing::kMiB / total);
+  const std::string forward_share = report::format_percent(20.0 * testing::kMiB / total);
+  const std::string together = report::format_percent((140.0 * testing::kMiB + 3 * 1024) / total);
+  EXPECT_EQ(heap, "Highest heap allocation: load_batch 80.0 MiB (" + load_share +
+                      " of all heap bytes allocated, 8.00 MiB per call); matmul 40.0 MiB (" + matmul_share +
+                      " of all heap bytes allocated, 1.00 MiB per call); forward 20.0 MiB (" + forward_share +
+                      " of all heap bytes allocated, 2.00 MiB per call); together " + together + " of the " +
+                      report::format_bytes(p.heap.alloc_bytes) +
+                      " allocated. Allocating on every call costs time and memory pressure: consider reusing "
+                      "buffers (a pool or a preallocated workspace).");
+  EXPECT_EQ(load_share, "49.0%");
+
+  // Without heap tracking there is no heap insight.
+  const Profile plain = testing::export_profile();
+  for (const analysis::Insight& insight : report::analyse(plain).insights)
+    EXPECT_NE(insight.kind, analysis::InsightKind::HeapAllocation);
+}
+
+// ---- callers (seed 004: "Transformer_Forward  Called by: GenerateToken (150 times)") ----
+
+// step > mlp > matmul (16 calls), step > attention > matmul (8 calls) and matmul at the top
+// level (2 calls): matmul has three callers.
+Profile profile_with_shared_callee() {
+  using testing::kMs;
+  Profile p;
+  p.strings = {"step", "mlp", "attention", "matmul"};
+  const ScopeStats step = testing::scope_stats(0, kMs, {4, 40 * kMs, 10 * kMs, 10 * kMs, 10e6, 0, 0, 0, 0});
+  const ScopeStats mlp = testing::scope_stats(1, kMs, {4, 20 * kMs, 5 * kMs, 5 * kMs, 5e6, 0, 0, 0, 0});
+  const ScopeStats attention = testing::scope_stats(2, kMs, {4, 12 * kMs, 3 * kMs, 3 * kMs, 3e6, 0, 0, 0, 0});
+  const ScopeStats matmul_mlp = testing::scope_stats(3, 16 * kMs, {16, 16 * kMs, kMs, kMs, 1e6, 0, 0, 0, 0});
+  const ScopeStats matmul_attention = testing::scope_stats(3, 8 * kMs, {8, 8 * kMs, kMs, kMs, 1e6, 0, 0, 0, 0});
+  const ScopeStats matmul_top = testing::scope_stats(3, 2 * kMs, {2, 2 * kMs, kMs, kMs, 1e6, 0, 0, 0, 0});
+  ScopeStats matmul = testing::scope_stats(3, 26 * kMs, {26, 26 * kMs, kMs, kMs, 1e6, 0, 0, 0, 0});
+  p.scopes = {step, mlp, attention, matmul};
+  CallTreeNode root;
+  root.children = {1, 6};
+  p.call_tree = {root,
+                 testing::tree_node(1, 0, 1, {2, 3}, step),
+                 testing::tree_node(2, 1, 2, {4}, mlp),
+                 testing::tree_node(3, 1, 2, {5}, attention),
+                 testing::tree_node(4, 2, 3, {}, matmul_mlp),
+                 testing::tree_node(5, 3, 3, {}, matmul_attention),
+                 testing::tree_node(6, 0, 1, {}, matmul_top)};
+  return p;
+}
+
+TEST(CallersSection, EachScopeWithItsCallersMostCallsFirst) {
+  const Profile p = profile_with_shared_callee();
+  const auto sections = build(report::sections::callers, report::analyse(p));
+  ASSERT_EQ(sections.size(), 1u);
+  const Section& s = sections[0];
+  EXPECT_EQ(s.id, "callers");
+  EXPECT_EQ(s.title, "Callers");
+  EXPECT_TRUE(says(p, s, "Who calls each scope"));
+  const Table& t = table_with_id(s, "callers-table");
+  EXPECT_EQ(t.style, Table::Style::Tree);
+  EXPECT_EQ(headers(t), (Row{"Scope, then its callers", "Calls", "Time", "% of the scope's calls"}));
+  // Scopes by total time (step 40 ms, matmul 26 ms, mlp 20 ms, attention 12 ms), each followed
+  // by its callers.
+  EXPECT_EQ(rows_of(t), (std::vector<Row>{
+                            {"step", "4", "40.0 ms", "100.0%"},
+                            {"(top level)", "4", "40.0 ms", "100.0%"},
+                            {"matmul", "26", "26.0 ms", "100.0%"},
+                            {"mlp", "16", "16.0 ms", "61.5%"},
+                            {"attention", "8", "8.00 ms", "30.8%"},
+                            {"(top level)", "2", "2.00 ms", "7.7%"},
+                            {"mlp", "4", "20.0 ms", "100.0%"},
+                            {"step", "4", "20.0 ms", "100.0%"},
+                            {"attention", "4", "12.0 ms", "100.0%"},
+                            {"step", "4", "12.0 ms", "100.0%"},
+                        }));
+  EXPECT_EQ(t.depths, (std::vector<std::uint32_t>{1, 2, 1, 2, 2, 2, 1, 2, 1, 2}));
+  EXPECT_DOUBLE_EQ(t.rows[3][1].value, 16.0);
+  EXPECT_TRUE(t.rows[3][0].name);
+  EXPECT_FALSE(t.rows[1][0].name);  // "(top level)" is words, not a scope
+  EXPECT_FALSE(says(p, s, "Top "));
+}
+
+TEST(CallersSection, LimitsCutScopesAndCountTheOtherCallers) {
+  const Profile p = profile_with_shared_callee();
+  report::ReportLimits limits;
+  limits.callers_scopes = 2;
+  limits.callers_per_scope = 1;
+  const Section s = build(report::sections::callers, report::analyse(p, limits)).at(0);
+  EXPECT_TRUE(says(p, s, "Top 2 of 4 scopes."));
+  EXPECT_EQ(rows_of(table_with_id(s, "callers-table")), (std::vector<Row>{
+                                                             {"step", "4", "40.0 ms", "100.0%"},
+                                                             {"(top level)", "4", "40.0 ms", "100.0%"},
+                                                             {"matmul", "26", "26.0 ms", "100.0%"},
+                                                             {"mlp", "16", "16.0 ms", "61.5%"},
+                                                             {"2 other callers", "10", "10.0 ms", "38.5%"},
+                                                         }));
+  EXPECT_EQ(limits.with_rows(50).callers_scopes, 50u);
+  EXPECT_EQ(limits.with_rows(50).callers_per_scope, 50u);
+}
+
+TEST(CallersSection, NoneWithoutACallTree) {
+  Profile p = profile_with_shared_callee();
+  p.call_tree.resize(1);
+  EXPECT_TRUE(build(report::sections::callers, report::analyse(p)).empty());
+  const Profile empty;
+  EXPECT_TRUE(build(report::sections::callers, report::analyse(empty)).empty());
+}
+
 }  // namespace
 }  // namespace nnprof

@@ -76,6 +76,38 @@ Sentence allocation(const Profile& profile, const InsightOptions& options) {
       "pool or a preallocated workspace).");
 }
 
+// The heap bytes allocated per scope while it was the innermost open one (heap tracking): the
+// "high-allocation methods" of an allocation profile. Empty when no scope allocated on the heap.
+Sentence heap_allocation(const Profile& profile, const InsightOptions& options) {
+  Sentence s;
+  if (!profile.heap.tracked) return s;
+  const auto top = top_by_heap_bytes(profile, options.scopes_named);
+  if (top.empty()) return s;
+  const std::uint64_t total = profile.heap.alloc_bytes;
+  s.words("Highest heap allocation: ");
+  std::uint64_t named_bytes = 0;
+  for (std::size_t i = 0; i < top.size(); ++i) {
+    const ScopeStats& scope = *top[i];
+    named_bytes += scope.heap.alloc_bytes;
+    if (i > 0) s.words("; ");
+    s.scope(scope.name).words(" ").bytes(scope.heap.alloc_bytes).words(" (")
+        .share(share_of(scope.heap.alloc_bytes, total)).words(" of all heap bytes allocated, ");
+    if (const auto per_call = heap_bytes_per_call(scope)) {
+      s.bytes(*per_call);
+    } else {
+      s.words("n/a");
+    }
+    s.words(" per call)");
+  }
+  if (top.size() > 1) {
+    s.words("; together ").share(share_of(named_bytes, total)).key().words(" of the ").bytes(total)
+        .words(" allocated");
+  }
+  return s.words(
+      ". Allocating on every call costs time and memory pressure: consider reusing buffers (a "
+      "pool or a preallocated workspace).");
+}
+
 Sentence frequency(const Profile& profile, const InsightOptions& options) {
   Sentence named;
   for (const ScopeStats* scope : most_called(profile, options.scopes_named)) {
@@ -107,6 +139,9 @@ std::vector<Insight> insights(const Profile& profile, const InsightOptions& opti
   result.push_back({InsightKind::Inflation, inflation(profile, options)});
   if (Sentence s = allocation(profile, options); !s.empty()) {
     result.push_back({InsightKind::Allocation, std::move(s)});
+  }
+  if (Sentence s = heap_allocation(profile, options); !s.empty()) {
+    result.push_back({InsightKind::HeapAllocation, std::move(s)});
   }
   result.push_back({InsightKind::Frequency, frequency(profile, options)});
   return result;

@@ -17,6 +17,7 @@ enum class InsightKind : std::uint8_t {
   Inflation,      ///< scopes whose timings instrumentation dominates (or why none can be named)
   Allocation,     ///< the scopes that allocate most
   Frequency,      ///< scopes called so often that per-call costs add up
+  HeapAllocation, ///< the scopes that allocate the most heap bytes (heap tracking)
 };
 
 /// One finding and the sentence that states it.
@@ -33,7 +34,8 @@ struct InsightOptions {
 };
 
 /// The insights about `profile`, in the order reports list them; none for a profile without
-/// scopes. The allocation insight is left out when no allocation was attributed to a scope.
+/// scopes. The allocation insight is left out when no allocation was attributed to a scope; the
+/// heap allocation insight follows it when heap tracking ran and a scope allocated heap bytes.
 std::vector<Insight> insights(const Profile& profile, const InsightOptions& options = {});
 
 }  // namespace nnprof::analysis

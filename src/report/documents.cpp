@@ -22,6 +22,7 @@ constexpr SectionBuilder kProfileSections[] = {
     sections::compute,
     sections::allocators,
     sections::call_tree,
+    sections::callers,
     sections::timeline,
     sections::threads,
     sections::memory,

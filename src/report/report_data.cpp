@@ -35,7 +35,8 @@ ReportLimits ReportLimits::with_rows(std::size_t rows) const {
   if (rows == 0) return limits;
   for (std::size_t* limit : {&limits.hot_paths, &limits.most_called, &limits.allocators, &limits.leak_sites,
                              &limits.cpu_functions, &limits.hot_lines, &limits.cpu_scopes, &limits.kernels,
-                             &limits.gpu_leaks, &limits.critical_path_scopes, &limits.critical_path_steps, &limits.call_tree.max_rows})
+                             &limits.gpu_leaks, &limits.critical_path_scopes, &limits.critical_path_steps, &limits.callers_scopes,
+                             &limits.callers_per_scope, &limits.call_tree.max_rows})
     *limit = rows;
   return limits;
 }

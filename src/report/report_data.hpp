@@ -43,6 +43,8 @@ struct ReportLimits {
   std::size_t gpu_leaks = 10;
   std::size_t critical_path_scopes = 15;
   std::size_t critical_path_steps = 30;
+  std::size_t callers_scopes = 15;    ///< scopes (hottest by total first) whose callers are listed
+  std::size_t callers_per_scope = 5;  ///< callers listed per scope, most calls first; the rest counted
   analysis::TreeLimits call_tree{12, 200};  ///< deeper or longer trees are counted, not shown
   bool full_names = false;  ///< function names in full signature, not their readable form (--full-names)
 

@@ -26,6 +26,7 @@ void throughput(const ReportData& data, std::vector<Section>& out);       ///< w
 void compute(const ReportData& data, std::vector<Section>& out);          ///< declared work, roofline
 void allocators(const ReportData& data, std::vector<Section>& out);       ///< bytes allocated (memory counters)
 void call_tree(const ReportData& data, std::vector<Section>& out);
+void callers(const ReportData& data, std::vector<Section>& out);         ///< who calls each scope, how often
 void timeline(const ReportData& data, std::vector<Section>& out);         ///< picture only
 void threads(const ReportData& data, std::vector<Section>& out);
 void memory(const ReportData& data, std::vector<Section>& out);           ///< named memory counters
