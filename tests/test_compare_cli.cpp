@@ -169,6 +169,14 @@ TEST(CompareCli, MarkdownAndTextFilesByExtension) {
   EXPECT_TRUE(text.starts_with("nnprof comparison\n")) << text;
   EXPECT_NE(text.find("Verdict: REGRESSED"), std::string::npos) << text;
   EXPECT_NE(text.find("new_cache"), std::string::npos) << text;
+  // The seed's form names the output third; the same file as -o gives.
+  const fs::path positional = runs().dir / "positional.md";
+  const CliRun p = run_cli("compare " + both + " " + positional.string());
+  ASSERT_EQ(p.status, 0) << p.output;
+  EXPECT_TRUE(slurp(positional).starts_with("# nnprof comparison"));
+  const CliRun twice = run_cli("compare " + both + " " + positional.string() + " -o " + md.string());
+  EXPECT_EQ(twice.status, 2) << twice.output;
+  EXPECT_NE(twice.output.find("name the output file once"), std::string::npos) << twice.output;
 }
 
 TEST(CompareCli, FailOnRegressionGivesExitStatus3AboveTheThreshold) {

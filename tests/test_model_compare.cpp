@@ -670,6 +670,11 @@ TEST_F(ModelCompareCli, WritesMarkdownJsonAndText) {
   const CliRun txt = run_cli("model-compare " + path("run.nnprof") + " -o " + path("models.txt"));
   ASSERT_EQ(txt.status, 0) << txt.output;
   EXPECT_EQ(slurp(path("models.txt")), text.output) << "a .txt file holds what standard output shows";
+
+  // The seed's form: the output file second.
+  const CliRun positional = run_cli("model-compare " + path("run.nnprof") + " " + path("positional.md"));
+  ASSERT_EQ(positional.status, 0) << positional.output;
+  EXPECT_EQ(slurp(path("positional.md")), doc);
 }
 
 TEST_F(ModelCompareCli, WritesHtml) {

@@ -38,4 +38,8 @@ Profile load_nonempty(const std::string& path);
 /// profile as load_nonempty does: what compare and model-compare read.
 LoadedRun load_nonempty_run(const std::string& path);
 
+/// The output file given either as `-o` or positionally (the seeds' form: `compare A B OUT.md`);
+/// throws nnprof::Error when both name one.
+std::string output_of(const std::string& option, const std::string& positional);
+
 }  // namespace nnprof::cli

@@ -22,6 +22,12 @@ constexpr int kRegressionStatus = 3;
 
 }  // namespace
 
+std::string output_of(const std::string& option, const std::string& positional) {
+  if (!option.empty() && !positional.empty())
+    throw Error(fmt::format("two outputs given ('{}' and -o '{}'): name the output file once", positional, option));
+  return option.empty() ? positional : option;
+}
+
 LoadedRun load_nonempty_run(const std::string& path) {
   LoadedRun run = load_run(path);
   if (run.profile.empty())
@@ -33,7 +39,7 @@ LoadedRun load_nonempty_run(const std::string& path) {
 
 Action add_compare_command(CLI::App& app) {
   struct Options {
-    std::string a, b, out;
+    std::string a, b, out, positional_out;
     ReportFormat format = ReportFormat::Auto;
     std::optional<double> fail_pct;
     CompareOptions compare;
@@ -43,6 +49,7 @@ Action add_compare_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("compare", "Compare two runs: what got faster, what got slower");
   cmd->add_option("a", o->a, "Baseline run: a .nnprof profile, or a .json or .md report nnprof wrote")->required();
   cmd->add_option("b", o->b, "Run to compare with the baseline (.nnprof, .json or .md, as A)")->required();
+  cmd->add_option("output", o->positional_out, "Output file, as -o gives it (compare A B OUT.md)");
   cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
   add_format_option(cmd, "--format,-f", o->format, Document::Comparison, "default: from -o's extension, else text");
   cmd->add_option("--fail-on-regression", o->fail_pct,
@@ -65,6 +72,7 @@ Action add_compare_command(CLI::App& app) {
       "a scope regressed by more than PCT percent; 2 when a profile or an argument is unusable.");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
+    o->out = output_of(o->out, o->positional_out);
     o->compare.min_change = o->min_change_pct / 100.0;
     const LoadedRun a = load_nonempty_run(o->a);
     const LoadedRun b = load_nonempty_run(o->b);

@@ -13,7 +13,7 @@ namespace nnprof::cli {
 
 Action add_model_compare_command(CLI::App& app) {
   struct Options {
-    std::string profile, out;
+    std::string profile, out, positional_out;
     ReportFormat format = ReportFormat::Auto;
   };
   auto o = std::make_shared<Options>();
@@ -22,12 +22,14 @@ Action add_model_compare_command(CLI::App& app) {
   cmd->add_option("profile", o->profile, "Profile (.nnprof, or a .json or .md report nnprof wrote) whose models were described with "
                  "nnprof::describe_model")
       ->required();
+  cmd->add_option("output", o->positional_out, "Output file, as -o gives it (model-compare RUN OUT.md)");
   cmd->add_option("-o,--output", o->out, "Output file (default: standard output)");
   add_format_option(cmd, "--format,-f", o->format, Document::ModelComparison, "default: from -o's extension, else text");
   cmd->footer("\nExit status: 0 when the comparison was written; 2 when the profile has no model descriptions or an "
               "argument is unusable.");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
+    o->out = output_of(o->out, o->positional_out);
     const LoadedRun run = load_run(o->profile);
     const Profile& p = run.profile;
     if (described_models(p).empty())

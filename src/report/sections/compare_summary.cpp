@@ -42,11 +42,11 @@ Sentence verdict_sentence(const Comparison& c) {
         .share(std::fabs(c.significant_change))
         .words(" of A's runtime.");
   if (std::fabs(c.runtime_change) < min) return s.words(", less than the ").share(min).words(" that counts as a change.");
-  return s.words(", but that is not significant: the scopes whose change is significant account for ")
-      .share(c.significant_change)
-      .words(" of A's runtime in that direction, and ")
-      .share(min)
-      .words(" is needed. The difference lies in noise, the machine, or code outside the profiled scopes.");
+  // Signed: the significant changes may even point the other way.
+  return s.words(fmt::format(", but that is not significant: the scopes whose change is significant add {:+.1f}% "
+                             "to A's runtime, where {:+.1f}% would be needed. The difference lies in noise, the "
+                             "machine, or code outside the profiled scopes.",
+                             c.significant_change * 100.0, (c.runtime_change > 0 ? min : -min) * 100.0));
 }
 
 Sentence scope_verdicts_sentence(const Comparison& c) {
