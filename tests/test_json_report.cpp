@@ -382,9 +382,8 @@ TEST(JsonReport, CallTreeIsNested) {
   const json tree = json_of(testing::export_profile())["call_tree"];
   ASSERT_EQ(tree.size(), 1u);
   const json& train = tree[0];
-  EXPECT_EQ(keys(ordered_of(testing::export_profile())["call_tree"][0]), (std::vector<std::string>{"name", "count", "total_ns", "self_ns", "mean_ns",
-                                                   "min_ns", "max_ns", "threads", "memory",
-                                                   "children"}));
+  EXPECT_EQ(keys(ordered_of(testing::export_profile())["call_tree"][0]), (std::vector<std::string>{"name", "count", "total_ns", "self_ns", "mean_ns", "std_ns", "min_ns",
+                                                   "max_ns", "threads", "flops", "bytes", "memory", "children"}));
   EXPECT_EQ(train["name"], "train_step");
   EXPECT_EQ(train["count"], 10);
   EXPECT_EQ(train["total_ns"], 100 * kMs);
