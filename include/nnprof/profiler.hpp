@@ -122,16 +122,11 @@ class NNPROF_API Profiler {
   /// Attaches `key` = `value` to the calling thread's innermost open scope (see
   /// ProfileGuard::arg): start("conv"); arg("input", "1x3x224x224"); ... stop("conv").
   /// Nothing outside a scope.
-  void arg(std::string_view key, std::string_view value) noexcept {
-    attach_arg(key, {detail::ArgValue::Type::String, value, 0, 0.0});
-  }
-  template <std::integral T>
+  void arg(std::string_view key, std::string_view value) noexcept { attach_arg(key, detail::arg_value(value)); }
+  template <typename T>
+    requires std::integral<T> || std::floating_point<T>
   void arg(std::string_view key, T value) noexcept {
-    attach_arg(key, {detail::ArgValue::Type::Int, {}, static_cast<std::int64_t>(value), 0.0});
-  }
-  template <std::floating_point T>
-  void arg(std::string_view key, T value) noexcept {
-    attach_arg(key, {detail::ArgValue::Type::Real, {}, 0, static_cast<double>(value)});
+    attach_arg(key, detail::arg_value(value));
   }
 
   /// Named memory counters (tensors, buffers) that the program reports itself.

@@ -33,16 +33,11 @@ class ProfileGuard {
   /// The Chrome trace shows it in the slice's "args"; the .nnprof file keeps it (table `args`).
   /// Not for the innermost loop: it takes a lock and copies (about a microsecond). Nothing in a
   /// session that keeps no spans (ProfilerOptions::record_spans = false).
-  void arg(std::string_view key, std::string_view value) noexcept {
-    attach(key, {detail::ArgValue::Type::String, value, 0, 0.0});
-  }
-  template <std::integral T>
+  void arg(std::string_view key, std::string_view value) noexcept { attach(key, detail::arg_value(value)); }
+  template <typename T>
+    requires std::integral<T> || std::floating_point<T>
   void arg(std::string_view key, T value) noexcept {
-    attach(key, {detail::ArgValue::Type::Int, {}, static_cast<std::int64_t>(value), 0.0});
-  }
-  template <std::floating_point T>
-  void arg(std::string_view key, T value) noexcept {
-    attach(key, {detail::ArgValue::Type::Real, {}, 0, static_cast<double>(value)});
+    attach(key, detail::arg_value(value));
   }
   ~ProfileGuard() {
     if (frame_ != nullptr) detail::scope_exit(state_, frame_, start_);

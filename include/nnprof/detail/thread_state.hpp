@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -161,6 +162,18 @@ struct ArgValue {
   std::int64_t integer = 0;  ///< Type::Int
   double real = 0.0;         ///< Type::Real
 };
+
+/// The value of an argument as ArgValue: text, an integer or a real.
+inline ArgValue arg_value(std::string_view text) noexcept { return {ArgValue::Type::String, text, 0, 0.0}; }
+template <typename T>
+  requires std::integral<T> || std::floating_point<T>
+ArgValue arg_value(T value) noexcept {
+  if constexpr (std::integral<T>) {
+    return {ArgValue::Type::Int, {}, static_cast<std::int64_t>(value), 0.0};
+  } else {
+    return {ArgValue::Type::Real, {}, 0, static_cast<double>(value)};
+  }
+}
 
 // Out-of-line slow paths (src/record/thread_state.cpp).
 NNPROF_API Node* find_or_add_child(ThreadState* ts, Node* parent, const SourceLocation* site) noexcept;
