@@ -300,13 +300,22 @@ ContextUse ModelConfig::context_use(int tokens) const noexcept {
   return use;
 }
 
+namespace {
+// "2,268", as the reports print counts.
+std::string grouped(std::uint64_t n) {
+  std::string digits = std::to_string(n);
+  for (std::size_t i = digits.size(); i > 3; i -= 3) digits.insert(i - 3, 1, ',');
+  return digits;
+}
+}  // namespace
+
 std::string ContextUse::describe() const {
   if (slid_tokens == 0)
     return "context " + std::to_string(context) + ", generated " + std::to_string(tokens) +
            " tokens per inference: within the context";
   return "context " + std::to_string(context) + ", generated " + std::to_string(tokens) +
          " tokens per inference: sliding window of the last " + std::to_string(context) + " tokens for the last " +
-         std::to_string(slid_tokens) + ", each re-encoding its window (" + std::to_string(reencoded_positions) +
+         std::to_string(slid_tokens) + ", each re-encoding its window (" + grouped(reencoded_positions) +
          " extra forward passes in slide_window per inference: learned absolute positions cannot be shifted in "
          "the KV cache)";
 }
