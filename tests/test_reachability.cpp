@@ -329,6 +329,42 @@ TEST(Reachability, MemoryTheProgramMappedHoldsPointersWhenItHoldsNoBlock) {
   munmap(both, 3 * kBytes);
 }
 
+// The caller's own list of blocks lies in the allocator's heap; it must not split that heap
+// into pieces tested for blocks one by one (a piece holding none, with stale addresses in
+// freed bookkeeping, would be scanned as a root), and it is never scanned itself.
+TEST(Reachability, OwnBuffersAreCutOutAfterTheTestForBlocks) {
+  constexpr std::size_t kPage = 4096;
+  char* region = static_cast<char*>(mmap(nullptr, 3 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(region, MAP_FAILED);
+  Heap heap;
+  void** stale = heap.make();   // its address lies in the allocator's heap's first page
+  void** listed = heap.make();  // its address lies in the caller's list (the middle page)
+  reinterpret_cast<void**>(region)[10] = stale;
+  reinterpret_cast<void**>(region + kPage)[10] = listed;
+  std::vector<LiveBlock> blocks = heap.sorted();
+  const LiveBlock in_heap{reinterpret_cast<std::uintptr_t>(region) + 2 * kPage + 64, 64};  // the heap holds a block
+  blocks.insert(std::upper_bound(blocks.begin(), blocks.end(), in_heap,
+                                 [](const LiveBlock& a, const LiveBlock& b) { return a.address < b.address; }),
+                in_heap);
+  const std::vector<MemoryRange> ranges{range_of(region, 3 * kPage)};
+  const MemoryRange own = range_of(region + kPage, kPage);
+  MappedRoots mapped{ranges};
+  mapped.own_buffers = {&own, 1};
+  const std::vector<bool> result = find_reachable(blocks, {}, &mapped);
+  for (std::size_t i = 0; i < blocks.size(); ++i) EXPECT_FALSE(result[i]) << "block " << i << ": the heap is not a root";
+  EXPECT_EQ(mapped.scanned_bytes, 0u);
+
+  // A mapping with no block is a root, less the caller's list.
+  const std::vector<LiveBlock> only_heap = heap.sorted();
+  MappedRoots arena{ranges};
+  arena.own_buffers = {&own, 1};
+  const std::vector<bool> found = find_reachable(only_heap, {}, &arena);
+  EXPECT_TRUE(heap.reachable(found, stale)) << "the arena points to it";
+  EXPECT_FALSE(heap.reachable(found, listed)) << "only the caller's own list points to it";
+  EXPECT_EQ(arena.scanned_bytes, 2 * kPage);
+  munmap(region, 3 * kPage);
+}
+
 TEST(Reachability, AnonymousMappingsLeaveOutWhatIsExcepted) {
   constexpr std::size_t kBytes = 1 << 16;
   void* region = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

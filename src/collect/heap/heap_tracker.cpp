@@ -872,12 +872,14 @@ void HeapTracker::collect_leaks(RawHeap& out, bool calling_thread_is_root) {
         if (t->stack_end != 0) not_mapped_roots.push_back(collect::MemoryRange{t->stack_begin, t->stack_end});
     }
     if (const auto whole = collect::thread_stack(pthread_self())) not_mapped_roots.push_back(*whole);
-    // This function's list of every block (`live`, find_reachable cuts out itself).
+    // This function's list of every block (`live`, find_reachable cuts out itself): malloc'd,
+    // so cut out after the test for blocks (see MappedRoots::own_buffers).
     const auto listed = reinterpret_cast<std::uintptr_t>(blocks.data());
-    not_mapped_roots.push_back(collect::MemoryRange{listed, listed + blocks.capacity() * sizeof(Block)});
+    const collect::MemoryRange own_list{listed, listed + blocks.capacity() * sizeof(Block)};
     std::vector<collect::MemoryRange> mapped_ranges;
     if (tables_known) mapped_ranges = collect::anonymous_mappings(not_mapped_roots);
     collect::MappedRoots mapped{mapped_ranges};
+    mapped.own_buffers = {&own_list, 1};
     reachable = collect::find_reachable(live, roots, &mapped);
     if (!tables_known)
       out.warnings.push_back(

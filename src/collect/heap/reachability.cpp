@@ -410,6 +410,7 @@ std::vector<bool> find_reachable(std::span<const LiveBlock> blocks, std::span<co
     cut(small.data(), small.capacity() * sizeof(MemoryRange));
     scanner.own(cut);
     pages.own(cut);
+    cuts.insert(cuts.end(), mapped->own_buffers.begin(), mapped->own_buffers.end());
     constexpr std::uint64_t kLargeBlock = 64 * 1024;
     for (const LiveBlock& b : blocks)
       if (b.size >= kLargeBlock)

@@ -50,6 +50,11 @@ std::vector<MemoryRange> anonymous_mappings(std::span<const MemoryRange> except 
 struct MappedRoots {
   std::span<const MemoryRange> ranges;
   std::uint64_t budget_bytes = std::uint64_t{4} << 30;  ///< scanned at most, in order
+  /// The caller's own malloc'd buffers that hold blocks' addresses (its list of every block):
+  /// cut out only after a range is tested for blocks. Cut out of `ranges` beforehand, such a
+  /// buffer would split the allocator's heap it lies in, and a piece that happens to hold no
+  /// block would be scanned as a root, with the stale addresses of freed bookkeeping in it.
+  std::span<const MemoryRange> own_buffers = {};
   // Filled in by find_reachable:
   std::uint64_t scanned_bytes = 0;  ///< in the ranges scanned
   std::uint64_t skipped_bytes = 0;  ///< in ranges left out for the budget: blocks only they point to look leaked
