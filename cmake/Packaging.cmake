@@ -2,7 +2,11 @@
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY include/nnprof DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS nnprof nnprof_memory EXPORT nnprofTargets
+set(NNPROF_INSTALLED_LIBRARIES nnprof nnprof_memory)
+if(NNPROF_TORCH_ENABLED)
+  list(APPEND NNPROF_INSTALLED_LIBRARIES nnprof_torch)  # nnprof::torch, the PyTorch operator observer
+endif()
+install(TARGETS ${NNPROF_INSTALLED_LIBRARIES} EXPORT nnprofTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}

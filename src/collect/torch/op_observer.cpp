@@ -1,0 +1,235 @@
+// The operator observer: a global at::RecordFunction callback (LibTorch 1.13's API: plain
+// function pointers, inputs readable only in the start callback) that opens an nnprof scope
+// for each operator and closes it at the operator's end.
+//
+// The callbacks keep their state in a fixed per-thread stack rather than in torch's
+// ObserverContext, which would cost an allocation per operator (and show up in the heap
+// profile as the operator's own). Ends are matched by torch's RecordFunction handle, so an
+// operator that began before the observer (or whose start was skipped) closes nothing.
+#include <ATen/record_function.h>
+#include <torch/csrc/api/include/torch/version.h>
+
+#include <atomic>
+#include <charconv>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collect/torch/op_cost.hpp"
+#include "nnprof/torch.hpp"
+
+namespace nnprof::torch {
+namespace {
+
+using collect::torch_ops::OpInput;
+
+std::atomic<Profiler*> g_profiler{nullptr};
+std::atomic<bool> g_record_shapes{true};
+std::mutex g_mu;  // guards starting and stopping
+bool g_callback_added = false;
+at::CallbackHandle g_handle = 0;
+
+const char* scope_name(at::RecordScope scope) {
+  switch (scope) {
+    case at::RecordScope::FUNCTION: return "forward";
+    case at::RecordScope::BACKWARD_FUNCTION: return "backward";
+    case at::RecordScope::USER_SCOPE: return "user";
+    case at::RecordScope::TORCHSCRIPT_FUNCTION: return "torchscript";
+    default: return "other";
+  }
+}
+
+struct OpFrame {
+  at::RecordFunctionHandle handle = 0;
+  const char* name = nullptr;
+  OpCost own;           ///< counted from this call's inputs
+  OpCost inside;        ///< declared by the operators nested in it
+};
+
+constexpr int kMaxDepth = 256;
+
+struct ThreadOps {
+  OpFrame frames[kMaxDepth];
+  int depth = 0;
+  std::vector<OpInput> inputs;
+  std::string shapes, dtypes;
+};
+
+ThreadOps& thread_ops() {
+  thread_local ThreadOps ops;
+  return ops;
+}
+
+void append_int(std::string& out, std::int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+// Reads the inputs torch passes: shapes and dtypes in the PyTorch profiler's format, and the
+// OpInputs the counting needs.
+void read_inputs(const at::RecordFunction& fn, ThreadOps& ops) {
+  ops.inputs.clear();
+  ops.shapes.assign("[");
+  ops.dtypes.assign("[");
+  const auto inputs = fn.inputs();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const c10::IValue& v = inputs[i];
+    if (i > 0) {
+      ops.shapes += ", ";
+      ops.dtypes += ", ";
+    }
+    OpInput in;
+    ops.shapes += '[';
+    if (v.isTensor()) {
+      const at::Tensor& t = v.toTensor();
+      if (t.defined() && !t.is_nested()) {
+        in.kind = OpInput::Kind::Tensor;
+        const auto sizes = t.sizes();
+        in.truncated = sizes.size() > OpInput::kMaxDims;
+        in.dims = static_cast<std::uint8_t>(std::min(sizes.size(), OpInput::kMaxDims));
+        for (std::size_t d = 0; d < sizes.size(); ++d) {
+          if (d > 0) ops.shapes += ", ";
+          append_int(ops.shapes, sizes[d]);
+          if (d < OpInput::kMaxDims) in.size[d] = sizes[d];
+        }
+        in.element_bytes = static_cast<std::uint32_t>(t.element_size());
+        const auto name = t.dtype().name();
+        ops.dtypes.append(name.data(), name.size());
+      } else {
+        in.kind = OpInput::Kind::None;
+      }
+    } else {
+      if (v.isIntList()) {
+        in.kind = OpInput::Kind::IntList;
+        const c10::List<std::int64_t> list = v.toIntList();
+        in.truncated = list.size() > OpInput::kMaxDims;
+        in.dims = static_cast<std::uint8_t>(std::min(list.size(), OpInput::kMaxDims));
+        for (std::size_t d = 0; d < in.dims; ++d) in.size[d] = list.get(d);
+      } else if (v.isInt()) {
+        in.kind = OpInput::Kind::Int;
+        in.integer = v.toInt();
+      } else if (v.isBool()) {
+        in.kind = OpInput::Kind::Int;
+        in.integer = v.toBool() ? 1 : 0;
+      } else if (v.isDouble()) {
+        in.kind = OpInput::Kind::Double;
+      } else if (v.isString()) {
+        in.kind = OpInput::Kind::String;
+        in.text = v.toStringRef();  // lives as long as the inputs: read before the start callback returns
+      } else if (v.isNone()) {
+        in.kind = OpInput::Kind::None;
+      }
+      // The PyTorch profiler's names for what is not a tensor: Scalar, IntList, ...
+      if (v.isScalar()) ops.dtypes += "Scalar";
+      else if (v.isList()) ops.dtypes += v.tagKind();
+    }
+    ops.shapes += ']';
+    ops.inputs.push_back(in);
+  }
+  ops.shapes += ']';
+  ops.dtypes += ']';
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  Profiler* profiler = g_profiler.load(std::memory_order_acquire);
+  if (profiler == nullptr) return nullptr;
+  ThreadOps& ops = thread_ops();
+  if (ops.depth >= kMaxDepth) return nullptr;  // its end finds another handle on top: closes nothing
+  OpFrame& frame = ops.frames[ops.depth++];
+  frame = OpFrame{fn.handle(), fn.name(), {}, {}};
+  profiler->start(frame.name);
+  profiler->arg("op_scope", scope_name(fn.scope()));
+  if (fn.seqNr() >= 0) profiler->arg("seq", fn.seqNr());
+  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION && fn.forwardThreadId() != 0)
+    profiler->arg("fwd_thread", fn.forwardThreadId());
+  if (fn.needsInputs() && g_record_shapes.load(std::memory_order_relaxed)) {
+    try {
+      read_inputs(fn, ops);
+      profiler->arg("input_shapes", ops.shapes);
+      profiler->arg("input_dtypes", ops.dtypes);
+      frame.own = collect::torch_ops::op_cost(frame.name, ops.inputs);
+    } catch (...) {
+      // An input torch could not describe (a tensor without sizes): the call keeps its scope.
+    }
+  }
+  return nullptr;
+}
+
+void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  ThreadOps& ops = thread_ops();
+  if (ops.depth == 0 || ops.frames[ops.depth - 1].handle != fn.handle()) return;
+  const OpFrame frame = ops.frames[--ops.depth];
+  // The innermost count wins: an operator declares its own FLOPs only when none of the
+  // operators inside it did (aten::linear's addmm counts, linear inherits it).
+  const bool declared_inside = frame.inside.flops > 0;
+  const OpCost work = declared_inside ? frame.inside : frame.own;
+  if (ops.depth > 0) ops.frames[ops.depth - 1].inside += work;
+  Profiler* profiler = g_profiler.load(std::memory_order_acquire);
+  if (profiler == nullptr) return;  // stopped while the operator ran
+  if (!declared_inside && frame.own.flops > 0)
+    profiler->add_flops(frame.own.flops, static_cast<std::uint64_t>(frame.own.bytes));
+  if (work.flops > 0) {
+    profiler->arg("flops", work.flops);
+    profiler->arg("bytes", static_cast<std::int64_t>(work.bytes));
+  }
+  profiler->stop(frame.name);
+}
+
+// Throws std::logic_error when an observer is already recording.
+void start(Profiler& profiler, bool record_shapes) {
+  std::lock_guard lock(g_mu);
+  if (g_profiler.load(std::memory_order_relaxed) != nullptr)
+    throw std::logic_error("nnprof::torch::OpObserver: an observer is already recording operators");
+  g_record_shapes.store(record_shapes, std::memory_order_relaxed);
+  g_profiler.store(&profiler, std::memory_order_release);
+  if (!g_callback_added) {
+    // Added once and then switched with disable/reenable: LibTorch 1.13 keeps running a
+    // removed global callback for operators already under way.
+    g_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end).needsInputs(true));
+    g_callback_added = true;
+  } else {
+    at::reenableCallback(g_handle);
+  }
+}
+
+void stop() noexcept {
+  std::lock_guard lock(g_mu);
+  if (g_callback_added) at::disableCallback(g_handle);
+  g_profiler.store(nullptr, std::memory_order_release);
+}
+
+}  // namespace
+
+OpObserver::OpObserver(Profiler& profiler, OpObserverOptions options) { start(profiler, options.record_shapes); }
+
+OpObserver::~OpObserver() { stop(); }
+
+bool OpObserver::active() noexcept { return g_profiler.load(std::memory_order_acquire) != nullptr; }
+
+const char* built_for_torch_version() noexcept { return TORCH_VERSION; }
+
+}  // namespace nnprof::torch
+
+extern "C" int nnprof_torch_start(int record_shapes, char* why, unsigned long why_size) noexcept {
+  const auto say = [&](const char* text) {
+    if (why != nullptr && why_size > 0) {
+      std::strncpy(why, text, why_size - 1);
+      why[why_size - 1] = '\0';
+    }
+  };
+  try {
+    // Lives until the process ends: the preload agent observes the whole run.
+    static nnprof::torch::OpObserver* observer = nullptr;
+    if (observer != nullptr) return 0;
+    observer = new nnprof::torch::OpObserver(nnprof::global_profiler(), {record_shapes != 0});
+    return 0;
+  } catch (const std::exception& e) {
+    say(e.what());
+  } catch (...) {
+    say("unknown error");
+  }
+  return -1;
+}
