@@ -39,6 +39,7 @@ namespace fs = std::filesystem;
 struct RecordOptions {
   bool memory = false;
   bool gpu = false;
+  bool no_torch_ops = false;
   double sample_hz = 0;  // 0: not given
   bool wall = false;
   std::string unwind = "auto";
@@ -252,6 +253,7 @@ class RunDirectory {
   setenv("NNPROF_SAMPLE_WALL", o.wall ? "1" : "0", 1);
   setenv("NNPROF_SAMPLE_UNWIND", o.unwind.c_str(), 1);
   setenv("NNPROF_RECORD_GPU", o.gpu ? "1" : "0", 1);
+  setenv("NNPROF_RECORD_TORCH", o.no_torch_ops ? "0" : "1", 1);
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -412,6 +414,9 @@ Action add_record_command(CLI::App& app) {
   cmd->add_flag("--gpu", o->gpu,
                 "Trace NVIDIA GPUs with CUPTI: kernels, copies, device memory, CUDA calls, each joined to the CPU "
                 "code that launched it (needs the NVIDIA driver; says why when it is off)");
+  cmd->add_flag("--no-torch-ops", o->no_torch_ops,
+                "Do not record PyTorch operators (by default, a program that loads LibTorch, as `import torch` does, has "
+                "every operator recorded as a scope with its input shapes and FLOPs)");
   cmd->add_option("-o,--out", o->out, "Profile to write (.nnprof)")->capture_default_str();
   cmd->add_option("--stack-sample", o->stack_sample_bytes,
                   "Mean bytes between allocations whose full call stack is kept (1: every one, 0: none)")

@@ -29,6 +29,7 @@
 //   NNPROF_SAMPLE_WALL         1: sample wall-clock time instead of CPU time
 //   NNPROF_SAMPLE_UNWIND       auto (default), kernel, dwarf (libunwind: its older name) or frame-pointer (CpuProfilerOptions::unwinder)
 //   NNPROF_RECORD_GPU          1: trace NVIDIA GPUs with CUPTI (nnprof::CudaProfiler)
+//   NNPROF_RECORD_TORCH        1 (default): record PyTorch operators when LibTorch loads; 0: do not
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -53,6 +54,7 @@
 #include "nnprof/gpu.hpp"
 #include "nnprof/memory.hpp"
 #include "nnprof/profiler.hpp"
+#include "torch_ops.hpp"
 
 namespace {
 
@@ -393,6 +395,7 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
       a.gpu = new nnprof::CudaProfiler(nnprof::global_profiler());
       say(a.gpu->status().tracing() ? "GPU: " + a.gpu->status().message : "warning: " + a.gpu->status().message);
     }
+    nnprof::agent::start_torch_ops();
     a.started.store(true);
     install_handlers();
     std::atexit(at_exit);
