@@ -11,6 +11,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium
   python3
+  # PyTorch operators: LibTorch for libnnprof_torch, Debian's torch and pytest for its tests.
+  libtorch-dev python3-torch python3-pytest
 )
 
 missing=()
