@@ -92,7 +92,7 @@ void operators(const ReportData& data, std::vector<Section>& out) {
   t.filter_label = "Filter operators by name";
   t.columns = {right("#", "rank"), left("Operator", "operator"), left("Input shapes", "shapes")};
   if (any_dtypes) t.columns.push_back(left("Dtypes", "dtypes"));
-  t.columns.insert(t.columns.end(), {left("Scope", "scope"), right("Calls", "calls"), right("Self", "self"),
+  t.columns.insert(t.columns.end(), {left("Kind", "kind"), right("Calls", "calls"), right("Self", "self"),
                                      right("% of op self", "self-pct"), right("Total", "total"), right("Mean", "mean")});
   if (any_flops) t.columns.push_back(right("GFLOP/s", "gflops"));
   if (table.heap_tracked) t.columns.push_back(right("Heap/call", "heap-per-call"));
@@ -119,8 +119,9 @@ void operators(const ReportData& data, std::vector<Section>& out) {
 
   // How to read the columns that are not plain timings.
   Sentence notes;
-  notes.words("Self is an operator's time less the spans directly inside it (the operators it called); % is of the "
-              "self time of all operators.");
+  notes.words("Kind is the op_scope of the calls (forward, backward, user: record_function blocks). Self is an "
+              "operator's time less the spans directly inside it (the operators it called); % is of the self time "
+              "of all operators.");
   if (any_flops) notes.words(" GFLOP/s is the FLOPs of the calls, nested operators included, over their total time.");
   if (table.heap_tracked) {
     notes.words(" Heap/call is the heap allocated while the operator was the innermost scope, per call of its call "
