@@ -18,6 +18,9 @@
 namespace nnprof {
 namespace {
 
+// A span's length; 0 for one that ends before it starts (a damaged file), rather than 2^64 - 1.
+std::uint64_t length_of(const Span& s) { return s.end_ns > s.start_ns ? s.end_ns - s.start_ns : 0; }
+
 OperatorScope scope_named(std::string_view value) {
   if (value == "forward") return OperatorScope::Forward;
   if (value == "backward") return OperatorScope::Backward;
@@ -123,12 +126,12 @@ void sweep_spans(const Profile& profile, std::vector<Call>& calls, const std::ve
     if (depth >= 1 && by_depth[depth - 1].span != kNone && spans[by_depth[depth - 1].span].end_ns >= s.start_ns) {
       parent = by_depth[depth - 1];
     }
-    const std::uint64_t duration = s.end_ns - s.start_ns;
+    const std::uint64_t duration = length_of(s);
     if (parent.span != kNone && call_of_span[parent.span] != kNone) calls[call_of_span[parent.span]].child_ns += duration;
     const bool is_call = call_of_span[i] != kNone;
     if (is_call && !parent.inside_operator) {
       table.operator_ns += duration;
-      outermost.emplace_back(s.start_ns, s.end_ns);
+      outermost.emplace_back(s.start_ns, s.start_ns + duration);
     }
     by_depth[depth] = Open{i, is_call || parent.inside_operator};
   }
@@ -239,7 +242,7 @@ OperatorTable operator_table(const Profile& profile) {
     }
     c.group = found->second;
     OperatorGroup& g = groups[c.group];
-    const std::uint64_t duration = span.end_ns - span.start_ns;
+    const std::uint64_t duration = length_of(span);
     ++g.calls;
     g.total_ns += duration;
     g.self_ns += duration - std::min(duration, c.child_ns);
