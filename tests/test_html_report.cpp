@@ -25,6 +25,7 @@
 #include "report/html_escape.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/profile.hpp"
+#include "nnprof/profiler.hpp"
 #include "cpu_profile_fixture.hpp"
 #include "gpu_profile_fixture.hpp"
 #include "sample_profiles.hpp"
@@ -110,8 +111,8 @@ TEST(HtmlReport, IsOneSelfContainedDocument) {
 // Every section of the profile report, in the page's order (report/documents.cpp).
 constexpr std::string_view kSectionOrder[] = {
     "summary",    "bottlenecks", "recommendations", "hot-paths", "most-called", "throughput", "compute",    "allocators",
-    "call-tree",  "callers",     "timeline",    "threads",         "memory",    "heap",         "cpu",        "gpu",
-    "gpu-scopes", "metrics",     "critical-path",   "insights",  "annotations", "completeness", "diagnostics"};
+    "call-tree",  "callers",     "operators",   "timeline",        "threads",   "memory",       "heap",       "cpu",
+    "gpu",        "gpu-scopes",  "metrics",     "critical-path",   "insights",  "annotations", "completeness", "diagnostics"};
 
 // The values of `attribute`="..." in `html`, in order.
 std::vector<std::string> attribute_values(std::string_view html, std::string_view attribute) {
@@ -178,6 +179,16 @@ TEST(HtmlReport, SectionsAppearInOrder) {
   EXPECT_LT(gpu.find("<section id=\"gpu\">"), gpu.find("<section id=\"gpu-scopes\">"));
   expect_sections_in_order(html_of(testing::recorded_profile()), "recorded profile");
   expect_sections_in_order(html_of(Profile{}), "empty profile");
+  // Framework operators (spans with "op_scope"): their section, after the callers.
+  nnprof::Profiler recorder;
+  recorder.start("aten::addmm");
+  recorder.arg("op_scope", "forward");
+  recorder.arg("input_shapes", "[[128], [32, 64], [64, 128], [], []]");
+  recorder.stop("aten::addmm");
+  const std::string operators = html_of(recorder.snapshot());
+  expect_sections_in_order(operators, "operator profile");
+  ASSERT_NE(operators.find("<section id=\"operators\">"), std::string::npos);
+  EXPECT_LT(operators.find("<section id=\"callers\">"), operators.find("<section id=\"operators\">"));
 }
 
 // ---- escaping -----------------------------------------------------------------------

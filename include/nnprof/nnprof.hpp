@@ -18,6 +18,7 @@
 #include "nnprof/metrics.hpp"
 #include "nnprof/model_compare.hpp"
 #include "nnprof/model_info.hpp"
+#include "nnprof/operators.hpp"
 #include "nnprof/performance.hpp"
 #include "nnprof/flow.hpp"
 #include "nnprof/profile.hpp"

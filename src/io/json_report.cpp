@@ -16,6 +16,7 @@
 #include "io/metrics_json.hpp"
 #include "render/sentence_markup.hpp"
 #include "nnprof/error.hpp"
+#include "nnprof/operators.hpp"
 #include "report/report_data.hpp"
 
 namespace nnprof::io {
@@ -715,6 +716,41 @@ Json compute(const report::ReportData& data) {
   return j;
 }
 
+// Every operator group (not only the rows the section shows), most self time first.
+Json operators(const Profile& profile, const OperatorTable& table) {
+  Json j = Json::object();
+  j["calls"] = table.calls;
+  j["recorded_calls"] = table.recorded_calls;
+  j["self_ns"] = table.self_ns;
+  j["operator_ns"] = table.operator_ns;
+  j["covered_ns"] = table.covered_ns;
+  j["fraction_of_run"] = table.fraction_of_run();
+  j["groups"] = array_of(table.groups, [&](const OperatorGroup& g) {
+    Json o = Json::object();
+    o["name"] = profile.str(g.name);
+    o["input_shapes"] = g.input_shapes.empty() ? Json(nullptr) : Json(g.input_shapes);
+    o["input_dtypes"] = g.input_dtypes;
+    o["scope"] = to_string(g.scope);
+    o["calls"] = g.calls;
+    o["total_ns"] = g.total_ns;
+    o["self_ns"] = g.self_ns;
+    o["mean_ns"] = g.mean_ns();
+    o["flops"] = g.flops;
+    o["flops_calls"] = g.flops_calls;
+    o["flops_per_second"] = g.flops_per_second();
+    o["bytes"] = g.bytes;
+    if (table.heap_tracked) {
+      o["heap"] = Json{{"alloc_bytes", g.heap_alloc_bytes},
+                       {"path_calls", g.heap_path_calls},
+                       {"bytes_per_call", g.heap_bytes_per_call()}};
+    }
+    o["forward"] = array_of(g.forward, [](const OperatorLink& l) { return Json{{"group", l.group}, {"calls", l.calls}}; });
+    o["unlinked_calls"] = g.unlinked_calls;
+    return o;
+  });
+  return j;
+}
+
 Json report(const report::ReportData& data) {
   const Profile& profile = *data.profile;
   Json j = Json::object();
@@ -736,6 +772,8 @@ Json report(const report::ReportData& data) {
   // Only with GPU tracing, like heap and cpu.
   if (data.gpu) j["gpu"] = gpu(profile, *data.gpu);
   if (!data.compute.empty()) j["compute"] = compute(data);
+  // Only with framework operator calls (spans with "op_scope"), like compute.
+  if (!data.operators.empty()) j["operators"] = operators(profile, data.operators);
   j["bottlenecks"] = array_of(data.bottlenecks, [&](const analysis::Bottleneck& b) { return bottleneck(profile, b); });
   j["recommendations"] =
       array_of(data.advice, [&](const analysis::Advice& a) { return recommendation(profile, a); });

@@ -23,6 +23,7 @@ constexpr SectionBuilder kProfileSections[] = {
     sections::allocators,
     sections::call_tree,
     sections::callers,
+    sections::operators,
     sections::timeline,
     sections::threads,
     sections::memory,

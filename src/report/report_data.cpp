@@ -36,7 +36,7 @@ ReportLimits ReportLimits::with_rows(std::size_t rows) const {
   for (std::size_t* limit : {&limits.hot_paths, &limits.most_called, &limits.allocators, &limits.leak_sites,
                              &limits.cpu_functions, &limits.hot_lines, &limits.cpu_scopes, &limits.kernels,
                              &limits.gpu_leaks, &limits.critical_path_scopes, &limits.critical_path_steps, &limits.callers_scopes,
-                             &limits.callers_per_scope, &limits.call_tree.max_rows})
+                             &limits.callers_per_scope, &limits.operators, &limits.call_tree.max_rows})
     *limit = rows;
   return limits;
 }
@@ -76,6 +76,7 @@ ReportData analyse(const Profile& profile, const ReportLimits& limits) {
   if (profile.cpu.sampled) data.cpu = analyse_cpu(profile, limits);
   if (profile.gpu.summary.traced) data.gpu = report::gpu_report_data(profile);
   if (!profile.flows.empty()) data.critical_path = critical_path(profile);
+  if (!profile.span_args.empty()) data.operators = operator_table(profile);
   return data;
 }
 

@@ -19,6 +19,7 @@
 #include "analysis/rankings.hpp"
 #include "report/gpu_data.hpp"
 #include "nnprof/critical_path.hpp"
+#include "nnprof/operators.hpp"
 #include "nnprof/profile.hpp"
 
 namespace nnprof::report {
@@ -45,6 +46,7 @@ struct ReportLimits {
   std::size_t critical_path_steps = 30;
   std::size_t callers_scopes = 15;    ///< scopes (hottest by total first) whose callers are listed
   std::size_t callers_per_scope = 5;  ///< callers listed per scope, most calls first; the rest counted
+  std::size_t operators = 30;         ///< operator groups (operator, input shapes), most self time first
   analysis::TreeLimits call_tree{12, 200};  ///< deeper or longer trees are counted, not shown
   bool full_names = false;  ///< function names in full signature, not their readable form (--full-names)
 
@@ -117,6 +119,9 @@ struct ReportData {
   CpuData cpu;
   std::optional<report::GpuReportData> gpu;     ///< when profile.gpu.summary.traced
   std::optional<CriticalPath> critical_path;  ///< when the profile has flows
+  /// Framework operator calls (spans with "op_scope") by operator and input shapes: every group,
+  /// for the JSON report; the section shows limits.operators. Empty without operator calls.
+  OperatorTable operators;
 };
 
 /// Runs every analysis the report needs on `profile`, once. The result points into `profile`.

@@ -27,6 +27,7 @@ void compute(const ReportData& data, std::vector<Section>& out);          ///< d
 void allocators(const ReportData& data, std::vector<Section>& out);       ///< bytes allocated (memory counters)
 void call_tree(const ReportData& data, std::vector<Section>& out);
 void callers(const ReportData& data, std::vector<Section>& out);         ///< who calls each scope, how often
+void operators(const ReportData& data, std::vector<Section>& out);       ///< framework operators by input shapes
 void timeline(const ReportData& data, std::vector<Section>& out);         ///< picture only
 void threads(const ReportData& data, std::vector<Section>& out);
 void memory(const ReportData& data, std::vector<Section>& out);           ///< named memory counters
