@@ -102,12 +102,12 @@ TEST(OperatorTable, GroupsByOperatorAndInputShapesExactly) {
   ProfileBuilder b;
   const std::string a = "[[128], [32, 64], [64, 128], [], []]";
   const std::string c = "[[128], [16, 64], [64, 128], [], []]";
-  b.op("aten::addmm", "forward", 1, 0, 10, a).text("input_dtypes", "[float, float, float, Scalar, Scalar]");
-  b.op("aten::addmm", "forward", 1, 20, 30, c).text("input_dtypes", "[float, float, float, Scalar, Scalar]");
-  b.op("aten::addmm", "forward", 1, 40, 50, a).text("input_dtypes", "[float, float, float, Scalar, Scalar]");
-  b.op("aten::addmm", "forward", 1, 60, 70, a).text("input_dtypes", "[half, half, half, Scalar, Scalar]");
-  b.op("aten::relu", "forward", 1, 80, 85, "[[32, 128]]");
-  b.op("aten::addmm", "forward", 1, 90, 95);  // shapes not recorded: a group of its own
+  b.op("aten::addmm", "function", 1, 0, 10, a).text("input_dtypes", "[float, float, float, Scalar, Scalar]");
+  b.op("aten::addmm", "function", 1, 20, 30, c).text("input_dtypes", "[float, float, float, Scalar, Scalar]");
+  b.op("aten::addmm", "function", 1, 40, 50, a).text("input_dtypes", "[float, float, float, Scalar, Scalar]");
+  b.op("aten::addmm", "function", 1, 60, 70, a).text("input_dtypes", "[half, half, half, Scalar, Scalar]");
+  b.op("aten::relu", "function", 1, 80, 85, "[[32, 128]]");
+  b.op("aten::addmm", "function", 1, 90, 95);  // shapes not recorded: a group of its own
   b.span("data_loading", 1, 100, 200).text("file", "batch.bin");  // arguments, but no operator
   const Profile& p = b.profile();
 
@@ -120,7 +120,7 @@ TEST(OperatorTable, GroupsByOperatorAndInputShapesExactly) {
   EXPECT_EQ(addmm_a->total_ns, 30u);
   EXPECT_EQ(addmm_a->self_ns, 30u);
   EXPECT_DOUBLE_EQ(addmm_a->mean_ns(), 10.0);
-  EXPECT_EQ(addmm_a->scope, OperatorScope::Forward);
+  EXPECT_EQ(addmm_a->scope, OperatorScope::Function);
   EXPECT_EQ(addmm_a->input_dtypes,
             (std::vector<std::string>{"[float, float, float, Scalar, Scalar]", "[half, half, half, Scalar, Scalar]"}));
   ASSERT_NE(find_group(p, t, "aten::addmm", c), nullptr);
@@ -146,11 +146,11 @@ TEST(OperatorTable, SelfTimeLeavesOutTheSpansDirectlyInside) {
   // thread 1:  aten::relu [50, 150]
   ProfileBuilder b;
   b.profile().meta.duration_ns = 300;
-  b.op("aten::linear", "forward", 1, 0, 100);
-  b.op("aten::addmm", "forward", 2, 10, 70);
+  b.op("aten::linear", "function", 1, 0, 100);
+  b.op("aten::addmm", "function", 2, 10, 70);
   b.span("copy_weights", 3, 20, 30);
-  b.op("aten::t", "forward", 2, 75, 85);
-  b.op("aten::relu", "forward", 1, 50, 150, {}, 1);
+  b.op("aten::t", "function", 2, 75, 85);
+  b.op("aten::relu", "function", 1, 50, 150, {}, 1);
   const Profile& p = b.profile();
   const OperatorTable t = nnprof::operator_table(p);
   ASSERT_EQ(t.groups.size(), 4u);
@@ -174,10 +174,10 @@ TEST(OperatorTable, SelfTimeLeavesOutTheSpansDirectlyInside) {
 
 TEST(OperatorTable, FlopsPerSecondIsTotalFlopsOverTotalTime) {
   ProfileBuilder b;
-  b.op("aten::mm", "forward", 1, 0, 1'000, "[[64, 64], [64, 64]]").real("flops", 524'288.0).integer("bytes", 49'152);
-  b.op("aten::mm", "forward", 1, 2'000, 4'000, "[[64, 64], [64, 64]]").real("flops", 524'288.0).integer("bytes", 49'152);
-  b.op("aten::mm", "forward", 1, 5'000, 6'000, "[[64, 64], [64, 64]]");  // FLOPs not known for this call
-  b.op("aten::relu", "forward", 1, 7'000, 8'000, "[[64, 64]]");
+  b.op("aten::mm", "function", 1, 0, 1'000, "[[64, 64], [64, 64]]").real("flops", 524'288.0).integer("bytes", 49'152);
+  b.op("aten::mm", "function", 1, 2'000, 4'000, "[[64, 64], [64, 64]]").real("flops", 524'288.0).integer("bytes", 49'152);
+  b.op("aten::mm", "function", 1, 5'000, 6'000, "[[64, 64], [64, 64]]");  // FLOPs not known for this call
+  b.op("aten::relu", "function", 1, 7'000, 8'000, "[[64, 64]]");
   const Profile& p = b.profile();
   const OperatorTable t = nnprof::operator_table(p);
   const auto* mm = find_group(p, t, "aten::mm", "[[64, 64], [64, 64]]");
@@ -197,15 +197,15 @@ TEST(OperatorTable, BackwardOperatorsLinkToTheOutermostForwardCallOfTheirSequenc
   ProfileBuilder b;
   b.profile().meta.duration_ns = 2'000;
   // Forward, thread 0: linear (seq 7) calls addmm (seq 7 too): linear is the outermost.
-  b.op("aten::linear", "forward", 1, 0, 100, "[[32, 64], [128, 64], [128]]").integer("seq", 7);
-  b.op("aten::addmm", "forward", 2, 10, 90, "[[128], [32, 64], [64, 128], [], []]").integer("seq", 7);
-  b.op("aten::relu", "forward", 1, 100, 120, "[[32, 128]]").integer("seq", 8);
-  b.op("aten::linear", "forward", 1, 200, 300, "[[32, 64], [128, 64], [128]]").integer("seq", 9);
-  b.op("aten::addmm", "forward", 2, 210, 290, "[[128], [32, 64], [64, 128], [], []]").integer("seq", 9);
+  b.op("aten::linear", "function", 1, 0, 100, "[[32, 64], [128, 64], [128]]").integer("seq", 7);
+  b.op("aten::addmm", "function", 2, 10, 90, "[[128], [32, 64], [64, 128], [], []]").integer("seq", 7);
+  b.op("aten::relu", "function", 1, 100, 120, "[[32, 128]]").integer("seq", 8);
+  b.op("aten::linear", "function", 1, 200, 300, "[[32, 64], [128, 64], [128]]").integer("seq", 9);
+  b.op("aten::addmm", "function", 2, 210, 290, "[[128], [32, 64], [64, 128], [], []]").integer("seq", 9);
   // Backward, thread 1 (the autograd engine).
   b.op("ReluBackward0", "backward", 1, 1'000, 1'010, "[[32, 128], [32, 128]]", 1).integer("seq", 8).integer("fwd_thread", 1);
   b.op("AddmmBackward0", "backward", 1, 1'020, 1'100, "[[32, 128]]", 1).integer("seq", 9).integer("fwd_thread", 1);
-  b.op("aten::mm", "forward", 2, 1'030, 1'060, "[[32, 128], [128, 64]]", 1);  // called by the backward: no seq
+  b.op("aten::mm", "function", 2, 1'030, 1'060, "[[32, 128], [128, 64]]", 1);  // called by the backward: no seq
   b.op("AddmmBackward0", "backward", 1, 1'120, 1'200, "[[32, 128]]", 1).integer("seq", 7).integer("fwd_thread", 1);
   b.op("AddmmBackward0", "backward", 1, 1'220, 1'230, "[[32, 128]]", 1).integer("seq", 42);  // its forward was not kept
   const Profile& sorted = b.profile();
@@ -246,11 +246,11 @@ TEST(OperatorTable, HeapPerCallComesFromTheCallPathsOfTheGroup) {
   p.call_tree[3].parent = 2;
   p.call_tree[3].time.count = 1;
   p.call_tree[3].heap.alloc_bytes = 1'024;
-  b.op("aten::empty", "forward", 1, 0, 10, "[[16]]", 0, 1);
-  b.op("aten::empty", "forward", 1, 20, 30, "[[16]]", 0, 1);
-  b.op("aten::empty", "forward", 1, 40, 50, "[[256]]", 0, 1);
+  b.op("aten::empty", "function", 1, 0, 10, "[[16]]", 0, 1);
+  b.op("aten::empty", "function", 1, 20, 30, "[[16]]", 0, 1);
+  b.op("aten::empty", "function", 1, 40, 50, "[[256]]", 0, 1);
   b.span("block", 1, 60, 100, 0, 2);
-  b.op("aten::empty", "forward", 2, 70, 80, "[[16]]", 0, 3);
+  b.op("aten::empty", "function", 2, 70, 80, "[[16]]", 0, 3);
   const OperatorTable t = nnprof::operator_table(p);
   ASSERT_TRUE(t.heap_tracked);
   const auto* small = find_group(p, t, "aten::empty", "[[16]]");
@@ -267,7 +267,7 @@ TEST(OperatorTable, HeapPerCallComesFromTheCallPathsOfTheGroup) {
 TEST(OperatorTable, CallsCountedButNotKeptAreSaid) {
   ProfileBuilder b;
   Profile& p = b.profile();
-  b.op("aten::add", "forward", 1, 0, 10, "[[8], [8], []]");
+  b.op("aten::add", "function", 1, 0, 10, "[[8], [8], []]");
   nnprof::ScopeStats add;
   add.name = b.name("aten::add");
   add.time.count = 5;  // four calls' spans were not kept
@@ -297,12 +297,12 @@ Profile recorded_model() {
   nnprof::Profiler p;
   for (int step = 0; step < 3; ++step) {
     p.start("aten::linear");
-    p.arg("op_scope", "forward");
+    p.arg("op_scope", "function");
     p.arg("input_shapes", "[[32, 64], [128, 64], [128]]");
     p.arg("input_dtypes", "[float, float, float]");
     p.arg("seq", std::int64_t{10 + step});
     p.start("aten::addmm");
-    p.arg("op_scope", "forward");
+    p.arg("op_scope", "function");
     p.arg("input_shapes", "[[128], [32, 64], [64, 128], [], []]");
     p.arg("input_dtypes", "[float, float, float, Scalar, Scalar]");
     p.arg("seq", std::int64_t{10 + step});
@@ -413,10 +413,10 @@ TEST(OperatorTable, AMillionCallsGroupInLinearTime) {
       const std::string& shape = shapes[i % shapes.size()];
       const auto outer = static_cast<std::uint32_t>(p.spans.size());
       p.spans.push_back(Span{thread, 1, 0, 1, start, start + 90});
-      add_arg(outer, "op_scope", "forward");
+      add_arg(outer, "op_scope", "function");
       add_arg(outer, "input_shapes", shape);
       p.spans.push_back(Span{thread, 2, 0, 2, start + 10, start + 80});
-      add_arg(outer + 1, "op_scope", "forward");
+      add_arg(outer + 1, "op_scope", "function");
       add_arg(outer + 1, "input_shapes", shape);
     }
   }

@@ -47,7 +47,7 @@ TEST(TorchOps, EveryMatmulIsAScopeWithItsShapesDtypesAndFlops) {
     ++checked;
     EXPECT_EQ(arg_of(p, i, "input_shapes")->string_value, "[[32, 64], [64, 128]]");
     EXPECT_EQ(arg_of(p, i, "input_dtypes")->string_value, "[float, float]");
-    EXPECT_EQ(arg_of(p, i, "op_scope")->string_value, "forward");
+    EXPECT_EQ(arg_of(p, i, "op_scope")->string_value, "function");
     EXPECT_DOUBLE_EQ(arg_of(p, i, "flops")->real_value, 2.0 * 32 * 64 * 128);
   }
   EXPECT_EQ(checked, 5);

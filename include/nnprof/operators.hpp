@@ -4,7 +4,7 @@
 // FLOP/s, heap per call and the forward operator each backward operator came from.
 //
 // An operator call is an ordinary span that carries the string argument "op_scope" (the
-// LibTorch observer attaches it, and a program may too): "forward", "backward", "user",
+// LibTorch observer attaches it, and a program may too): "function", "backward", "user",
 // "torchscript" or "other". Its other arguments, all optional: "input_shapes" and
 // "input_dtypes" (strings in torch's format, "[[32, 64], [64, 128], []]" and
 // "[float, float, Scalar]"), "seq" (int: torch's sequence number, shared by a forward call
@@ -23,14 +23,14 @@ namespace nnprof {
 
 /// The "op_scope" of an operator call: which part of the framework called it.
 enum class OperatorScope : std::uint8_t {
-  Forward,      ///< "forward": an operator called by the program (torch's RecordScope::FUNCTION)
+  Function,     ///< "function": an operator or autograd node (torch's RecordScope::FUNCTION), in the forward or the backward pass
   Backward,     ///< "backward": an autograd node run by the backward pass (BACKWARD_FUNCTION)
   User,         ///< "user": a block the program named (torch.autograd.profiler.record_function)
   TorchScript,  ///< "torchscript": a TorchScript function or method
   Other,        ///< "other", or any value nnprof does not know
 };
 
-/// "forward", "backward", "user", "torchscript" or "other".
+/// "function", "backward", "user", "torchscript" or "other".
 NNPROF_API const char* to_string(OperatorScope scope) noexcept;
 
 /// Calls of a backward group whose autograd nodes were created by the calls of another group.

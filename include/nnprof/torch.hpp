@@ -6,7 +6,7 @@
 // thread that runs it, nested in the scopes open there, so every analysis applies: hot paths,
 // call tree, timeline, heap and CPU samples per operator, bottlenecks, compare. Each call
 // carries span arguments:
-//   op_scope      "forward", "backward", "user", "torchscript" or "other" (torch's RecordScope)
+//   op_scope      "function", "backward", "user", "torchscript" or "other" (torch's RecordScope)
 //   input_shapes  torch's format, "[[32, 64], [64, 128], []]" (non-tensor inputs are [])
 //   input_dtypes  "[float, float, Scalar]"
 //   seq           the sequence number that links a backward operator to its forward one

@@ -22,7 +22,7 @@ namespace {
 std::uint64_t length_of(const Span& s) { return s.end_ns > s.start_ns ? s.end_ns - s.start_ns : 0; }
 
 OperatorScope scope_named(std::string_view value) {
-  if (value == "forward") return OperatorScope::Forward;
+  if (value == "function") return OperatorScope::Function;
   if (value == "backward") return OperatorScope::Backward;
   if (value == "user") return OperatorScope::User;
   if (value == "torchscript") return OperatorScope::TorchScript;
@@ -163,7 +163,7 @@ void link_backward(const Profile& profile, const std::vector<Call>& calls, std::
   std::unordered_map<std::int64_t, std::vector<std::uint32_t>> forward_of_seq;  // calls, in span order
   for (std::uint32_t k = 0; k < calls.size(); ++k) {
     const Call& c = calls[k];
-    if (c.scope != OperatorScope::Forward || !c.has_seq) continue;
+    if (c.scope != OperatorScope::Function || !c.has_seq) continue;
     std::vector<std::uint32_t>& found = forward_of_seq[c.seq];
     if (!found.empty()) {
       // Spans are in thread then start order, so an enclosing call with the same number came last.
@@ -199,7 +199,7 @@ void link_backward(const Profile& profile, const std::vector<Call>& calls, std::
 
 const char* to_string(OperatorScope scope) noexcept {
   switch (scope) {
-    case OperatorScope::Forward: return "forward";
+    case OperatorScope::Function: return "function";
     case OperatorScope::Backward: return "backward";
     case OperatorScope::User: return "user";
     case OperatorScope::TorchScript: return "torchscript";

@@ -33,7 +33,7 @@ at::CallbackHandle g_handle = 0;
 
 const char* scope_name(at::RecordScope scope) {
   switch (scope) {
-    case at::RecordScope::FUNCTION: return "forward";
+    case at::RecordScope::FUNCTION: return "function";
     case at::RecordScope::BACKWARD_FUNCTION: return "backward";
     case at::RecordScope::USER_SCOPE: return "user";
     case at::RecordScope::TORCHSCRIPT_FUNCTION: return "torchscript";

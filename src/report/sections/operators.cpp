@@ -119,7 +119,8 @@ void operators(const ReportData& data, std::vector<Section>& out) {
 
   // How to read the columns that are not plain timings.
   Sentence notes;
-  notes.words("Kind is the op_scope of the calls (forward, backward, user: record_function blocks). Self is an "
+  notes.words("Kind is the op_scope of the calls (function: an operator, in either pass; backward: an autograd node "
+              "of the backward pass; user: a record_function block). Self is an "
               "operator's time less the spans directly inside it (the operators it called); % is of the self time "
               "of all operators.");
   if (any_flops) notes.words(" GFLOP/s is the FLOPs of the calls, nested operators included, over their total time.");
