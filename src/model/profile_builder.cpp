@@ -335,26 +335,41 @@ class Builder {
       dropped += t.span_args_dropped;
       if (t.span_args.empty()) continue;
       const auto& map = local_to_merged_[t.index];
-      // This thread's spans by (node, start): they are sorted by thread, so its range is one run.
+      // This thread's spans by (node, start), sorted for binary search: they are sorted by
+      // thread, so its range is one run.
       const auto first = std::lower_bound(profile_.spans.begin(), profile_.spans.end(), t.index,
                                           [](const Span& s, std::uint32_t thread) { return s.thread < thread; });
-      std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint32_t> by_start;
+      struct Start {
+        std::uint32_t node;
+        std::uint64_t start_ns;
+        std::uint32_t span;
+      };
+      std::vector<Start> by_start;
       for (auto it = first; it != profile_.spans.end() && it->thread == t.index; ++it)
-        by_start.emplace(std::pair{it->node, it->start_ns}, static_cast<std::uint32_t>(it - profile_.spans.begin()));
+        by_start.push_back({it->node, it->start_ns, static_cast<std::uint32_t>(it - profile_.spans.begin())});
+      const auto before = [](const Start& a, const Start& b) {
+        return a.node != b.node ? a.node < b.node : a.start_ns < b.start_ns;
+      };
+      std::sort(by_start.begin(), by_start.end(), before);
+      const auto text = [&](std::uint32_t id) -> const std::string& {
+        static const std::string none;
+        return id < t.arg_strings.size() ? t.arg_strings[id] : none;
+      };
       for (const detail::RawSpanArg& a : t.span_args) {
         const bool mapped = a.node < map.size() && map[a.node] != kNone;
-        const auto span = mapped ? by_start.find({map[a.node], cal_.since_origin_ns(a.start_ticks)}) : by_start.end();
-        if (span == by_start.end()) {
+        const Start wanted{mapped ? map[a.node] : 0, cal_.since_origin_ns(a.start_ticks), 0};
+        const auto span = mapped ? std::lower_bound(by_start.begin(), by_start.end(), wanted, before) : by_start.end();
+        if (span == by_start.end() || span->node != wanted.node || span->start_ns != wanted.start_ns) {
           ++unmatched;
           continue;
         }
         SpanArg arg;
-        arg.span = span->second;
-        arg.key = a.key;
+        arg.span = span->span;
+        arg.key = text(a.key);
         arg.type = static_cast<SpanArg::Type>(a.type);
-        arg.string_value = a.text;
-        arg.int_value = a.integer;
-        arg.real_value = a.real;
+        if (a.type == detail::ArgValue::Type::String) arg.string_value = text(a.text);
+        if (a.type == detail::ArgValue::Type::Int) arg.int_value = a.integer;
+        if (a.type == detail::ArgValue::Type::Real) arg.real_value = a.real;
         profile_.span_args.push_back(std::move(arg));
       }
     }

@@ -62,21 +62,27 @@ struct RawThreadEvent {
   std::uint64_t count;
 };
 
-/// How many span arguments one thread keeps: a program attaches a few per operator, never per
-/// innermost loop; the bound keeps a runaway loop from growing without limit.
-inline constexpr std::size_t kMaxSpanArgsPerThread = std::size_t{1} << 18;
+/// How many span arguments one thread keeps: a framework attaches a few per operator (the
+/// LibTorch observer about six), so this is some 350,000 operator calls per thread, at 32
+/// bytes an argument (64 MiB) plus each distinct key and text once.
+inline constexpr std::size_t kMaxSpanArgsPerThread = std::size_t{1} << 21;
 
 /// A key/value argument attached to a span that was open at the time (add_span_arg): the
-/// span is the one whose record has this node and start tick.
+/// span is the one whose record has this node and start tick. Keys and texts are ids into
+/// the thread's `arg_strings`: a framework repeats the same few keys and shapes millions of
+/// times, so each is stored once and an argument costs no allocation.
 struct RawSpanArg {
-  std::uint32_t node = 0;
   std::uint64_t start_ticks = 0;
-  std::string key;
+  std::uint32_t node = 0;
+  std::uint32_t key = 0;   ///< into RawThread::arg_strings
+  std::uint32_t text = 0;  ///< into RawThread::arg_strings (Type::String)
   ArgValue::Type type = ArgValue::Type::String;
-  std::string text;
-  std::int64_t integer = 0;
-  double real = 0.0;
+  union {
+    std::int64_t integer = 0;  ///< Type::Int
+    double real;               ///< Type::Real
+  };
 };
+static_assert(sizeof(RawSpanArg) == 32, "span arguments stay compact: millions of them per run");
 
 struct RawThread {
   std::uint32_t index = 0;
@@ -89,8 +95,9 @@ struct RawThread {
   std::uint64_t dropped_spans = 0, dropped_events = 0, too_deep = 0, tree_full = 0;
   std::uint64_t dropped_flows = 0;  ///< flow records lost to the memory cap
   std::vector<RawThreadEvent> events;
-  std::vector<RawSpanArg> span_args;    ///< in the order attached
-  std::uint64_t span_args_dropped = 0;  ///< past the per-thread limit
+  std::vector<RawSpanArg> span_args;      ///< in the order attached
+  std::vector<std::string> arg_strings;   ///< the keys and texts span_args refer to
+  std::uint64_t span_args_dropped = 0;    ///< past the per-thread limit
 };
 
 struct RawCounter {

@@ -431,7 +431,10 @@ RawSnapshot Session::snapshot(bool with_records) {
       std::lock_guard g(p.mu);
       t.name = p.name;
       for (const auto& [key, count] : p.events) t.events.push_back({key.first, key.second, count});
-      if (with_records) t.span_args = p.span_args;
+      if (with_records) {
+        t.span_args = p.span_args;
+        t.arg_strings.assign(p.arg_strings.begin(), p.arg_strings.end());
+      }
       t.span_args_dropped = p.span_args_dropped;
     }
     if (!t.exited) {

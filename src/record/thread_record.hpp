@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -70,10 +71,22 @@ struct ThreadPrivate {
   std::mutex mu;
   std::string name;
   std::map<std::pair<ThreadEventKind, const SourceLocation*>, std::uint64_t> events;
-  // Span arguments (add_span_arg), under `mu`: a lock and a copy are fine at a few per
-  // operator; at most kMaxSpanArgsPerThread.
+  // Span arguments (add_span_arg), under `mu`: a lock is fine at a few per operator; at most
+  // kMaxSpanArgsPerThread. Keys and texts are interned: `arg_strings` holds each once (a deque,
+  // so that the views `arg_string_ids` is keyed by stay valid as it grows).
   std::vector<RawSpanArg> span_args;
+  std::deque<std::string> arg_strings;
+  std::unordered_map<std::string_view, std::uint32_t> arg_string_ids;
   std::uint64_t span_args_dropped = 0;
+
+  /// The id of `text` in arg_strings, added when new (under `mu`). Throws std::bad_alloc.
+  std::uint32_t arg_string_id(std::string_view text) {
+    if (auto it = arg_string_ids.find(text); it != arg_string_ids.end()) return it->second;
+    const auto id = static_cast<std::uint32_t>(arg_strings.size());
+    const std::string& kept = arg_strings.emplace_back(text);
+    arg_string_ids.emplace(kept, id);
+    return id;
+  }
 
   Node* node_at(std::uint32_t index) const noexcept {
     return blocks[index / kNodesPerBlock].load(std::memory_order_acquire) + index % kNodesPerBlock;

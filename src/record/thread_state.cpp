@@ -172,17 +172,19 @@ void add_span_arg(ThreadState* ts, const Frame* f, std::string_view key, const A
     RawSpanArg arg;
     arg.node = f->node.load(std::memory_order_relaxed)->index;
     arg.start_ticks = f->start;
-    arg.key.assign(key);
     arg.type = value.type;
-    arg.text.assign(value.text);
-    arg.integer = value.integer;
-    arg.real = value.real;
+    if (value.type == ArgValue::Type::Real)
+      arg.real = value.real;
+    else
+      arg.integer = value.integer;
     std::lock_guard lock(p->mu);
     if (p->span_args.size() >= kMaxSpanArgsPerThread) {
       ++p->span_args_dropped;
       return;
     }
-    p->span_args.push_back(std::move(arg));
+    arg.key = p->arg_string_id(key);
+    if (value.type == ArgValue::Type::String) arg.text = p->arg_string_id(value.text);
+    p->span_args.push_back(arg);
   } catch (...) {
     // Out of memory: the argument is not kept.
   }

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <charconv>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -57,9 +58,39 @@ struct ThreadOps {
   std::string shapes, dtypes;
 };
 
-ThreadOps& thread_ops() {
-  thread_local ThreadOps ops;
-  return ops;
+// Each thread's stack, reached through one pointer in initial-exec TLS: a plain
+// thread_local in a shared library goes through __tls_get_addr on every access (twice per
+// operator), which cost more than the rest of the bookkeeping. The pointer is 8 bytes of the
+// static TLS that glibc keeps for libraries loaded later (the agent dlopens this one); the
+// stack itself is allocated on the thread's first operator and freed when the thread ends.
+// Operators that run in thread-local destructors after the stack is gone are not recorded.
+__attribute__((tls_model("initial-exec"))) thread_local ThreadOps* tls_ops = nullptr;
+__attribute__((tls_model("initial-exec"))) thread_local bool tls_ops_ended = false;
+
+struct ThreadOpsOwner {
+  std::unique_ptr<ThreadOps> ops;
+  ~ThreadOpsOwner() {
+    tls_ops = nullptr;
+    tls_ops_ended = true;
+  }
+};
+
+__attribute__((noinline)) ThreadOps* first_thread_ops() {
+  if (tls_ops_ended) return nullptr;
+  try {
+    thread_local ThreadOpsOwner owner;
+    owner.ops = std::make_unique<ThreadOps>();
+    tls_ops = owner.ops.get();
+  } catch (...) {
+    return nullptr;  // out of memory: this thread's operators are not recorded
+  }
+  return tls_ops;
+}
+
+ThreadOps* thread_ops() {
+  if (ThreadOps* ops = tls_ops) [[likely]]
+    return ops;
+  return first_thread_ops();
 }
 
 void append_int(std::string& out, std::int64_t v) {
@@ -136,7 +167,9 @@ void read_inputs(const at::RecordFunction& fn, ThreadOps& ops) {
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   Profiler* profiler = g_profiler.load(std::memory_order_acquire);
   if (profiler == nullptr) return nullptr;
-  ThreadOps& ops = thread_ops();
+  ThreadOps* stack = thread_ops();
+  if (stack == nullptr) return nullptr;
+  ThreadOps& ops = *stack;
   if (ops.depth >= kMaxDepth) return nullptr;  // its end finds another handle on top: closes nothing
   OpFrame& frame = ops.frames[ops.depth++];
   frame = OpFrame{fn.handle(), fn.name(), {}, {}};
@@ -159,7 +192,9 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 }
 
 void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
-  ThreadOps& ops = thread_ops();
+  ThreadOps* stack = tls_ops;  // no stack: no start was recorded on this thread
+  if (stack == nullptr) return;
+  ThreadOps& ops = *stack;
   if (ops.depth == 0 || ops.frames[ops.depth - 1].handle != fn.handle()) return;
   const OpFrame frame = ops.frames[--ops.depth];
   // The innermost count wins: an operator declares its own FLOPs only when none of the
