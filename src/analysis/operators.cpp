@@ -314,7 +314,7 @@ Sentence operators_lead(const OperatorTable& table) {
   if (table.empty()) return s;
   const OperatorGroup& top = table.groups.front();
   s.scope(top.name);
-  if (!top.input_shapes.empty()) s.words(" with ").code(readable_shapes(top.input_shapes));
+  if (!top.input_shapes.empty() && top.input_shapes != "[]") s.words(" with ").code(readable_shapes(top.input_shapes));
   s.words(" takes ").share(share_of(top.self_ns, table.self_ns)).key().words(" of operator self time (");
   s.duration(top.self_ns).words(" over ").count(top.calls, "call", "calls").words(").");
   return s;
