@@ -373,8 +373,21 @@ class Builder {
         profile_.span_args.push_back(std::move(arg));
       }
     }
-    std::stable_sort(profile_.span_args.begin(), profile_.span_args.end(),
-                     [](const SpanArg& a, const SpanArg& b) { return a.span < b.span; });
+    // In span order, each span's in the order attached. A thread's arguments are mostly in
+    // order already (an operator's end arguments follow its children's), and sorting the
+    // SpanArgs themselves would move their strings at every step: sort (span, position)
+    // keys, then move each argument once.
+    if (!std::is_sorted(profile_.span_args.begin(), profile_.span_args.end(),
+                        [](const SpanArg& a, const SpanArg& b) { return a.span < b.span; })) {
+      std::vector<std::pair<std::uint32_t, std::uint32_t>> order(profile_.span_args.size());
+      for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = {profile_.span_args[i].span, static_cast<std::uint32_t>(i)};
+      std::sort(order.begin(), order.end());
+      std::vector<SpanArg> sorted;
+      sorted.reserve(order.size());
+      for (const auto& [span, at] : order) sorted.push_back(std::move(profile_.span_args[at]));
+      profile_.span_args = std::move(sorted);
+    }
     if (dropped + unmatched > 0)
       add(DiagnosticKind::SpanArgsDropped, Severity::Info, kNone, kNone, dropped + unmatched,
           fmt::format("{} span arguments are not in the profile: {} past the limit of {} per thread, {} whose span "

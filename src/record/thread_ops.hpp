@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,14 @@ inline void start_site(ThreadState* ts, const SourceLocation* site) noexcept {
 }
 /// Closes the innermost open scope of `site` (or of its name) on the calling thread.
 void stop_site(ThreadState* ts, const SourceLocation* site) noexcept;
+/// One argument of a span, for add_span_args.
+struct SpanArgInput {
+  std::string_view key;
+  ArgValue value;
+};
+/// Attaches `args` to the span of frame `f` (see add_span_arg) under one lock: a framework
+/// attaches several per operator.
+void add_span_args(ThreadState* ts, const Frame* f, std::span<const SpanArgInput> args) noexcept;
 void set_current_thread_name(std::string_view name);
 std::string current_thread_name();
 std::int64_t current_os_tid() noexcept;

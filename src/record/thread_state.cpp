@@ -165,28 +165,36 @@ void drop_record(ThreadState* ts, RecordKind kind) noexcept {
 void note_too_deep(ThreadState* ts) noexcept { single_writer_add(ts->too_deep, std::uint64_t{1}); }
 
 void add_span_arg(ThreadState* ts, const Frame* f, std::string_view key, const ArgValue& value) noexcept {
-  if (ts == nullptr || f == nullptr || f == &ts->stack[0] || !ts->keep_spans) return;
+  const SpanArgInput arg{key, value};
+  add_span_args(ts, f, {&arg, 1});
+}
+
+void add_span_args(ThreadState* ts, const Frame* f, std::span<const SpanArgInput> args) noexcept {
+  if (ts == nullptr || f == nullptr || f == &ts->stack[0] || !ts->keep_spans || args.empty()) return;
   ThreadPrivate* p = ts->priv;
+  const std::uint32_t node = f->node.load(std::memory_order_relaxed)->index;
   try {
     InternalAllocations internal;
-    RawSpanArg arg;
-    arg.node = f->node.load(std::memory_order_relaxed)->index;
-    arg.start_ticks = f->start;
-    arg.type = value.type;
-    if (value.type == ArgValue::Type::Real)
-      arg.real = value.real;
-    else
-      arg.integer = value.integer;
     std::lock_guard lock(p->mu);
-    if (p->span_args.size() >= kMaxSpanArgsPerThread) {
-      ++p->span_args_dropped;
-      return;
+    for (const SpanArgInput& in : args) {
+      if (p->span_args.size() >= kMaxSpanArgsPerThread) {
+        ++p->span_args_dropped;
+        continue;
+      }
+      RawSpanArg arg;
+      arg.node = node;
+      arg.start_ticks = f->start;
+      arg.type = in.value.type;
+      if (in.value.type == ArgValue::Type::Real)
+        arg.real = in.value.real;
+      else
+        arg.integer = in.value.integer;
+      arg.key = p->arg_string_id(in.key);
+      if (in.value.type == ArgValue::Type::String) arg.text = p->arg_string_id(in.value.text);
+      p->span_args.push_back(arg);
     }
-    arg.key = p->arg_string_id(key);
-    if (value.type == ArgValue::Type::String) arg.text = p->arg_string_id(value.text);
-    p->span_args.push_back(arg);
   } catch (...) {
-    // Out of memory: the argument is not kept.
+    // Out of memory: the arguments not stored yet are not kept.
   }
 }
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "api/framework_scopes.hpp"
 #include "collect/torch/op_cost.hpp"
 #include "nnprof/torch.hpp"
 
@@ -173,21 +174,24 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   if (ops.depth >= kMaxDepth) return nullptr;  // its end finds another handle on top: closes nothing
   OpFrame& frame = ops.frames[ops.depth++];
   frame = OpFrame{fn.handle(), fn.name(), {}, {}};
-  profiler->start(frame.name);
-  profiler->arg("op_scope", scope_name(fn.scope()));
-  if (fn.seqNr() >= 0) profiler->arg("seq", fn.seqNr());
+  using detail::arg_value;
+  detail::SpanArgInput args[5];
+  std::size_t n = 0;
+  args[n++] = {"op_scope", arg_value(std::string_view(scope_name(fn.scope())))};
+  if (fn.seqNr() >= 0) args[n++] = {"seq", arg_value(fn.seqNr())};
   if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION && fn.forwardThreadId() != 0)
-    profiler->arg("fwd_thread", fn.forwardThreadId());
+    args[n++] = {"fwd_thread", arg_value(fn.forwardThreadId())};
   if (fn.needsInputs() && g_record_shapes.load(std::memory_order_relaxed)) {
     try {
       read_inputs(fn, ops);
-      profiler->arg("input_shapes", ops.shapes);
-      profiler->arg("input_dtypes", ops.dtypes);
+      args[n++] = {"input_shapes", arg_value(std::string_view(ops.shapes))};
+      args[n++] = {"input_dtypes", arg_value(std::string_view(ops.dtypes))};
       frame.own = collect::torch_ops::op_cost(frame.name, ops.inputs);
     } catch (...) {
       // An input torch could not describe (a tensor without sizes): the call keeps its scope.
     }
   }
+  detail::open_framework_scope(*profiler, frame.name, {args, n});
   return nullptr;
 }
 
@@ -204,13 +208,12 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   if (ops.depth > 0) ops.frames[ops.depth - 1].inside += work;
   Profiler* profiler = g_profiler.load(std::memory_order_acquire);
   if (profiler == nullptr) return;  // stopped while the operator ran
-  if (!declared_inside && frame.own.flops > 0)
-    profiler->add_flops(frame.own.flops, static_cast<std::uint64_t>(frame.own.bytes));
-  if (work.flops > 0) {
-    profiler->arg("flops", work.flops);
-    profiler->arg("bytes", static_cast<std::int64_t>(work.bytes));
-  }
-  profiler->stop(frame.name);
+  using detail::arg_value;
+  const detail::SpanArgInput args[2] = {{"flops", arg_value(work.flops)},
+                                        {"bytes", arg_value(static_cast<std::int64_t>(work.bytes))}};
+  const double declared = declared_inside ? 0.0 : frame.own.flops;
+  detail::close_framework_scope(*profiler, frame.name, declared, static_cast<std::uint64_t>(frame.own.bytes),
+                                {args, work.flops > 0 ? std::size_t{2} : std::size_t{0}});
 }
 
 // Throws std::logic_error when an observer is already recording.
