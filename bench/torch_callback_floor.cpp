@@ -2,9 +2,8 @@
 // does nothing, preloaded into a Python process by bench/torch_overhead.py --floor. What it
 // costs per operator is what LibTorch charges for calling observers at all (building each
 // RecordFunction, and with TORCH_FLOOR_INPUTS=1 boxing the operator's inputs, as nnprof's
-// observer and torch.profiler(record_shapes=True) both ask for). Not built by CMake:
-//   g++ -std=c++17 -O2 -fPIC -shared -o libtorch_callback_floor.so bench/torch_callback_floor.cpp \
-//       -I/usr/include/torch/csrc/api/include -ltorch_cpu -lc10
+// observer and torch.profiler(record_shapes=True) both ask for). Built as
+// build/release/lib/libnnprof_torch_callback_floor.so where LibTorch is found.
 #include <ATen/record_function.h>
 
 #include <cstdlib>

@@ -7,7 +7,7 @@ steps) in four ways, alternated, --runs times each:
   nnprof-no-ops   nnprof record --no-torch-ops (CPU sampling only: what nnprof costs without operators)
   nnprof          nnprof record (every operator a scope, with shapes, dtypes and FLOPs)
   torch           torch.profiler.profile(record_shapes=True, with_flops=True) around the steps
-and, with --floor LIB (bench/torch_callback_floor.cpp built), two more:
+and, with the floor library (bench/torch_callback_floor.cpp; built with the benchmarks), two more:
   floor           a global RecordFunction callback that does nothing
   floor-inputs    the same, asking for the operators' inputs (what shapes need)
 Each run gives its median step time; a configuration's figure is the median over its runs.
@@ -22,7 +22,7 @@ Post-processing, per operator event:
           the operator events the profile holds.
 
 Usage: bench/torch_overhead.py [--nnprof build/release/bin/nnprof] [--steps 200] [--width 256] [--runs 5]
-                               [--floor libtorch_callback_floor.so]
+                               [--floor build/release/lib/libnnprof_torch_callback_floor.so]
 """
 import argparse
 import json
@@ -77,7 +77,10 @@ def main() -> int:
     parser.add_argument("--width", type=int, default=256)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--floor", help="libtorch_callback_floor.so: also time a do-nothing observer")
+    default_floor = ROOT / "build" / "release" / "lib" / "libnnprof_torch_callback_floor.so"
+    parser.add_argument("--floor", default=str(default_floor) if default_floor.exists() else None,
+                        help="libnnprof_torch_callback_floor.so (built with the benchmarks): also time a do-nothing "
+                             "observer (default: the build tree's, when built)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     options = parser.parse_args()
     args = ["--steps", str(options.steps), "--width", str(options.width), "--batch", str(options.batch)]
