@@ -256,3 +256,58 @@ def test_intra_op_threads_keep_the_counts(workdir):
     for name in BIG_OPERATORS:
         assert ours[name] == two_threads["counts"][name], name
     assert NOT_RECORDED not in run.stderr
+
+
+# bmm and conv2d (with stride, padding and groups) next to torch.profiler's with_flops: the
+# same FLOPs per call. nnprof's count for a convolution is declared by the innermost operator
+# that has one (aten::_convolution); aten::conv2d's `flops` argument includes it.
+KERNELS = """
+import torch
+torch.manual_seed(0)
+a, b = torch.randn(4, 16, 32), torch.randn(4, 32, 8)
+x, w = torch.randn(2, 6, 20, 20), torch.randn(12, 3, 3, 3)
+def work():
+    for _ in range(3):
+        torch.bmm(a, b)
+        torch.nn.functional.conv2d(x, w, stride=2, padding=1, groups=2)
+"""
+
+
+def test_bmm_and_conv2d_flops_equal_torch_with_flops(workdir):
+    reference = KERNELS + """
+import json
+from torch.profiler import profile, ProfilerActivity
+with profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True) as prof:
+    work()
+print(json.dumps({e.key: [e.count, e.flops] for e in prof.key_averages() if e.flops}))
+"""
+    run = subprocess.run([PYTHON, "-c", reference], capture_output=True, text=True, timeout=120, check=True)
+    theirs = json.loads(run.stdout.strip().splitlines()[-1])
+    assert set(theirs) >= {"aten::bmm", "aten::conv2d"}, theirs
+    profile, _ = record(workdir, "kernels", ["-c", KERNELS + "work()\n"])
+    slices = slices_with_args(connect(profile))
+    for name in ("aten::bmm", "aten::conv2d"):
+        calls = [s for s in slices if s["name"] == name]
+        count, flops = theirs[name]
+        assert len(calls) == count, name
+        assert all(float(s["args"]["flops"]) == flops / count for s in calls), (name, [s["args"] for s in calls])
+    # By hand: bmm 2·4·16·32·8; conv2d: 10×10 outputs (stride 2, padding 1), 3×3 kernel,
+    # 6/2 input channels per group, 12 output channels, batch 2: 2·2·100·9·3·12.
+    assert theirs["aten::bmm"][1] / 3 == 2 * 4 * 16 * 32 * 8
+    assert theirs["aten::conv2d"][1] / 3 == 2 * 2 * 100 * 9 * 3 * 12
+
+
+def test_another_libtorch_is_refused_with_a_message(workdir, tmp_path):
+    """A process that loads a LibTorch other than the one nnprof was built against (a pip
+    wheel, say) is not given nnprof's observer (it would bring a second LibTorch in); it is
+    told why, and runs on."""
+    other = tmp_path / "other" / "libtorch_cpu.so"
+    other.parent.mkdir()
+    source = tmp_path / "empty.c"
+    source.write_text("int not_really_torch(void) { return 42; }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(other), str(source)], check=True, timeout=60)
+    code = f"import ctypes\nassert ctypes.CDLL({str(other)!r}).not_really_torch() == 42\nprint('ran')\n"
+    profile, run = record(workdir, "other_torch", ["-c", code])
+    assert "ran" in run.stdout
+    assert NOT_RECORDED in run.stderr, run.stderr
+    assert str(other) in run.stderr and "built against" in run.stderr, run.stderr
