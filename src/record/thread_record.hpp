@@ -1,6 +1,7 @@
 // Everything a session keeps per recording thread beyond the hot fields of ThreadState.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -79,12 +80,32 @@ struct ThreadPrivate {
   std::unordered_map<std::string_view, std::uint32_t> arg_string_ids;
   std::uint64_t span_args_dropped = 0;
 
+  // The strings interned last, by where the caller keeps them: a framework passes the same
+  // key literals and reuses one buffer for its texts, so most lookups are a compare of the
+  // bytes at a remembered address instead of a hash (the bytes are compared, so a buffer
+  // that now holds another text is looked up anew).
+  struct RecentString {
+    const char* data = nullptr;
+    std::size_t size = 0;
+    std::uint32_t id = 0;
+  };
+  std::array<RecentString, 16> recent_strings{};
+
   /// The id of `text` in arg_strings, added when new (under `mu`). Throws std::bad_alloc.
   std::uint32_t arg_string_id(std::string_view text) {
-    if (auto it = arg_string_ids.find(text); it != arg_string_ids.end()) return it->second;
-    const auto id = static_cast<std::uint32_t>(arg_strings.size());
-    const std::string& kept = arg_strings.emplace_back(text);
-    arg_string_ids.emplace(kept, id);
+    RecentString& recent = recent_strings[(reinterpret_cast<std::uintptr_t>(text.data()) >> 3) % recent_strings.size()];
+    if (recent.data == text.data() && recent.size == text.size() &&
+        std::string_view(arg_strings[recent.id]) == text)
+      return recent.id;
+    std::uint32_t id = 0;
+    if (auto it = arg_string_ids.find(text); it != arg_string_ids.end()) {
+      id = it->second;
+    } else {
+      id = static_cast<std::uint32_t>(arg_strings.size());
+      const std::string& kept = arg_strings.emplace_back(text);
+      arg_string_ids.emplace(kept, id);
+    }
+    recent = RecentString{text.data(), text.size(), id};
     return id;
   }
 

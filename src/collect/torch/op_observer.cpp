@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "api/framework_scopes.hpp"
+#include "record/framework_scopes.hpp"
 #include "collect/torch/op_cost.hpp"
 #include "nnprof/torch.hpp"
 
@@ -46,6 +46,7 @@ const char* scope_name(at::RecordScope scope) {
 struct OpFrame {
   at::RecordFunctionHandle handle = 0;
   const char* name = nullptr;
+  const SourceLocation* site = nullptr;  ///< the scope open_framework_scope opened
   OpCost own;           ///< counted from this call's inputs
   OpCost inside;        ///< declared by the operators nested in it
 };
@@ -173,7 +174,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   ThreadOps& ops = *stack;
   if (ops.depth >= kMaxDepth) return nullptr;  // its end finds another handle on top: closes nothing
   OpFrame& frame = ops.frames[ops.depth++];
-  frame = OpFrame{fn.handle(), fn.name(), {}, {}};
+  frame = OpFrame{fn.handle(), fn.name(), nullptr, {}, {}};
   using detail::arg_value;
   detail::SpanArgInput args[5];
   std::size_t n = 0;
@@ -191,7 +192,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       // An input torch could not describe (a tensor without sizes): the call keeps its scope.
     }
   }
-  detail::open_framework_scope(*profiler, frame.name, {args, n});
+  frame.site = detail::open_framework_scope(*profiler, frame.name, {args, n});
   return nullptr;
 }
 
@@ -212,7 +213,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   const detail::SpanArgInput args[2] = {{"flops", arg_value(work.flops)},
                                         {"bytes", arg_value(static_cast<std::int64_t>(work.bytes))}};
   const double declared = declared_inside ? 0.0 : frame.own.flops;
-  detail::close_framework_scope(*profiler, frame.name, declared, static_cast<std::uint64_t>(frame.own.bytes),
+  detail::close_framework_scope(*profiler, frame.site, frame.name, declared, static_cast<std::uint64_t>(frame.own.bytes),
                                 {args, work.flops > 0 ? std::size_t{2} : std::size_t{0}});
 }
 
