@@ -58,10 +58,12 @@ std::string loaded_libtorch() {
   return found;
 }
 
+#ifdef NNPROF_TORCH_CPU_LIBRARY
 std::string real_path(const std::string& path) {
   char buffer[PATH_MAX];
   return realpath(path.c_str(), buffer) != nullptr ? std::string(buffer) : path;
 }
+#endif
 
 void start_observer([[maybe_unused]] const std::string& libtorch) {
 #ifndef NNPROF_TORCH_CPU_LIBRARY
