@@ -1,6 +1,7 @@
 # `nnprof record` on the LibTorch example, no code change (issue 19): every operator of the
 # run is a scope, with exact counts (3 steps × 2 linear layers), nested in the program's own
-# scope; --no-torch-ops records none. Run with -DNNPROF=... -DEXAMPLE=... -DWORK=...
+# scope, and every operator name counted as often as LibTorch's own profiler counts it;
+# --no-torch-ops records none. Run with -DNNPROF=... -DEXAMPLE=... -DWORK=...
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 
@@ -36,6 +37,19 @@ expect_query("${WORK}/ops.nnprof"
 expect_query("${WORK}/ops.nnprof"
   "select a.string_value from slice s join args a on a.arg_set_id = s.arg_set_id where s.name = 'aten::addmm' and a.key = 'input_shapes' order by s.ts limit 1"
   "[[128], [32, 64], [64, 128], [], []]")
+
+# Every operator inside the training steps, counted as LibTorch's own profiler counts it.
+run_checked("${EXAMPLE}" --steps 3 --torch-profiler-counts)
+string(STRIP "${out}" torch_counts)
+run_checked("${NNPROF}" query "${WORK}/ops.nnprof"
+  "select count(*) || ' ' || s.name as line from slice s join slice t on t.name = 'train_step' and s.utid = t.utid and s.ts >= t.ts and s.ts + s.dur <= t.ts + t.dur and s.id != t.id group by s.name order by s.name")
+string(REGEX REPLACE " +\n" "\n" ours "${out}")  # the table pads its column
+string(REGEX REPLACE "^line\n-+\n" "" ours "${ours}")
+string(REGEX REPLACE "\n[(][0-9]+ rows[)]\n*$" "" ours "${ours}")
+string(STRIP "${ours}" ours)
+if(NOT ours STREQUAL torch_counts)
+  message(FATAL_ERROR "operator counts differ from LibTorch's profiler:\n--- LibTorch\n${torch_counts}\n--- nnprof\n${ours}")
+endif()
 
 run_checked("${NNPROF}" record -q --no-torch-ops -o "${WORK}/none.nnprof" -- "${EXAMPLE}" --steps 3)
 expect_query("${WORK}/none.nnprof" "select count(*) from slice where name like 'aten::%'" "0")
