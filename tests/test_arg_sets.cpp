@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,25 @@ TEST_F(ArgSets, SetsThatDifferInAnyWayAreKeptApart) {
   const Profile back = Profile::load(f);
   EXPECT_EQ(back.span_args, p.span_args);
   EXPECT_TRUE(back == p);
+}
+
+// SQLite stores a NaN as NULL: such an argument loads as NaN again (the file stays
+// loadable), and two spans with it still share their set.
+TEST_F(ArgSets, ANanArgumentIsSharedAndLoadsAsNan) {
+  nnprof::Profiler profiler;
+  for (int i = 0; i < 2; ++i) {
+    nnprof::ProfileGuard g(profiler, "loss");
+    g.arg("value", std::numeric_limits<double>::quiet_NaN());
+  }
+  const Profile p = profiler.snapshot();
+  p.save(path("run.nnprof"));
+  EXPECT_EQ(single_value(path("run.nnprof"), "select count(*) from args where real_value is null"), "1");
+  const Profile back = Profile::load(path("run.nnprof"));
+  ASSERT_EQ(back.span_args.size(), 2u);
+  for (const SpanArg& a : back.span_args) {
+    EXPECT_EQ(a.type, SpanArg::Type::Real);
+    EXPECT_TRUE(std::isnan(a.real_value));
+  }
 }
 
 TEST_F(ArgSets, AProfileWithoutArgumentsHasNoSets) {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -322,8 +323,8 @@ std::string display_value(const SpanArg& a) {
 // most calls of an operator the same arguments (scope, shapes, dtypes, work), so sharing
 // their rows makes the args table, and the time to write it, a fraction of one row per
 // argument. A set is a span's arguments in the order attached; two sets are the same when
-// every key, type and value is, reals compared bit for bit so that the file gives back
-// exactly what was saved (-0.0 and 0.0 stay apart).
+// every key, type and value is, reals compared bit for bit (a NaN is the same as itself, so
+// sets with one are still shared).
 bool same_arg(const SpanArg& a, const SpanArg& b) {
   if (a.type != b.type || a.key != b.key) return false;
   switch (a.type) {
@@ -794,7 +795,9 @@ SpanArg read_arg(const Row& r, int first) {
   a.type = static_cast<SpanArg::Type>(known - std::begin(kArgTypes));
   if (a.type == SpanArg::Type::Int) a.int_value = r.i64(first + 2);
   if (a.type == SpanArg::Type::String) a.string_value = r.text(first + 3);
-  if (a.type == SpanArg::Type::Real) a.real_value = r.f64(first + 4);
+  // SQLite stores a NaN as NULL: a real argument's NULL is the NaN it was.
+  if (a.type == SpanArg::Type::Real)
+    a.real_value = r.is_null(first + 4) ? std::numeric_limits<double>::quiet_NaN() : r.f64(first + 4);
   return a;
 }
 
