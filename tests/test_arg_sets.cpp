@@ -247,7 +247,8 @@ TEST_F(ArgSets, ANegativeOrNonIntegerSetIdIsRejected) {
       << load_error(path("run.nnprof"));
   operator_calls().save(path("text.nnprof"));
   run_sql(path("text.nnprof"), "UPDATE slice_data SET arg_set_id = 'one' WHERE arg_set_id = 0");
-  EXPECT_NE(load_error(path("text.nnprof")).find("slice_data row"), std::string::npos) << load_error(path("text.nnprof"));
+  const std::string text_error = load_error(path("text.nnprof"));
+  EXPECT_NE(text_error.find("slice_data row"), std::string::npos) << text_error;
 }
 
 }  // namespace

@@ -329,7 +329,8 @@ bool same_arg(const SpanArg& a, const SpanArg& b) {
   if (a.type != b.type || a.key != b.key) return false;
   switch (a.type) {
     case SpanArg::Type::Int: return a.int_value == b.int_value;
-    case SpanArg::Type::Real: return std::bit_cast<std::uint64_t>(a.real_value) == std::bit_cast<std::uint64_t>(b.real_value);
+    case SpanArg::Type::Real:
+      return std::bit_cast<std::uint64_t>(a.real_value) == std::bit_cast<std::uint64_t>(b.real_value);
     case SpanArg::Type::String: break;
   }
   return a.string_value == b.string_value;
@@ -953,7 +954,8 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
         std::uint32_t set = kNone;
         if (!r.is_null(4)) {
           const std::int64_t id = r.i64(4);
-          if (id < 0 || id >= static_cast<std::int64_t>(kNone)) r.fail(fmt::format("has arg_set_id = {}, out of range", id));
+          if (id < 0 || id >= static_cast<std::int64_t>(kNone))
+            r.fail(fmt::format("has arg_set_id = {}, out of range", id));
           set = static_cast<std::uint32_t>(id);
         }
         set_of_slice.push_back(set);
