@@ -5,15 +5,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <ostream>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 
 #include <fmt/format.h>
@@ -39,7 +42,7 @@ using io::sqlite::Database;
 using io::sqlite::Row;
 using io::sqlite::Statement;
 
-constexpr int kSchemaVersion = 7;
+constexpr int kSchemaVersion = 8;
 // Version 2 added heap tracking: heap columns on the scope tables, frame, callsite, stack,
 // leak_site, the heap timeline as counter tracks, and the heap summary in meta.
 // Version 3 added CPU sampling: cpu_profile_stack_sample, frame.inlined, the cpu_* meta keys.
@@ -49,6 +52,8 @@ constexpr int kSchemaVersion = 7;
 // Version 7 added span arguments (ProfileGuard::arg): the args table, slice.arg_set_id; and
 // the largest single heap allocation: the heap_largest_alloc_bytes meta key and
 // memory_counter.largest_alloc_bytes.
+// Version 8 stores identical argument sets once: slice_data.arg_set_id (NULL: no arguments)
+// names a set of args rows shared by every slice with the same arguments.
 constexpr int kApplicationId = 0x6E6E7066;  // "nnpf" in the SQLite header: file(1) can tell
 
 constexpr const char* kSchema = R"sql(
@@ -73,10 +78,10 @@ CREATE TABLE scope_stats(rank INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, tot
   heap_free_count INTEGER NOT NULL, heap_retained_bytes INTEGER NOT NULL, heap_retained_blocks INTEGER NOT NULL,
   heap_peak_live_bytes INTEGER NOT NULL, flops REAL NOT NULL, bytes INTEGER NOT NULL);
 CREATE TABLE slice_data(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, dur INTEGER NOT NULL, utid INTEGER NOT NULL,
-  node_id INTEGER NOT NULL);
+  node_id INTEGER NOT NULL, arg_set_id INTEGER);
 CREATE VIEW slice AS
   SELECT d.id AS id, d.ts AS ts, d.dur AS dur, d.utid AS utid, s.str AS name, t.depth AS depth,
-         d.node_id AS node_id, t.name_id AS name_id, d.id AS arg_set_id
+         d.node_id AS node_id, t.name_id AS name_id, d.arg_set_id AS arg_set_id
   FROM slice_data d JOIN scope_tree t ON t.id = d.node_id JOIN strings s ON s.id = t.name_id;
 CREATE TABLE args(id INTEGER PRIMARY KEY, arg_set_id INTEGER NOT NULL, key TEXT NOT NULL, value_type TEXT NOT NULL,
   int_value INTEGER, string_value TEXT, real_value REAL, display_value TEXT NOT NULL);
@@ -314,17 +319,91 @@ std::string display_value(const SpanArg& a) {
   return a.string_value;
 }
 
-// A slice's arguments have the slice's id as their arg_set_id (slice.arg_set_id).
-void write_span_args(Database& db, const Profile& p) {
+// Version 8 keeps each distinct argument set once, as Perfetto does: operator capture gives
+// most calls of an operator the same arguments (scope, shapes, dtypes, work), so sharing
+// their rows makes the args table, and the time to write it, a fraction of one row per
+// argument. A set is a span's arguments in the order attached; two sets are the same when
+// every key, type and value is, reals compared bit for bit (a NaN is the same as itself, so
+// sets with one are still shared).
+bool same_arg(const SpanArg& a, const SpanArg& b) {
+  if (a.type != b.type || a.key != b.key) return false;
+  switch (a.type) {
+    case SpanArg::Type::Int: return a.int_value == b.int_value;
+    case SpanArg::Type::Real:
+      return std::bit_cast<std::uint64_t>(a.real_value) == std::bit_cast<std::uint64_t>(b.real_value);
+    case SpanArg::Type::String: break;
+  }
+  return a.string_value == b.string_value;
+}
+
+std::uint64_t mix_hash(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h * 0xFF51AFD7ED558CCDull;
+}
+
+std::uint64_t hash_arg(const SpanArg& a) {
+  std::uint64_t h = mix_hash(std::hash<std::string_view>{}(a.key), static_cast<std::uint64_t>(a.type));
+  switch (a.type) {
+    case SpanArg::Type::Int: return mix_hash(h, static_cast<std::uint64_t>(a.int_value));
+    case SpanArg::Type::Real: return mix_hash(h, std::bit_cast<std::uint64_t>(a.real_value));
+    case SpanArg::Type::String: break;
+  }
+  return mix_hash(h, std::hash<std::string_view>{}(a.string_value));
+}
+
+/// A span's arguments: p.span_args[first, end), with their hash.
+struct ArgRange {
+  std::uint64_t hash;
+  std::uint32_t first;
+  std::uint32_t end;
+};
+
+/// The argument sets of a profile: each span's set (kNone: no arguments), and the first
+/// span's arguments of every distinct set, by set id (first-seen order).
+struct ArgSets {
+  std::vector<std::uint32_t> of_span;
+  std::vector<ArgRange> sets;
+};
+
+ArgSets arg_sets(const Profile& p) {
+  const std::vector<SpanArg>& args = p.span_args;
+  const auto same_set = [&](const ArgRange& a, const ArgRange& b) {
+    return a.hash == b.hash && a.end - a.first == b.end - b.first &&
+           std::equal(args.begin() + a.first, args.begin() + a.end, args.begin() + b.first, same_arg);
+  };
+  const auto by_hash = [](const ArgRange& r) { return static_cast<std::size_t>(r.hash); };
+  std::unordered_map<ArgRange, std::uint32_t, decltype(by_hash), decltype(same_set)> ids(0, by_hash, same_set);
+  ArgSets out;
+  out.of_span.assign(p.spans.size(), kNone);
+  for (std::size_t i = 0; i < args.size();) {
+    const std::uint32_t span = args[i].span;
+    ArgRange range{0, static_cast<std::uint32_t>(i), 0};
+    std::uint64_t h = 0;
+    for (; i < args.size() && args[i].span == span; ++i) h = mix_hash(h, hash_arg(args[i]));
+    range.hash = h;
+    range.end = static_cast<std::uint32_t>(i);
+    const auto [found, added] = ids.try_emplace(range, static_cast<std::uint32_t>(out.sets.size()));
+    if (added) out.sets.push_back(range);
+    out.of_span[span] = found->second;
+  }
+  return out;
+}
+
+// Each distinct set's rows once, sets one after another by id, a set's rows in the order
+// attached; slice_data.arg_set_id names the set.
+void write_arg_sets(Database& db, const Profile& p, const ArgSets& sets) {
   Statement st(db, "INSERT INTO args VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   std::int64_t id = 0;
-  for (const SpanArg& a : p.span_args) {
-    st.bind(1, id++).bind(2, std::int64_t{a.span}).bind(3, std::string_view(a.key));
-    st.bind(4, kArgTypes[static_cast<std::size_t>(a.type)]);
-    if (a.type == SpanArg::Type::Int) st.bind(5, a.int_value); else st.bind_null(5);
-    if (a.type == SpanArg::Type::String) st.bind(6, std::string_view(a.string_value)); else st.bind_null(6);
-    if (a.type == SpanArg::Type::Real) st.bind(7, a.real_value); else st.bind_null(7);
-    st.bind(8, std::string_view(display_value(a))).run();
+  for (std::size_t set = 0; set < sets.sets.size(); ++set) {
+    for (std::uint32_t i = sets.sets[set].first; i < sets.sets[set].end; ++i) {
+      const SpanArg& a = p.span_args[i];
+      st.bind(1, id++).bind(2, i64(set)).bind(3, std::string_view(a.key));
+      st.bind(4, kArgTypes[static_cast<std::size_t>(a.type)]);
+      if (a.type == SpanArg::Type::Int) st.bind(5, a.int_value); else st.bind_null(5);
+      if (a.type == SpanArg::Type::String) st.bind(6, std::string_view(a.string_value)); else st.bind_null(6);
+      if (a.type == SpanArg::Type::Real) st.bind(7, a.real_value); else st.bind_null(7);
+      st.bind(8, std::string_view(display_value(a))).run();
+    }
   }
 }
 
@@ -348,6 +427,14 @@ void check_consistent(const Profile& p) {
       throw Error(fmt::format("cannot save: span {} does not match its call-tree node (name and depth of a span "
                               "are those of its node); the profile was built inconsistently",
                               i));
+  }
+  // A span's arguments are one run of span_args: that run is its argument set.
+  for (std::size_t i = 0; i < p.span_args.size(); ++i) {
+    const std::uint32_t span = p.span_args[i].span;
+    if (span >= p.spans.size() || (i > 0 && span < p.span_args[i - 1].span))
+      throw Error(fmt::format("cannot save: span argument {} refers to span {} of {}, or is out of span order; the "
+                              "profile was built inconsistently",
+                              i, span, p.spans.size()));
   }
 }
 
@@ -440,6 +527,7 @@ void write_cpu_samples(Database& db, const Profile& p) {
 }
 
 void write_tables(Database& db, const Profile& p) {
+  const ArgSets args = arg_sets(p);
   {
     Statement st(db, "INSERT INTO meta(key, value) VALUES (?, ?)");
     for (const auto& [key, field] : meta_fields(p)) {
@@ -500,11 +588,13 @@ void write_tables(Database& db, const Profile& p) {
   }
   {
     io::Progress progress("saving spans", p.spans.size());
-    Statement st(db, "INSERT INTO slice_data VALUES (?, ?, ?, ?, ?)");
-    std::int64_t id = 0;
-    for (const Span& s : p.spans) {
-      st.bind(1, id++).bind_u64(2, s.start_ns).bind_u64(3, s.end_ns - s.start_ns).bind(4, std::int64_t{s.thread});
-      st.bind(5, std::int64_t{s.node}).run();
+    Statement st(db, "INSERT INTO slice_data VALUES (?, ?, ?, ?, ?, ?)");
+    for (std::size_t i = 0; i < p.spans.size(); ++i) {
+      const Span& s = p.spans[i];
+      st.bind(1, i64(i)).bind_u64(2, s.start_ns).bind_u64(3, s.end_ns - s.start_ns).bind(4, std::int64_t{s.thread});
+      st.bind(5, std::int64_t{s.node});
+      bind_id(st, 6, args.of_span[i]);
+      st.run();
       progress.advance(1);
     }
   }
@@ -547,7 +637,7 @@ void write_tables(Database& db, const Profile& p) {
     for (const auto& [key, value] : p.annotations)
       st.bind(1, std::string_view(key)).bind(2, std::string_view(value)).run();
   }
-  write_span_args(db, p);
+  write_arg_sets(db, p, args);
 }
 
 // ---- reading -------------------------------------------------------------------------
@@ -695,28 +785,85 @@ std::size_t row_count(Database& db, const char* table) {
   return count.step() ? static_cast<std::size_t>(std::max<std::int64_t>(0, count.i64(0))) : 0;
 }
 
-void read_span_args(Database& db, Profile& p) {
+// One args row's key and value (columns 0 to 4: key, value_type, int_value, string_value,
+// real_value); the span is the caller's.
+SpanArg read_arg(const Row& r, int first) {
+  SpanArg a;
+  a.key = r.text(first);
+  const std::string type = r.text(first + 1);
+  const auto known = std::find(std::begin(kArgTypes), std::end(kArgTypes), type);
+  if (known == std::end(kArgTypes)) r.fail(fmt::format("has the unknown value_type '{}'", type));
+  a.type = static_cast<SpanArg::Type>(known - std::begin(kArgTypes));
+  if (a.type == SpanArg::Type::Int) a.int_value = r.i64(first + 2);
+  if (a.type == SpanArg::Type::String) a.string_value = r.text(first + 3);
+  // SQLite stores a NaN as NULL: a real argument's NULL is the NaN it was.
+  if (a.type == SpanArg::Type::Real)
+    a.real_value = r.is_null(first + 4) ? std::numeric_limits<double>::quiet_NaN() : r.f64(first + 4);
+  return a;
+}
+
+// Version 7: one row per argument, its arg_set_id the slice's id.
+void read_span_args_per_slice(Database& db, Profile& p) {
   p.span_args.reserve(row_count(db, "args"));
   Statement st(db, "SELECT arg_set_id, key, value_type, int_value, string_value, real_value FROM args ORDER BY id",
                "args");
   while (st.step()) {
     const Row r(st, "args", p.span_args.size());
-    SpanArg a;
+    SpanArg a = read_arg(r, 1);
     a.span = r.u32(0);
     if (a.span >= p.spans.size()) r.fail(fmt::format("refers to the missing slice {}", a.span));
     if (!p.span_args.empty() && a.span < p.span_args.back().span) r.fail("is out of slice order");
-    a.key = r.text(1);
-    const std::string type = r.text(2);
-    const auto known = std::find(std::begin(kArgTypes), std::end(kArgTypes), type);
-    if (known == std::end(kArgTypes)) r.fail(fmt::format("has the unknown value_type '{}'", type));
-    a.type = static_cast<SpanArg::Type>(known - std::begin(kArgTypes));
-    if (a.type == SpanArg::Type::Int) a.int_value = r.i64(3);
-    if (a.type == SpanArg::Type::String) a.string_value = r.text(4);
-    if (a.type == SpanArg::Type::Real) a.real_value = r.f64(5);
     p.span_args.push_back(std::move(a));
   }
 }
 
+// Version 8: the rows of set 0, then of set 1, ... (as write_arg_sets stores them), each
+// slice's set copied to it. Every set a slice names must have rows, and every set must be
+// some slice's: a damaged id would otherwise move arguments to another slice unseen.
+void read_arg_sets(Database& db, Profile& p, const std::vector<std::uint32_t>& set_of_slice) {
+  std::vector<SpanArg> rows;
+  std::vector<std::uint32_t> set_first;  // by set id: its first row; then one past the last set
+  rows.reserve(row_count(db, "args"));
+  Statement st(db, "SELECT arg_set_id, key, value_type, int_value, string_value, real_value FROM args ORDER BY id",
+               "args");
+  while (st.step()) {
+    const Row r(st, "args", rows.size());
+    const std::int64_t set = r.i64(0);
+    if (set != static_cast<std::int64_t>(set_first.size()) - 1) {
+      if (set != static_cast<std::int64_t>(set_first.size()))
+        r.fail(fmt::format("has arg_set_id {} where {} was expected: argument sets are stored one after another, "
+                           "numbered from 0",
+                           set, set_first.empty() ? std::string("0") : fmt::format("{} or {}", set_first.size() - 1,
+                                                                                   set_first.size())));
+      set_first.push_back(static_cast<std::uint32_t>(rows.size()));
+    }
+    rows.push_back(read_arg(r, 1));
+  }
+  set_first.push_back(static_cast<std::uint32_t>(rows.size()));
+  const std::size_t sets = set_first.size() - 1;
+  std::vector<bool> used(sets, false);
+  std::size_t total = 0;
+  for (std::size_t slice = 0; slice < set_of_slice.size(); ++slice) {
+    const std::uint32_t set = set_of_slice[slice];
+    if (set == kNone) continue;
+    if (set >= sets)
+      invalid(db.path(), fmt::format("slice {} refers to the missing argument set {} (args has {} set{})", slice, set,
+                                     sets, sets == 1 ? "" : "s"));
+    used[set] = true;
+    total += set_first[set + 1] - set_first[set];
+  }
+  for (std::size_t set = 0; set < sets; ++set)
+    if (!used[set]) invalid(db.path(), fmt::format("argument set {} in args belongs to no slice", set));
+  p.span_args.reserve(total);
+  for (std::size_t slice = 0; slice < set_of_slice.size(); ++slice) {
+    const std::uint32_t set = set_of_slice[slice];
+    if (set == kNone) continue;
+    for (std::uint32_t i = set_first[set]; i < set_first[set + 1]; ++i) {
+      p.span_args.push_back(rows[i]);
+      p.span_args.back().span = static_cast<std::uint32_t>(slice);
+    }
+  }
+}
 
 void read_tables(Database& db, Profile& p, std::int64_t version) {
   const bool has_heap = version >= 2;
@@ -791,11 +938,28 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
       p.scopes.push_back(s);
     }
   }
+  std::vector<std::uint32_t> set_of_slice;  // version 8: each slice's arg_set_id, kNone for NULL
   {
+    const bool has_arg_sets = version >= 8;
     p.spans.reserve(row_count(db, "slice_data"));
-    Statement st(db, "SELECT ts, dur, utid, node_id FROM slice_data ORDER BY id", "slice_data");
+    if (has_arg_sets) set_of_slice.reserve(p.spans.capacity());
+    Statement st(db,
+                 has_arg_sets ? "SELECT ts, dur, utid, node_id, arg_set_id FROM slice_data ORDER BY id"
+                              : "SELECT ts, dur, utid, node_id FROM slice_data ORDER BY id",
+                 "slice_data");
     while (st.step()) {
       const Row r(st, "slice_data", p.spans.size());
+      if (has_arg_sets) {
+        // kNone stands for NULL: a stored 4294967295 is out of range rather than "no arguments".
+        std::uint32_t set = kNone;
+        if (!r.is_null(4)) {
+          const std::int64_t id = r.i64(4);
+          if (id < 0 || id >= static_cast<std::int64_t>(kNone))
+            r.fail(fmt::format("has arg_set_id = {}, out of range", id));
+          set = static_cast<std::uint32_t>(id);
+        }
+        set_of_slice.push_back(set);
+      }
       Span s;
       s.start_ns = r.u64(0);
       s.end_ns = r.end(0, 1);
@@ -857,7 +1021,10 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
     }
   }
   if (version >= 5) read_annotations(db, p);
-  if (version >= 7) read_span_args(db, p);
+  if (version >= 8)
+    read_arg_sets(db, p, set_of_slice);
+  else if (version == 7)
+    read_span_args_per_slice(db, p);
 }
 
 void validate_heap(const Profile& p, const std::string& path) {
