@@ -151,13 +151,16 @@ extern "C" __attribute__((visibility("hidden"))) void* nnprof_dlopen_target(cons
 }
 
 // dlopen(file, mode): asks nnprof_dlopen_target where to go, keeping the arguments, then
-// jumps there, so that the callee's return address is still the program's.
+// jumps there, so that the callee's return address is still the program's. (endbr64: the
+// PLT reaches it by an indirect jump, which a CPU enforcing indirect-branch tracking accepts
+// only onto that instruction; elsewhere it is a no-op.)
 asm(R"(
   .text
   .globl dlopen
   .type dlopen, @function
 dlopen:
   .cfi_startproc
+  endbr64
   pushq %rdi
   .cfi_adjust_cfa_offset 8
   pushq %rsi
