@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -192,6 +194,49 @@ TEST(SpanArgs, TheChromeTraceShowsThemAsTheSlicesArgs) {
   }
   EXPECT_EQ(matmuls, 3);
   EXPECT_EQ(softmaxes, 3);
+}
+
+// PyTorch's operators: an arrow from the forward call whose autograd node a backward operator
+// ran (the outermost with its sequence number) to that backward call.
+TEST(SpanArgs, TheChromeTraceLinksBackwardOperatorsToTheirForwardCalls) {
+  nnprof::Profiler p;
+  const auto op = [&](const char* name, const char* scope, std::int64_t seq, auto&& inside) {
+    p.start(name);
+    p.arg("op_scope", scope);
+    if (seq >= 0) p.arg("seq", seq);
+    inside();
+    p.stop(name);
+  };
+  const auto nothing = [] {};
+  op("aten::detach", "function", 7, nothing);  // an earlier call that shows the same number: not it
+  op("train_step", "user", -1, [&] {
+    op("aten::linear", "function", 7, [&] { op("aten::addmm", "function", 7, nothing); });  // linear is the outermost
+  });
+  op("aten::relu", "function", 8, nothing);
+  op("AddmmBackward0", "backward", 7, nothing);
+  op("ReluBackward0", "backward", 8, nothing);
+  op("SumBackward0", "backward", 9, nothing);  // no forward call carries 9: no arrow
+  const Profile profile = p.snapshot();
+  std::ostringstream out;
+  nnprof::Report(profile).write(out, nnprof::ReportFormat::Chrome);
+  const auto trace = nlohmann::json::parse(out.str());
+  std::map<std::string, double> start_of;  // scope name -> its slice's ts
+  std::map<std::uint64_t, std::pair<double, double>> arrows;  // id -> (s ts, f ts)
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") == "X" && e.value("cat", "") == "scope") start_of[e["name"].get<std::string>()] = e["ts"].get<double>();
+    if (e.value("cat", "") != "fwd_bwd") continue;
+    auto& arrow = arrows[e["id"].get<std::uint64_t>()];
+    (e["ph"] == "s" ? arrow.first : arrow.second) = e["ts"].get<double>();
+    if (e["ph"] == "f") {
+      EXPECT_EQ(e["bp"], "e");
+    }
+  }
+  ASSERT_EQ(arrows.size(), 2u);
+  std::set<std::pair<double, double>> expected{{start_of["aten::linear"], start_of["AddmmBackward0"]},
+                                               {start_of["aten::relu"], start_of["ReluBackward0"]}};
+  std::set<std::pair<double, double>> got;
+  for (const auto& [id, arrow] : arrows) got.insert(arrow);
+  EXPECT_EQ(got, expected);
 }
 
 TEST(SpanArgs, TheHtmlTimelineShowsThemInTheSpansTooltip) {
