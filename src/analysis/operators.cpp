@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -153,41 +154,24 @@ void sweep_spans(const Profile& profile, std::vector<Call>& calls, const std::ve
   table.covered_ns = covered;
 }
 
-// Each backward call with a "seq" to the outermost forward call with that sequence number: the
-// call whose autograd node it ran. torch numbers per forward thread, so where several threads'
-// forward calls share a number, the last one that started before the backward call is taken.
 void link_backward(const Profile& profile, const std::vector<Call>& calls, std::vector<OperatorGroup>& groups) {
-  bool any_backward = false;
-  for (const Call& c : calls) any_backward = any_backward || (c.scope == OperatorScope::Backward && c.has_seq);
-  if (!any_backward) return;
-  std::unordered_map<std::int64_t, std::vector<std::uint32_t>> forward_of_seq;  // calls, in span order
+  std::vector<analysis::NumberedCall> numbered;
+  std::vector<std::uint32_t> call_of;  // numbered[i] is calls[call_of[i]]
   for (std::uint32_t k = 0; k < calls.size(); ++k) {
     const Call& c = calls[k];
-    if (c.scope != OperatorScope::Function || !c.has_seq) continue;
-    std::vector<std::uint32_t>& found = forward_of_seq[c.seq];
-    if (!found.empty()) {
-      // Spans are in thread then start order, so an enclosing call with the same number came last.
-      const Span& last = profile.spans[calls[found.back()].span];
-      const Span& span = profile.spans[c.span];
-      if (last.thread == span.thread && last.start_ns <= span.start_ns && span.end_ns <= last.end_ns) continue;
-    }
-    found.push_back(k);
+    if (!c.has_seq || (c.scope != OperatorScope::Function && c.scope != OperatorScope::Backward)) continue;
+    numbered.push_back(analysis::NumberedCall{c.span, c.seq, c.scope == OperatorScope::Backward});
+    call_of.push_back(k);
   }
-  for (const Call& c : calls) {
-    if (c.scope != OperatorScope::Backward || !c.has_seq) continue;
-    OperatorGroup& group = groups[c.group];
-    const auto found = forward_of_seq.find(c.seq);
-    if (found == forward_of_seq.end()) {
+  const std::vector<std::uint32_t> forward = analysis::forward_of_backward(profile, numbered);
+  for (std::size_t i = 0; i < numbered.size(); ++i) {
+    if (!numbered[i].backward) continue;
+    OperatorGroup& group = groups[calls[call_of[i]].group];
+    if (forward[i] == kNone) {
       ++group.unlinked_calls;
       continue;
     }
-    const std::uint64_t start = profile.spans[c.span].start_ns;
-    std::uint32_t chosen = found->second.front();
-    for (const std::uint32_t k : found->second) {
-      const std::uint64_t forward_start = profile.spans[calls[k].span].start_ns;
-      if (forward_start <= start && forward_start >= profile.spans[calls[chosen].span].start_ns) chosen = k;
-    }
-    const std::uint32_t forward_group = calls[chosen].group;
+    const std::uint32_t forward_group = calls[call_of[forward[i]]].group;
     auto link = std::find_if(group.forward.begin(), group.forward.end(),
                              [&](const OperatorLink& l) { return l.group == forward_group; });
     if (link == group.forward.end()) link = group.forward.insert(group.forward.end(), OperatorLink{forward_group, 0});
@@ -196,6 +180,66 @@ void link_backward(const Profile& profile, const std::vector<Call>& calls, std::
 }
 
 }  // namespace
+
+namespace analysis {
+
+std::vector<std::uint32_t> forward_of_backward(const Profile& profile, const std::vector<NumberedCall>& calls) {
+  std::vector<std::uint32_t> forward(calls.size(), kNone);
+  std::unordered_map<std::int64_t, std::vector<std::uint32_t>> forward_of_seq;
+  bool any_backward = false;
+  for (std::uint32_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].backward)
+      any_backward = true;
+    else
+      forward_of_seq[calls[i].seq].push_back(i);
+  }
+  if (!any_backward) return forward;
+  const auto span = [&](std::uint32_t i) -> const Span& { return profile.spans[calls[i].span]; };
+  for (std::uint32_t i = 0; i < calls.size(); ++i) {
+    if (!calls[i].backward) continue;
+    const auto found = forward_of_seq.find(calls[i].seq);
+    if (found == forward_of_seq.end()) continue;
+    // torch numbers per forward thread, and the calls nested in a forward call share its number:
+    // the latest call with the number before the backward one, then the outermost call with the
+    // number that encloses it on its thread.
+    std::uint32_t latest = kNone;
+    for (const std::uint32_t k : found->second)
+      if (span(k).start_ns <= span(i).start_ns && (latest == kNone || span(k).start_ns > span(latest).start_ns)) latest = k;
+    if (latest == kNone) continue;
+    std::uint32_t outermost = latest;
+    for (const std::uint32_t k : found->second) {
+      const Span& c = span(k);
+      if (c.thread == span(latest).thread && c.start_ns <= span(latest).start_ns && c.end_ns >= span(latest).end_ns &&
+          c.depth < span(outermost).depth)
+        outermost = k;
+    }
+    forward[i] = outermost;
+  }
+  return forward;
+}
+
+std::vector<ForwardBackward> forward_backward_links(const Profile& profile) {
+  std::vector<NumberedCall> calls;
+  const std::vector<SpanArg>& args = profile.span_args;  // sorted by span
+  for (std::size_t i = 0; i < args.size();) {
+    const std::uint32_t span = args[i].span;
+    std::optional<std::int64_t> seq;
+    OperatorScope scope = OperatorScope::Other;
+    for (; i < args.size() && args[i].span == span; ++i) {
+      if (args[i].key == "seq" && args[i].type == SpanArg::Type::Int) seq = args[i].int_value;
+      if (args[i].key == "op_scope" && args[i].type == SpanArg::Type::String) scope = scope_named(args[i].string_value);
+    }
+    if (seq && span < profile.spans.size() && (scope == OperatorScope::Function || scope == OperatorScope::Backward))
+      calls.push_back(NumberedCall{span, *seq, scope == OperatorScope::Backward});
+  }
+  const std::vector<std::uint32_t> forward = forward_of_backward(profile, calls);
+  std::vector<ForwardBackward> links;
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    if (forward[i] != kNone) links.push_back(ForwardBackward{calls[forward[i]].span, calls[i].span});
+  return links;
+}
+
+}  // namespace analysis
 
 const char* to_string(OperatorScope scope) noexcept {
   switch (scope) {

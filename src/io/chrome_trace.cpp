@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/cpu_profile.hpp"
+#include "analysis/operators.hpp"
 #include "io/gpu_store.hpp"
 #include "io/progress.hpp"
 #include "nnprof/error.hpp"
@@ -196,62 +197,18 @@ std::string counter_track_name(const GpuCounter& c) {
   return c.name;
 }
 
-// PyTorch's forward -> backward arrows ("fwd_bwd", as the PyTorch profiler draws them): a
-// backward operator's "seq" is the sequence number of the forward call whose autograd node it
-// ran. The arrow starts at the latest forward call with that number before the backward one,
-// or at the outermost call with the number that encloses it (operators nested in it share the
-// number); it ends at the backward call. Ids start at 2^40, clear of the thread flows' and the GPU launches'.
+// PyTorch's forward -> backward arrows ("fwd_bwd", as the PyTorch profiler draws them), from
+// the forward call whose autograd node a backward operator ran to that backward call
+// (analysis::forward_backward_links). Ids start at 2^40, clear of the thread flows' and the
+// GPU launches'.
 template <class TidOf>
 void write_forward_backward_flows(const Profile& p, TraceWriter& w, int pid, TidOf&& tid_of) {
-  struct Op {
-    std::uint32_t span;
-    std::int64_t seq;
-  };
-  std::vector<Op> forward, backward;
-  std::uint32_t span = kNone;
-  std::int64_t seq = -1;
-  int kind = 0;  // 1: a function call, 2: a backward one
-  const auto take = [&] {
-    if (span == kNone || seq < 0 || kind == 0) return;
-    (kind == 1 ? forward : backward).push_back(Op{span, seq});
-  };
-  for (const SpanArg& a : p.span_args) {  // sorted by span
-    if (a.span != span) {
-      take();
-      span = a.span;
-      seq = -1;
-      kind = 0;
-    }
-    if (a.key == "seq" && a.type == SpanArg::Type::Int) seq = a.int_value;
-    if (a.key == "op_scope" && a.type == SpanArg::Type::String)
-      kind = a.string_value == "function" ? 1 : a.string_value == "backward" ? 2 : 0;
-  }
-  take();
-  if (forward.empty() || backward.empty()) return;
-  std::unordered_map<std::int64_t, std::vector<std::uint32_t>> forward_of;
-  for (const Op& f : forward) forward_of[f.seq].push_back(f.span);
   std::uint64_t id = std::uint64_t{1} << 40;
-  for (const Op& b : backward) {
-    const auto it = forward_of.find(b.seq);
-    if (it == forward_of.end()) continue;
-    const Span& to = p.spans[b.span];
-    // The latest call with the number before the backward one, then the outermost call with
-    // the number that encloses it.
-    const Span* latest = nullptr;
-    for (std::uint32_t candidate : it->second) {
-      const Span& c = p.spans[candidate];
-      if (c.start_ns <= to.start_ns && (latest == nullptr || c.start_ns > latest->start_ns)) latest = &c;
-    }
-    if (latest == nullptr) continue;
-    const Span* from = latest;
-    for (std::uint32_t candidate : it->second) {
-      const Span& c = p.spans[candidate];
-      if (c.thread == latest->thread && c.start_ns <= latest->start_ns && c.end_ns >= latest->end_ns &&
-          c.depth < from->depth)
-        from = &c;
-    }
+  for (const analysis::ForwardBackward& link : analysis::forward_backward_links(p)) {
+    const Span& from = p.spans[link.forward_span];
+    const Span& to = p.spans[link.backward_span];
     w.event(R"({{"ph":"s","id":{},"pid":{},"tid":{},"ts":{},"name":"fwd_bwd","cat":"fwd_bwd"}})", id, pid,
-            tid_of(from->thread), Micros{from->start_ns});
+            tid_of(from.thread), Micros{from.start_ns});
     w.event(R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"ts":{},"name":"fwd_bwd","cat":"fwd_bwd"}})", id, pid,
             tid_of(to.thread), Micros{to.start_ns});
     ++id;
