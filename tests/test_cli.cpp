@@ -23,8 +23,11 @@
 #include "cli_run.hpp"
 #include "nnprof/nnprof.hpp"
 #include "test_directory.hpp"
+#include "test_helpers.hpp"
 
 namespace {
+
+using nnprof::testing::slurp;
 
 namespace fs = std::filesystem;
 
@@ -79,11 +82,6 @@ const DemoRun& demo_run() {
   return demo;
 }
 const fs::path& demo_dir() { return demo_run().dir; }
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 TEST(Cli, DemoPrintsTheSummaryTheModelsAndTheFilesWritten) {
   const std::string& out = demo_run().run.output;

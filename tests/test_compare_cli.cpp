@@ -16,23 +16,14 @@
 
 #include "cli_run.hpp"
 #include "nnprof/nnprof.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 
+using nnprof::testing::slurp;
+using nnprof::testing::spin_us;
+
 namespace fs = std::filesystem;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// Busy-waits `us` microseconds: a scope that takes at least that long, whatever the load
-// (a sleep would add the scheduler's wake-up latency, which varies much more).
-void spin_us(int us) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
-  while (std::chrono::steady_clock::now() < until) {
-  }
-}
 
 // A training-like run: 20 steps, each a matmul of `matmul_us` and a softmax of 100 us;
 // an "init" scope called once; `extra` names a scope only this run has.

@@ -17,15 +17,13 @@
 #include "cli_run.hpp"
 #include "nnprof/nnprof.hpp"
 #include "test_directory.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
+using nnprof::testing::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+namespace fs = std::filesystem;
 
 /// Calls of scope `name` in the profile, over every call-tree node of that name.
 std::uint64_t calls_of(const nnprof::Profile& p, const std::string& name) {

@@ -22,9 +22,12 @@
 #include "render/render.hpp"
 #include "report/documents.hpp"
 #include "report/report_data.hpp"
+#include "test_helpers.hpp"
 
 namespace nnprof {
 namespace {
+
+using nnprof::testing::spin_us;
 
 namespace fs = std::filesystem;
 
@@ -40,12 +43,6 @@ std::string markdown_of(const Profile& p) {
   std::ostringstream out;
   io::write_markdown_report(p, out);
   return out.str();
-}
-
-void spin_us(int us) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
-  while (std::chrono::steady_clock::now() < until) {
-  }
 }
 
 // A small run: `step` around `work` (named as given, FLOPs declared) and `tail`.

@@ -15,21 +15,14 @@
 
 #include "cli_run.hpp"
 #include "nnprof/nnprof.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 
+using nnprof::testing::slurp;
+using nnprof::testing::spin_us;
+
 namespace fs = std::filesystem;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void spin_us(int us) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
-  while (std::chrono::steady_clock::now() < until) {
-  }
-}
 
 // 40 steps of a matmul of `matmul_us` and a softmax of 100 us, statistics only: compare runs
 // Welch's test on a profile too, so a profile and its report must give the same verdicts.
