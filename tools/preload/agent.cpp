@@ -54,6 +54,7 @@
 #include "nnprof/gpu.hpp"
 #include "nnprof/memory.hpp"
 #include "nnprof/profiler.hpp"
+#include "say.hpp"
 #include "torch_ops.hpp"
 
 namespace {
@@ -141,10 +142,7 @@ bool managed(int sig) {
   return sig > 0 && sig <= 64 && (g_managed_signals.load(std::memory_order_acquire) >> (sig - 1) & 1) != 0;
 }
 
-void say(const std::string& line) {
-  const std::string text = "nnprof: " + line + "\n";
-  [[maybe_unused]] ssize_t rc = write(STDERR_FILENO, text.data(), text.size());
-}
+using nnprof::agent::say;
 
 std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
   const char* v = std::getenv(name);

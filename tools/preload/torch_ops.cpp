@@ -21,6 +21,7 @@
 #include <cstring>
 #include <string>
 
+#include "say.hpp"
 #include "torch_ops.hpp"
 
 namespace {
@@ -37,10 +38,7 @@ DlopenFn real_dlopen() {
   return fn;
 }
 
-void say(const std::string& line) {
-  const std::string text = "nnprof: " + line + "\n";
-  [[maybe_unused]] const ssize_t n = write(STDERR_FILENO, text.data(), text.size());
-}
+using nnprof::agent::say;
 
 // 0: watching for LibTorch; 1: it was found (started, or a message said why not); 2: off.
 std::atomic<int> g_state{0};
