@@ -11,6 +11,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium
   python3
+  # The Python package: pybind11 and the interpreter's headers.
+  pybind11-dev python3-dev
   # PyTorch operators: LibTorch for libnnprof_torch, Debian's torch and pytest for its tests.
   libtorch-dev python3-torch python3-pytest
 )
