@@ -1,0 +1,353 @@
+"""PerformanceProfiler: time, memory and compute of named regions of a program (seed 003).
+
+    profiler = nnprof.PerformanceProfiler()
+    with profiler.profile("training_loop"):
+        train()
+    metrics = profiler.get_metrics()
+    print(metrics.summary())     # Peak RAM: 2.4 GB, Wall Time: 45.2s, GPU Util: not measured
+
+Each region is nnprof::Profiler::profile (nnprof/session_metrics.hpp) on a profiler of the
+PerformanceProfiler's own: wall time; the process's CPU, user and system time (getrusage, every
+thread); the process's RSS at the start and end, and its peak (exact when the process's
+high-water mark rose in the region, else the largest of the start, end and the readings taken
+every memory_interval); FLOPs declared inside the region. An exception leaving the region keeps
+its figures up to then (PerformanceMetrics.completed is False).
+
+What is not measured yet is None and prints as "not measured", never a guess:
+- system (cpu_percent, memory_percent, disk_io_percent, network_io_mb, energy_kwh, carbon_kg)
+  and track_carbon: filled when nnprof samples the machine's counters (the system-metrics issue);
+- GPU figures without a GPU nnprof can trace (no driver, no device, built without CUDA);
+- estimated_flops without estimate_flops=True; memory_leak_detected without detailed_memory=True.
+MB are 10**6 bytes and GB 10**9, as the seed prints them.
+"""
+import ctypes
+import dataclasses
+import os
+import sys
+import warnings
+from typing import Any, Dict, Optional
+
+from nnprof import _native
+
+__all__ = ["PerformanceProfiler", "PerformanceMetrics", "MemoryMetrics", "TimingMetrics", "ComputeMetrics",
+           "SystemMetrics"]
+
+_MB = 1e6
+_NOT_MEASURED = "not measured"
+
+
+@dataclasses.dataclass
+class MemoryMetrics:
+    peak_ram_mb: float                       # peak RSS of the process in the region
+    final_ram_mb: float                      # RSS at the region's end
+    initial_ram_mb: float                    # RSS at its start
+    peak_ram_exact: bool                     # False: the peak is the largest reading, a lower bound
+    peak_gpu_mb: Optional[float] = None      # device memory allocated at most (CUPTI); None: no GPU traced
+    memory_leak_detected: Optional[bool] = None  # detailed_memory only, see PerformanceProfiler
+    heap_initial_mb: Optional[float] = None  # glibc heap in use at the start (detailed_memory)
+    heap_peak_mb: Optional[float] = None     # the largest reading of the heap in use (detailed_memory)
+    heap_final_mb: Optional[float] = None    # heap in use at the end (detailed_memory)
+
+
+@dataclasses.dataclass
+class TimingMetrics:
+    wall_time_s: float
+    cpu_time_s: float     # user + system, every thread of the process
+    user_time_s: float
+    system_time_s: float
+
+
+@dataclasses.dataclass
+class ComputeMetrics:
+    estimated_flops: Optional[float] = None     # FLOPs of the torch operators run in the region
+    flops_per_second: Optional[float] = None    # estimated_flops / wall time
+    gpu_utilization_percent: Optional[float] = None  # NVML's mean over the region; None: not measured
+    cpu_utilization_percent: Optional[float] = None  # CPU time / wall time: 100 is one core busy
+
+
+@dataclasses.dataclass
+class SystemMetrics:
+    """The machine's figures: not measured yet (all None) until nnprof samples them."""
+    cpu_percent: Optional[float] = None
+    memory_percent: Optional[float] = None
+    disk_io_percent: Optional[float] = None
+    network_io_mb: Optional[float] = None
+    energy_kwh: Optional[float] = None
+    carbon_kg: Optional[float] = None
+
+
+@dataclasses.dataclass
+class PerformanceMetrics:
+    name: str
+    completed: bool       # False: an exception ended the region; the figures cover it up to then
+    memory: MemoryMetrics
+    timing: TimingMetrics
+    compute: ComputeMetrics
+    system: SystemMetrics
+    notes: list = dataclasses.field(default_factory=list)  # why a figure is not measured
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def summary(self) -> str:
+        """One line: "Peak RAM: 2.4 GB, Wall Time: 45.2s, GPU Util: 78%"."""
+        peak = self.memory.peak_ram_mb * _MB
+        ram = f"{peak / 1e9:.1f} GB" if peak >= 1e9 else f"{peak / _MB:.1f} MB"
+        wall = self.timing.wall_time_s
+        wall_text = f"{wall:.1f}s" if wall >= 1 else f"{wall:.3g}s"
+        gpu = self.compute.gpu_utilization_percent
+        gpu_text = _NOT_MEASURED if gpu is None else f"{gpu:.0f}%"
+        line = f"Peak RAM: {ram}, Wall Time: {wall_text}, GPU Util: {gpu_text}"
+        return line if self.completed else line + " (partial: ended by an exception)"
+
+
+def _library_dir():
+    """The directory of the libnnprof.so this process loaded (the module's)."""
+    with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+        for line in maps:
+            path = line.rstrip("\n").split(maxsplit=5)[-1]
+            if os.path.basename(path).startswith("libnnprof.so"):
+                return os.path.dirname(path)
+    raise RuntimeError("nnprof: libnnprof.so is not loaded in this process")
+
+
+class _TorchOperators:
+    """libnnprof_torch, loaded with ctypes so that the module needs no LibTorch: its observer
+    makes every torch operator a scope of a given profiler and declares the operator's FLOPs."""
+
+    _lib = None
+
+    @classmethod
+    def library(cls):
+        if cls._lib is None:
+            if "torch" not in sys.modules:
+                try:
+                    import torch  # noqa: F401  (the observer needs torch's libraries loaded)
+                except ImportError as error:
+                    raise RuntimeError(f"estimate_flops=True counts the FLOPs of torch operators: {error}") from None
+            directory = _library_dir()
+            path = next((os.path.join(directory, n) for n in ("libnnprof_torch.so.0", "libnnprof_torch.so")
+                         if os.path.exists(os.path.join(directory, n))), None)
+            if path is None:
+                raise RuntimeError(f"estimate_flops=True needs libnnprof_torch.so beside libnnprof in {directory}; "
+                                   "nnprof was built without LibTorch")
+            lib = ctypes.CDLL(path)
+            lib.nnprof_torch_observe.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_ulong]
+            lib.nnprof_torch_observe.restype = ctypes.c_void_p
+            lib.nnprof_torch_unobserve.argtypes = [ctypes.c_void_p]
+            lib.nnprof_torch_unobserve.restype = None
+            cls._lib = lib
+        return cls._lib
+
+    @classmethod
+    def observe(cls, profiler_address):
+        """Starts observing into the profiler at that address; returns the observer."""
+        lib = cls.library()
+        why = ctypes.create_string_buffer(512)
+        observer = lib.nnprof_torch_observe(profiler_address, 1, why, len(why))
+        if not observer:
+            raise RuntimeError(f"estimate_flops=True: torch operators cannot be observed: {why.value.decode()}")
+        return observer
+
+    @classmethod
+    def unobserve(cls, observer):
+        cls.library().nnprof_torch_unobserve(observer)
+
+
+class _OpenRegion:
+    def __init__(self, name):
+        self.name = name
+        self.sampler = None
+        self.gpu = None
+        self.observer = None
+        self.notes = []
+
+
+class _ProfiledBlock:
+    """The context manager of PerformanceProfiler.profile(name)."""
+
+    def __init__(self, profiler, name):
+        self._profiler = profiler
+        self._name = name
+
+    def __enter__(self):
+        self._profiler._begin(self._name)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._profiler._end(completed=exc_type is None)
+        return False
+
+
+class PerformanceProfiler:
+    """Time, memory and compute of named regions.
+
+    track_gpu: trace the GPU (CUPTI: device memory; NVML: utilisation) in each region, where
+        nnprof can; elsewhere the GPU figures are None.
+    track_carbon: energy and carbon are not measured yet: the figures stay None.
+    detailed_memory: read the glibc heap in use every memory_interval and flag a potential leak:
+        memory_leak_detected is True when the heap grew by more than 1 MB over the region and
+        kept at least half of what it gained at its peak (memory allocated and never given
+        back). Without it memory_leak_detected is None.
+    memory_interval: seconds between memory readings (RSS always, the heap with detailed_memory).
+    enable_line_profiling: a line-level profile needs Python frames in nnprof's CPU samples,
+        which it does not collect yet: the flag warns and is otherwise ignored.
+    estimate_flops: count the FLOPs of every torch operator run in the region on the thread
+        that opened it (nnprof's operator observer, libnnprof_torch: matmuls, convolutions,
+        softmax, layer norm, GELU, elementwise add/sub/mul/div).
+    """
+
+    def __init__(self, track_gpu=True, track_carbon=False, detailed_memory=False, memory_interval=0.5,
+                 enable_line_profiling=False, estimate_flops=False):
+        if memory_interval <= 0:
+            raise ValueError(f"PerformanceProfiler: memory_interval must be a positive number of seconds "
+                             f"(got {memory_interval})")
+        self.track_gpu = bool(track_gpu)
+        self.track_carbon = bool(track_carbon)
+        self.detailed_memory = bool(detailed_memory)
+        self.memory_interval = float(memory_interval)
+        self.enable_line_profiling = bool(enable_line_profiling)
+        self.estimate_flops = bool(estimate_flops)
+        if self.enable_line_profiling:
+            warnings.warn("PerformanceProfiler(enable_line_profiling=True): a line-level profile needs Python "
+                          "frames in nnprof's CPU samples, which this version does not collect; no line profile "
+                          "is made", RuntimeWarning, stacklevel=2)
+        if self.track_carbon:
+            warnings.warn("PerformanceProfiler(track_carbon=True): energy and carbon are not measured by this "
+                          "version; system.energy_kwh and system.carbon_kg stay None", RuntimeWarning, stacklevel=2)
+        self._regions = _native._RegionProfiler()
+        self._open = []
+        self._extras = {}       # name -> what the Python side measured of its last finished region
+        self._gpu_why = None
+        if self.track_gpu:
+            usable, why = _native._gpu_available()
+            self._gpu_why = None if usable else why
+        self._observer = None
+        self._observer_depth = 0
+
+    # -- regions ----------------------------------------------------------------------------
+
+    def profile(self, operation_name):
+        """``with profiler.profile(name):`` measures the block as a region named `name`."""
+        return _ProfiledBlock(self, str(operation_name))
+
+    def _begin(self, name):
+        region = _OpenRegion(name)
+        if self.estimate_flops:
+            if self._observer is None:
+                self._observer = _TorchOperators.observe(self._regions._profiler_address())
+            self._observer_depth += 1
+            region.observer = self._observer
+        region.sampler = _native._AllocatorSampler(self.memory_interval * 1000.0)
+        region.sampler.start()
+        if self.track_gpu and self._gpu_why is None:
+            gpu = _native._GpuTrace(True)
+            if gpu.tracing:
+                region.gpu = gpu
+            else:
+                region.notes.append(f"GPU not traced: {gpu.status}")
+        self._open.append(region)
+        self._regions.begin(name)
+
+    def _end(self, completed):
+        region = self._open.pop()
+        try:
+            self._regions.end(completed)
+        finally:
+            region.sampler.stop()
+            if region.observer is not None:
+                self._observer_depth -= 1
+                if self._observer_depth == 0:
+                    _TorchOperators.unobserve(self._observer)
+                    self._observer = None
+            gpu_memory = gpu_streams = None
+            if region.gpu is not None:
+                torch = sys.modules.get("torch")
+                if torch is not None and torch.cuda.is_initialized():
+                    torch.cuda.synchronize()
+                region.gpu.stop()
+                gpu_memory = region.gpu.memory_report()
+                gpu_streams = region.gpu.stream_report()
+            self._extras[region.name] = (region.sampler.readings(), gpu_memory, gpu_streams, region.notes)
+            self._extras[None] = self._extras[region.name]
+
+    # -- results ----------------------------------------------------------------------------
+
+    def has_results(self):
+        """True once a region has finished (also when an exception ended it)."""
+        return self._regions.has_results()
+
+    def get_metrics(self, operation_name=None):
+        """The metrics of the last finished region named `operation_name`, or of the last
+        finished region. KeyError for a name without a finished region; RuntimeError when
+        none has finished."""
+        raw = self._regions.get_metrics(operation_name)
+        if raw is None:
+            if operation_name is not None:
+                raise KeyError(f"PerformanceProfiler: no finished region named {operation_name!r}")
+            raise RuntimeError("PerformanceProfiler: no profiled region has finished yet")
+        readings, gpu_memory, gpu_streams, notes = self._extras[raw["name"] if operation_name is not None else None]
+        return self._metrics(raw, readings, gpu_memory, gpu_streams, list(notes))
+
+    def _metrics(self, raw, readings, gpu_memory, gpu_streams, notes):
+        wall_s = raw["wall_ns"] / 1e9
+        peak_rss = raw["rss_peak_bytes"]
+        if not raw["rss_peak_exact"] and readings:
+            peak_rss = max(peak_rss, max(r[3] for r in readings))
+        memory = MemoryMetrics(peak_ram_mb=peak_rss / _MB, final_ram_mb=raw["rss_final_bytes"] / _MB,
+                               initial_ram_mb=raw["rss_initial_bytes"] / _MB, peak_ram_exact=raw["rss_peak_exact"])
+        if self.detailed_memory and readings:
+            initial, final = readings[0][1], readings[-1][1]
+            peak = max(r[1] for r in readings)
+            growth = final - initial
+            memory.heap_initial_mb, memory.heap_peak_mb, memory.heap_final_mb = initial / _MB, peak / _MB, final / _MB
+            memory.memory_leak_detected = growth > _MB and growth >= 0.5 * (peak - initial)
+        elif not self.detailed_memory:
+            notes.append("memory_leak_detected: not measured (detailed_memory=False)")
+        timing = TimingMetrics(wall_time_s=wall_s, cpu_time_s=raw["cpu_ns"] / 1e9, user_time_s=raw["user_ns"] / 1e9,
+                               system_time_s=raw["system_ns"] / 1e9)
+        compute = ComputeMetrics(cpu_utilization_percent=raw["cpu_utilization"] * 100.0)
+        if self.estimate_flops:
+            compute.estimated_flops = raw["flops"]
+            compute.flops_per_second = raw["flops_per_second"]
+        else:
+            notes.append("estimated_flops: not measured (estimate_flops=False)")
+        if gpu_memory is not None:
+            memory.peak_gpu_mb = sum(d["peak_bytes"] for d in gpu_memory["devices"]) / _MB
+            utilization = [d["gpu_utilization_mean"] for d in gpu_streams["devices"]
+                           if d["gpu_utilization_mean"] is not None]
+            if utilization:
+                compute.gpu_utilization_percent = sum(utilization) / len(utilization)
+            else:
+                notes.append("gpu_utilization_percent: no NVML sample in the region")
+        elif not self.track_gpu:
+            notes.append("GPU: not measured (track_gpu=False)")
+        elif self._gpu_why is not None:
+            notes.append(f"GPU: not measured: {self._gpu_why}")
+        notes.append("system: not measured by this version of nnprof")
+        return PerformanceMetrics(name=raw["name"], completed=raw["completed"], memory=memory, timing=timing,
+                                  compute=compute, system=SystemMetrics(), notes=notes)
+
+    def get_timing_breakdown(self):
+        """Seconds of wall time of every region name (regions of one name summed), in the
+        order first finished."""
+        return {name: wall_ns / 1e9 for name, _count, wall_ns, _share in self._regions.get_timing_breakdown()}
+
+    def get_current_memory(self):
+        """The process's resident memory (RSS) now, in MB."""
+        return _native._current_rss() / _MB
+
+    def get_current_gpu_memory(self):
+        """The share of the current CUDA device's memory in use now, 0..1 (every process's, as
+        the driver reports it). RuntimeError naming the reason where no GPU is tracked:
+        track_gpu=False, no usable GPU, or torch without CUDA."""
+        if not self.track_gpu:
+            raise RuntimeError("PerformanceProfiler.get_current_gpu_memory: track_gpu is False")
+        if self._gpu_why is not None:
+            raise RuntimeError(f"PerformanceProfiler.get_current_gpu_memory: {self._gpu_why}")
+        torch = sys.modules.get("torch")
+        if torch is None or not torch.cuda.is_available():
+            raise RuntimeError("PerformanceProfiler.get_current_gpu_memory: reads the device's memory through "
+                               "torch.cuda, which is not imported or has no CUDA device")
+        free, total = torch.cuda.mem_get_info()
+        return (total - free) / total
