@@ -105,11 +105,12 @@ class MetricsCollector:
         'bottleneck': the name of the most severe finding (None when nothing stands out),
         'description' and 'suggestion' of that finding, 'findings': every finding (type,
         severity, name, value, threshold, description, suggestion), 'phases': each timed
-        scope's seconds and share of the timed time, and 'slowest': the phase with the most."""
+        scope's seconds (inclusive) and self_share (its own time, outside the phases timed
+        inside it, over all timed time), and 'slowest': the phase with the most seconds."""
         findings = self._session.analyze_bottlenecks()
         scopes = self._session.scopes()
         total = sum(s["self_ns"] for s in scopes) or 1
-        phases = {s["name"]: {"seconds": s["total_ns"] / 1e9, "share": s["self_ns"] / total} for s in scopes}
+        phases = {s["name"]: {"seconds": s["total_ns"] / 1e9, "self_share": s["self_ns"] / total} for s in scopes}
         top = findings[0] if findings else None
         return {
             "bottleneck": top["name"] if top else None,
