@@ -1,0 +1,287 @@
+"""Seed 003 (cookbook's PerformanceProfiler): every example of the seed, on torch CPU models."""
+import math
+import re
+import time
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+
+import nnprof
+from nnprof import _native
+
+GPU_USABLE, GPU_WHY = _native._gpu_available()
+
+
+def spin(seconds):
+    """CPU work for about `seconds` of wall time."""
+    end = time.perf_counter() + seconds
+    x = 0
+    while time.perf_counter() < end:
+        x += 1
+    return x
+
+
+def train_epoch(model, optimizer, data, target):
+    optimizer.zero_grad()
+    loss = nn.functional.cross_entropy(model(data), target)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def test_constructor_defaults_are_the_seeds():
+    profiler = nnprof.PerformanceProfiler()
+    assert (profiler.track_gpu, profiler.track_carbon, profiler.detailed_memory, profiler.memory_interval,
+            profiler.enable_line_profiling, profiler.estimate_flops) == (True, False, False, 0.5, False, False)
+
+
+def test_basic_performance_profiling():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data, target = torch.randn(256, 128), torch.randint(0, 10, (256,))
+    profiler = nnprof.PerformanceProfiler(track_gpu=True)
+    started = time.perf_counter()
+    with profiler.profile("model_training"):
+        for epoch in range(10):
+            train_epoch(model, optimizer, data, target)
+    elapsed = time.perf_counter() - started
+    metrics = profiler.get_metrics()
+    print(f"Training completed in {metrics.timing.wall_time_s:.1f}s")
+    print(f"Peak memory usage: {metrics.memory.peak_ram_mb:.1f} MB")
+    assert metrics.name == "model_training" and metrics.completed
+    assert 0 < metrics.timing.wall_time_s <= elapsed
+    assert metrics.timing.cpu_time_s == pytest.approx(metrics.timing.user_time_s + metrics.timing.system_time_s)
+    assert metrics.timing.cpu_time_s > 0
+    assert metrics.memory.peak_ram_mb >= max(metrics.memory.initial_ram_mb, metrics.memory.final_ram_mb)
+    assert metrics.memory.peak_ram_mb > 10  # a Python process with torch loaded
+    assert metrics.compute.cpu_utilization_percent == pytest.approx(
+        metrics.timing.cpu_time_s / metrics.timing.wall_time_s * 100, rel=1e-6)
+    if not GPU_USABLE:
+        assert metrics.memory.peak_gpu_mb is None
+        assert metrics.compute.gpu_utilization_percent is None
+        assert any("GPU: not measured" in note for note in metrics.notes)
+
+
+def test_metrics_attributes_dict_and_summary():
+    profiler = nnprof.PerformanceProfiler()
+    with profiler.profile("op"):
+        spin(0.05)
+    metrics = profiler.get_metrics("op")
+    for attribute in ("peak_ram_mb", "final_ram_mb", "peak_gpu_mb", "memory_leak_detected"):
+        assert hasattr(metrics.memory, attribute)
+    for attribute in ("wall_time_s", "cpu_time_s", "user_time_s", "system_time_s"):
+        assert hasattr(metrics.timing, attribute)
+    for attribute in ("estimated_flops", "flops_per_second", "gpu_utilization_percent", "cpu_utilization_percent"):
+        assert hasattr(metrics.compute, attribute)
+    # Not measured by this version: None, never a made-up number.
+    for attribute in ("cpu_percent", "memory_percent", "disk_io_percent", "network_io_mb"):
+        assert getattr(metrics.system, attribute) is None
+    assert metrics.compute.estimated_flops is None and metrics.memory.memory_leak_detected is None
+    d = metrics.to_dict()
+    assert d["timing"]["wall_time_s"] == metrics.timing.wall_time_s
+    assert d["system"]["cpu_percent"] is None
+    assert d["name"] == "op" and d["completed"] is True
+    summary = metrics.summary()
+    print(summary)
+    assert re.fullmatch(r"Peak RAM: [\d.]+ (GB|MB), Wall Time: [\d.e-]+s, GPU Util: (\d+%|not measured)", summary)
+    if not GPU_USABLE:
+        assert summary.endswith("GPU Util: not measured")
+    assert 0.04 <= metrics.timing.wall_time_s < 1.0
+
+
+def test_get_current_memory_follows_a_large_buffer():
+    profiler = nnprof.PerformanceProfiler()
+    before = profiler.get_current_memory()
+    buffer = torch.ones(64 * 1024 * 1024 // 4)  # 64 MiB written: resident
+    after = profiler.get_current_memory()
+    assert after - before >= 0.9 * 64 * 1024 * 1024 / 1e6
+    del buffer
+
+
+@pytest.mark.skipif(GPU_USABLE, reason="checks the error given where no GPU is usable")
+def test_gpu_memory_monitoring_without_a_gpu():
+    profiler = nnprof.PerformanceProfiler(track_gpu=True, detailed_memory=True)
+    with profiler.profile("gpu_intensive_task"):
+        model = nn.Linear(64, 64)
+        for batch in [torch.randn(8, 64) for _ in range(3)]:
+            model(batch)
+            with pytest.raises(RuntimeError, match="get_current_gpu_memory: .*CUDA"):
+                profiler.get_current_gpu_memory()
+    gpu_metrics = profiler.get_metrics()
+    print(f"Peak GPU memory: {gpu_metrics.memory.peak_gpu_mb} MB")
+    assert gpu_metrics.memory.peak_gpu_mb is None
+    with pytest.raises(RuntimeError, match="track_gpu is False"):
+        nnprof.PerformanceProfiler(track_gpu=False).get_current_gpu_memory()
+
+
+def test_multi_operation_timing_breakdown():
+    profiler = nnprof.PerformanceProfiler()
+    with profiler.profile("data_loading"):
+        spin(0.03)
+        data = torch.randn(512, 128)
+    with profiler.profile("preprocessing"):
+        spin(0.06)
+        processed = (data - data.mean(0)) / data.std(0)
+    with profiler.profile("training"):
+        spin(0.12)
+        nn.Linear(128, 10)(processed).sum().backward()
+    timing_breakdown = profiler.get_timing_breakdown()
+    total_time = sum(timing_breakdown.values())
+    print("Operation breakdown:")
+    for op, time_s in timing_breakdown.items():
+        print(f"  {op}: {time_s:.2f}s ({time_s / total_time * 100:.1f}%)")
+    assert list(timing_breakdown) == ["data_loading", "preprocessing", "training"]
+    assert timing_breakdown["data_loading"] >= 0.03 and timing_breakdown["training"] >= 0.12
+    assert timing_breakdown["data_loading"] < timing_breakdown["preprocessing"] < timing_breakdown["training"]
+    for name, seconds in timing_breakdown.items():
+        assert seconds == pytest.approx(profiler.get_metrics(name).timing.wall_time_s)
+
+
+def test_memory_leak_detection():
+    profiler = nnprof.PerformanceProfiler(detailed_memory=True, memory_interval=0.1)
+    kept = []
+    with profiler.profile("memory_leak_check"):
+        for i in range(100):
+            data = torch.full((64 * 1024,), float(i))  # 256 KiB per iteration
+            scratch = data.cumsum(0)                    # process_data(data): freed each time
+            del scratch
+            kept.append(data)                           # forgot to clean up data!
+    metrics = profiler.get_metrics()
+    assert metrics.memory.memory_leak_detected is True
+    print(f"Memory grew from {metrics.memory.initial_ram_mb}MB to {metrics.memory.final_ram_mb}MB")
+    assert metrics.memory.heap_final_mb - metrics.memory.heap_initial_mb >= 0.9 * 100 * 256 * 1024 / 1e6
+    kept.clear()
+
+    with profiler.profile("no_leak"):
+        for i in range(100):
+            data = torch.full((64 * 1024,), float(i))
+            del data
+    assert profiler.get_metrics("no_leak").memory.memory_leak_detected is False
+    # The first region's figures are still there by name.
+    assert profiler.get_metrics("memory_leak_check").memory.memory_leak_detected is True
+
+
+def test_flops_estimation_counts_the_linear_layers():
+    profiler = nnprof.PerformanceProfiler(estimate_flops=True)
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 10))
+    with profiler.profile("flops_analysis"):
+        x = torch.randn(32, 784)
+        output = model(x)
+    compute_metrics = profiler.get_metrics().compute
+    print(f"Estimated FLOPs: {compute_metrics.estimated_flops:,}")
+    print(f"FLOPS per second: {compute_metrics.flops_per_second:,.0f}")
+    matmuls = 2 * 32 * 784 * 512 + 2 * 32 * 512 * 10
+    # nnprof counts 2 per multiply-add of the matmuls; bias adds and ReLU are at most 0.1% more.
+    assert matmuls <= compute_metrics.estimated_flops <= matmuls * 1.001
+    wall = profiler.get_metrics().timing.wall_time_s
+    assert compute_metrics.flops_per_second == pytest.approx(compute_metrics.estimated_flops / wall, rel=1e-6)
+    assert output.shape == (32, 10)
+
+    # The observer stops with the region: operators outside it are not counted in later regions.
+    model(torch.randn(32, 784))
+    with profiler.profile("no_torch"):
+        spin(0.01)
+    assert profiler.get_metrics("no_torch").compute.estimated_flops == 0
+
+
+def test_flops_of_a_backward_pass_are_counted_too():
+    profiler = nnprof.PerformanceProfiler(estimate_flops=True)
+    model = nn.Linear(256, 256, bias=False)
+    x = torch.randn(64, 256)
+    with profiler.profile("forward"):
+        y = model(x)
+    with profiler.profile("forward_backward"):
+        model(x).sum().backward()
+    forward = profiler.get_metrics("forward").compute.estimated_flops
+    both = profiler.get_metrics("forward_backward").compute.estimated_flops
+    assert forward == 2 * 64 * 256 * 256
+    # The weight's gradient is one more matmul of the same size (x needs none).
+    assert both >= 2 * forward
+    assert y.shape == (64, 256)
+
+
+class DataSourceGone(Exception):
+    pass
+
+
+def risky_operation():
+    nn.Linear(256, 256)(torch.randn(128, 256))
+    spin(0.02)
+    raise DataSourceGone("the data source went away after the first batch")
+
+
+def test_error_handling_keeps_partial_results():
+    profiler = nnprof.PerformanceProfiler()
+    assert not profiler.has_results()
+    with pytest.raises(RuntimeError, match="no profiled region"):
+        profiler.get_metrics()
+    try:
+        with profiler.profile("potentially_failing_operation"):
+            risky_operation()
+    except Exception as e:
+        print(f"Operation failed: {e}")
+        assert isinstance(e, DataSourceGone)  # the block's exception reaches the caller unchanged
+    assert profiler.has_results()
+    partial_metrics = profiler.get_metrics()
+    print(f"Partial timing: {partial_metrics.timing.wall_time_s:.2f}s")
+    assert partial_metrics.completed is False
+    assert partial_metrics.timing.wall_time_s >= 0.02
+    assert partial_metrics.summary().endswith("(partial: ended by an exception)")
+    # A region after the failure works as before.
+    with profiler.profile("after"):
+        pass
+    assert profiler.get_metrics().completed is True
+    with pytest.raises(KeyError):
+        profiler.get_metrics("never_ran")
+
+
+def test_nested_regions_and_a_failing_inner_one():
+    profiler = nnprof.PerformanceProfiler(estimate_flops=True)
+    model = nn.Linear(128, 128, bias=False)
+    with profiler.profile("outer"):
+        with pytest.raises(ValueError):
+            with profiler.profile("inner"):
+                model(torch.randn(16, 128))
+                raise ValueError("inner failed")
+        model(torch.randn(16, 128))
+    inner, outer = profiler.get_metrics("inner"), profiler.get_metrics("outer")
+    assert inner.completed is False and outer.completed is True
+    assert inner.compute.estimated_flops == 2 * 16 * 128 * 128
+    assert outer.compute.estimated_flops == 2 * inner.compute.estimated_flops
+    assert outer.timing.wall_time_s >= inner.timing.wall_time_s
+
+
+def test_best_practices_intervals_names_and_workloads():
+    # Sampling intervals: memory is read every memory_interval seconds.
+    slow = nnprof.PerformanceProfiler(memory_interval=1.0)
+    fast = nnprof.PerformanceProfiler(memory_interval=0.1)
+    assert (slow.memory_interval, fast.memory_interval) == (1.0, 0.1)
+    # Conditional GPU tracking.
+    profiler = nnprof.PerformanceProfiler(track_gpu=torch.cuda.is_available())
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10))
+    with profiler.profile("resnet50_forward_pass"):
+        model(torch.randn(8, 3, 64, 64))
+    with profiler.profile("production_inference"):
+        batch = torch.randn(32, 3, 64, 64)  # realistic-size batch (scaled down for a test)
+        predictions = model(batch)
+    assert predictions.shape == (32, 10)
+    assert set(profiler.get_timing_breakdown()) == {"resnet50_forward_pass", "production_inference"}
+    with pytest.raises(ValueError):
+        nnprof.PerformanceProfiler(memory_interval=0)
+
+
+def test_flags_not_measured_yet_say_so():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        profiler = nnprof.PerformanceProfiler(enable_line_profiling=True, track_carbon=True)
+    messages = [str(w.message) for w in caught]
+    assert any("line-level profile" in m for m in messages)
+    assert any("carbon" in m for m in messages)
+    with profiler.profile("op"):
+        spin(0.01)
+    system = profiler.get_metrics().system
+    assert system.carbon_kg is None and system.energy_kwh is None
+    assert not any(isinstance(v, float) and math.isnan(v) for v in profiler.get_metrics().to_dict()["system"].values())
