@@ -15,7 +15,6 @@
 Each collector records into a profiler of its own (nnprof::Profiler), so collectors do not mix.
 """
 import json
-import math
 
 from nnprof import _native
 from nnprof.memory import MemoryTracker
@@ -182,8 +181,7 @@ class Reporter:
     def save_json(self, path):
         """Writes to_dict() as JSON."""
         with open(path, "w", encoding="utf-8") as out:
-            json.dump(self.to_dict(), out, indent=2, allow_nan=False,
-                      default=lambda v: None if isinstance(v, float) and not math.isfinite(v) else v)
+            json.dump(self.to_dict(), out, indent=2, allow_nan=False)
             out.write("\n")
 
     def save_html(self, path):
@@ -229,9 +227,11 @@ class Reporter:
 
 def _run_seconds(run, side):
     """Seconds a run took, for compare_runs."""
-    from nnprof.performance import PerformanceMetrics
+    from nnprof.performance import PerformanceMetrics, PerformanceProfiler
     if isinstance(run, PerformanceMetrics):
         return run.timing.wall_time_s
+    if isinstance(run, PerformanceProfiler):
+        return sum(run.get_timing_breakdown().values())
     if isinstance(run, (int, float)) and not isinstance(run, bool):
         return float(run)
     if isinstance(run, dict):
@@ -240,7 +240,7 @@ def _run_seconds(run, side):
                 return float(run[key])
         raise KeyError(f"compare_runs: run {side} is a dict without 'time', 'wall_time_s', 'total_time' or 'seconds'")
     raise TypeError(f"compare_runs: run {side} is a {type(run).__name__}; expected a MetricsCollector, "
-                    "PerformanceMetrics, a number of seconds or a dict with 'time'")
+                    "PerformanceProfiler, PerformanceMetrics, a number of seconds or a dict with 'time'")
 
 
 def compare_runs(a, b):
@@ -251,7 +251,8 @@ def compare_runs(a, b):
         ('improved', 'regressed', 'stable', 'unreliable') and 'scopes' (per phase: ratio of
         mean time per call b/a, verdict from a Mann-Whitney test, p_value) come with it.
     or each a number of seconds, a dict with 'time' (or 'wall_time_s', 'total_time',
-        'seconds'), or PerformanceMetrics (its wall time): speedup is time a / time b.
+        'seconds'), PerformanceMetrics (its wall time) or a PerformanceProfiler (the wall time
+        of all its regions): speedup is time a / time b.
     Always: 'speedup', 'time_a_s', 'time_b_s'.
     """
     if isinstance(a, MetricsCollector) and isinstance(b, MetricsCollector):

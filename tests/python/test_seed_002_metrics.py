@@ -166,6 +166,17 @@ def test_compare_against_baseline_times():
     assert nnprof.compare_runs(3.0, 1.5)["speedup"] == pytest.approx(2.0)
     with pytest.raises(TypeError):
         nnprof.compare_runs("fast", "slow")
+    # PerformanceProfiler runs: their regions' wall time.
+    runs = []
+    for seconds in (0.06, 0.02):
+        profiler = nnprof.PerformanceProfiler(track_gpu=False)
+        with profiler.profile("train"):
+            time.sleep(seconds)
+        runs.append(profiler)
+    comparison = nnprof.compare_runs(*runs)
+    assert comparison["speedup"] == pytest.approx(comparison["time_a_s"] / comparison["time_b_s"])
+    assert 1.5 < comparison["speedup"] < 3.5
+    assert nnprof.compare_runs(runs[0].get_metrics(), runs[1].get_metrics())["speedup"] == comparison["speedup"]
 
 
 def test_best_practice_end_to_end_phases_nest():
