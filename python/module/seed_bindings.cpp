@@ -378,16 +378,17 @@ py::dict region_dict(const RegionMetrics& m) {
 // A marker thrown only to end a region the way an exception in C++ ends it.
 struct EndedByPythonException {};
 
-class RegionProfiler {
+// One region being measured, owned by the Python block that opened it (regions of several
+// threads, or nested ones, each end their own).
+class OpenRegion {
  public:
-  void begin(const std::string& name) { open_.push_back(std::make_unique<ProfiledRegion>(profiler_, name)); }
+  OpenRegion(Profiler& profiler, const std::string& name) : region_(std::make_unique<ProfiledRegion>(profiler, name)) {}
 
-  // Ends the innermost open region. A region left by a Python exception is ended while a C++
-  // exception is in flight, so that its metrics say completed = false as in C++.
+  // Ends the region. One left by a Python exception is ended while a C++ exception is in
+  // flight, so that its metrics say completed = false as a C++ region's do.
   void end(bool completed) {
-    if (open_.empty()) throw Error("PerformanceProfiler: no profiled region is open");
-    std::unique_ptr<ProfiledRegion> region = std::move(open_.back());
-    open_.pop_back();
+    if (!region_) throw Error("PerformanceProfiler: this region has ended already");
+    std::unique_ptr<ProfiledRegion> region = std::move(region_);
     if (completed) {
       region->stop();
       return;
@@ -399,11 +400,16 @@ class RegionProfiler {
     }
   }
 
+ private:
+  std::unique_ptr<ProfiledRegion> region_;
+};
+
+class RegionProfiler {
+ public:
   Profiler& profiler() { return profiler_; }
 
  private:
   Profiler profiler_;
-  std::vector<std::unique_ptr<ProfiledRegion>> open_;
 };
 
 }  // namespace
@@ -570,10 +576,11 @@ void bind_seed_apis(py::module_& m) {
     return comparison_dict(c);
   });
 
+  py::class_<OpenRegion>(m, "_OpenRegion").def("end", &OpenRegion::end, py::arg("completed"));
   py::class_<RegionProfiler>(m, "_RegionProfiler")
       .def(py::init<>())
-      .def("begin", &RegionProfiler::begin)
-      .def("end", &RegionProfiler::end, py::arg("completed"))
+      .def("begin", [](RegionProfiler& r, const std::string& name) { return std::make_unique<OpenRegion>(r.profiler(), name); },
+           py::keep_alive<0, 1>())
       .def("get_metrics", [](RegionProfiler& r, const std::optional<std::string>& name) -> py::object {
         const auto metrics = name ? r.profiler().get_metrics(*name) : r.profiler().get_metrics();
         return metrics ? py::object(region_dict(*metrics)) : py::none();

@@ -157,6 +157,7 @@ class _TorchOperators:
 class _OpenRegion:
     def __init__(self, name):
         self.name = name
+        self.native = None
         self.sampler = None
         self.gpu = None
         self.observer = None
@@ -169,13 +170,17 @@ class _ProfiledBlock:
     def __init__(self, profiler, name):
         self._profiler = profiler
         self._name = name
+        self._region = None
 
     def __enter__(self):
-        self._profiler._begin(self._name)
+        if self._region is not None:
+            raise RuntimeError(f"PerformanceProfiler: the block of {self._name!r} is already open")
+        self._region = self._profiler._begin(self._name)
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        self._profiler._end(completed=exc_type is None)
+        region, self._region = self._region, None
+        self._profiler._end(region, completed=exc_type is None)
         return False
 
 
@@ -216,7 +221,6 @@ class PerformanceProfiler:
             warnings.warn("PerformanceProfiler(track_carbon=True): energy and carbon are not measured by this "
                           "version; system.energy_kwh and system.carbon_kg stay None", RuntimeWarning, stacklevel=2)
         self._regions = _native._RegionProfiler()
-        self._open = []
         self._extras = {}       # name -> what the Python side measured of its last finished region
         self._gpu_why = None
         if self.track_gpu:
@@ -238,28 +242,36 @@ class PerformanceProfiler:
                 self._observer = _TorchOperators.observe(self._regions._profiler_address())
             self._observer_depth += 1
             region.observer = self._observer
-        region.sampler = _native._AllocatorSampler(self.memory_interval * 1000.0)
-        region.sampler.start()
-        if self.track_gpu and self._gpu_why is None:
-            gpu = _native._GpuTrace(True)
-            if gpu.tracing:
-                region.gpu = gpu
-            else:
-                region.notes.append(f"GPU not traced: {gpu.status}")
-        self._open.append(region)
-        self._regions.begin(name)
-
-    def _end(self, completed):
-        region = self._open.pop()
         try:
-            self._regions.end(completed)
+            region.sampler = _native._AllocatorSampler(self.memory_interval * 1000.0)
+            region.sampler.start()
+            if self.track_gpu and self._gpu_why is None:
+                gpu = _native._GpuTrace(True)
+                if gpu.tracing:
+                    region.gpu = gpu
+                else:
+                    region.notes.append(f"GPU not traced: {gpu.status}")
+            region.native = self._regions.begin(name)
+        except BaseException:
+            self._release_observer(region)
+            raise
+        return region
+
+    def _release_observer(self, region):
+        if region.observer is None:
+            return
+        region.observer = None
+        self._observer_depth -= 1
+        if self._observer_depth == 0:
+            _TorchOperators.unobserve(self._observer)
+            self._observer = None
+
+    def _end(self, region, completed):
+        try:
+            region.native.end(completed)
         finally:
             region.sampler.stop()
-            if region.observer is not None:
-                self._observer_depth -= 1
-                if self._observer_depth == 0:
-                    _TorchOperators.unobserve(self._observer)
-                    self._observer = None
+            self._release_observer(region)
             gpu_memory = gpu_streams = None
             if region.gpu is not None:
                 torch = sys.modules.get("torch")

@@ -254,6 +254,26 @@ def test_nested_regions_and_a_failing_inner_one():
     assert outer.timing.wall_time_s >= inner.timing.wall_time_s
 
 
+def test_regions_on_several_threads_end_their_own():
+    import threading
+    profiler = nnprof.PerformanceProfiler(track_gpu=False)
+    barrier = threading.Barrier(2)
+
+    def work(name, seconds):
+        with profiler.profile(name):
+            barrier.wait()  # both regions open at once
+            spin(seconds)
+
+    threads = [threading.Thread(target=work, args=(f"worker{i}", 0.03 * (i + 1))) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert set(profiler.get_timing_breakdown()) == {"worker0", "worker1"}
+    assert profiler.get_metrics("worker0").completed and profiler.get_metrics("worker1").completed
+    assert profiler.get_metrics("worker1").timing.wall_time_s >= 0.06
+
+
 def test_best_practices_intervals_names_and_workloads():
     # Sampling intervals: memory is read every memory_interval seconds.
     slow = nnprof.PerformanceProfiler(memory_interval=1.0)
