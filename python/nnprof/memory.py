@@ -139,15 +139,24 @@ class MemoryTracker:
         return self._sampler.readings()
 
     def get_stats(self):
-        """Peaks and counts in bytes: peak_allocated, peak_reserved, current_allocated,
-        current_reserved, peak_rss, num_allocations, num_frees, largest_allocation (None where
-        not measured), samples, source (what was measured), exact (whether peak_allocated is
-        the true peak rather than the largest reading)."""
+        """Figures in bytes:
+        peak_allocated: the most memory in use at once (the process's whole heap on the CPU,
+            allocations made before the block included; device memory on a GPU);
+        block_peak_allocated: the most in use at once by what the block allocated;
+        peak_reserved: the most the allocator held from the system;
+        initial_allocated, current_allocated, current_reserved: at the start and now;
+        peak_rss: the process's largest resident set seen;
+        num_allocations, num_frees, largest_allocation: counted allocations (None where not
+            measured); samples, interval_ms: the readings;
+        exact: whether the peaks are exact rather than the largest reading;
+        source: what was measured, in words."""
         readings = self._readings()
         first, last = readings[0], readings[-1]
+        peak_reading = max(r[1] for r in readings)
         stats = {
             "device": self.device,
-            "peak_allocated": max(r[1] for r in readings),
+            "peak_allocated": peak_reading,
+            "block_peak_allocated": max(0, peak_reading - first[1]),
             "peak_reserved": max(r[2] for r in readings),
             "initial_allocated": first[1],
             "current_allocated": last[1],
@@ -165,9 +174,11 @@ class MemoryTracker:
             stats["source"] += f"; allocations not counted: {self._heap_note}"
         heap = self._heap_result
         if heap is not None:
+            # Heap tracking counts the blocks allocated while it ran; the heap in use before
+            # it (the first reading) is taken as held throughout.
             stats.update(
-                peak_allocated=heap["peak_bytes"],
-                current_allocated=heap["current_bytes"],
+                peak_allocated=max(peak_reading, first[1] + heap["peak_bytes"]),
+                block_peak_allocated=heap["peak_bytes"],
                 num_allocations=heap["num_allocations"],
                 num_frees=heap["num_frees"],
                 largest_allocation=heap["largest_allocation_bytes"],
@@ -179,15 +190,18 @@ class MemoryTracker:
         if gpu is not None:
             reserved = sum(d["peak_bytes"] for d in gpu["devices"])
             allocated = self._torch_cuda_peak if self._torch_cuda_peak is not None else reserved
+            live = sum(d["live_bytes"] for d in gpu["devices"])
             stats.update(
                 peak_allocated=allocated,
+                block_peak_allocated=reserved,
                 peak_reserved=reserved,
-                current_allocated=sum(d["live_bytes"] for d in gpu["devices"]),
-                current_reserved=sum(d["live_bytes"] for d in gpu["devices"]),
+                initial_allocated=None,
+                current_allocated=live,
+                current_reserved=live,
                 num_allocations=sum(d["alloc_count"] for d in gpu["devices"]),
                 num_frees=sum(d["free_count"] for d in gpu["devices"]),
                 exact=True,
-                source="device allocations traced by CUPTI" +
+                source="device allocations traced by CUPTI (counted from the block's start)" +
                        ("; peak_allocated from torch.cuda.max_memory_allocated" if self._torch_cuda_peak is not None else ""))
         return stats
 
