@@ -228,6 +228,8 @@ class PerformanceProfiler:
             self._gpu_why = None if usable else why
         self._observer = None
         self._observer_depth = 0
+        if self.estimate_flops:
+            _TorchOperators.library()  # no torch or no libnnprof_torch: say so now
 
     # -- regions ----------------------------------------------------------------------------
 
@@ -238,10 +240,15 @@ class PerformanceProfiler:
     def _begin(self, name):
         region = _OpenRegion(name)
         if self.estimate_flops:
-            if self._observer is None:
-                self._observer = _TorchOperators.observe(self._regions._profiler_address())
-            self._observer_depth += 1
-            region.observer = self._observer
+            try:
+                if self._observer is None:
+                    self._observer = _TorchOperators.observe(self._regions._profiler_address())
+                self._observer_depth += 1
+                region.observer = self._observer
+            except RuntimeError as error:  # another observer records (nnprof record, another profiler)
+                region.notes.append(f"estimated_flops: not measured: {error}")
+                warnings.warn(f"PerformanceProfiler.profile({name!r}): {error}; the region's FLOPs are not counted",
+                              RuntimeWarning, stacklevel=3)
         try:
             region.sampler = _native._AllocatorSampler(self.memory_interval * 1000.0)
             region.sampler.start()
@@ -280,7 +287,8 @@ class PerformanceProfiler:
                 region.gpu.stop()
                 gpu_memory = region.gpu.memory_report()
                 gpu_streams = region.gpu.stream_report()
-            self._extras[region.name] = (region.sampler.readings(), gpu_memory, gpu_streams, region.notes)
+            flops_counted = self.estimate_flops and not any(n.startswith("estimated_flops") for n in region.notes)
+            self._extras[region.name] = (region.sampler.readings(), gpu_memory, gpu_streams, region.notes, flops_counted)
             self._extras[None] = self._extras[region.name]
 
     # -- results ----------------------------------------------------------------------------
@@ -298,10 +306,11 @@ class PerformanceProfiler:
             if operation_name is not None:
                 raise KeyError(f"PerformanceProfiler: no finished region named {operation_name!r}")
             raise RuntimeError("PerformanceProfiler: no profiled region has finished yet")
-        readings, gpu_memory, gpu_streams, notes = self._extras[raw["name"] if operation_name is not None else None]
-        return self._metrics(raw, readings, gpu_memory, gpu_streams, list(notes))
+        readings, gpu_memory, gpu_streams, notes, flops_counted = self._extras[
+            raw["name"] if operation_name is not None else None]
+        return self._metrics(raw, readings, gpu_memory, gpu_streams, list(notes), flops_counted)
 
-    def _metrics(self, raw, readings, gpu_memory, gpu_streams, notes):
+    def _metrics(self, raw, readings, gpu_memory, gpu_streams, notes, flops_counted):
         wall_s = raw["wall_ns"] / 1e9
         peak_rss = raw["rss_peak_bytes"]
         if not raw["rss_peak_exact"] and readings:
@@ -319,10 +328,10 @@ class PerformanceProfiler:
         timing = TimingMetrics(wall_time_s=wall_s, cpu_time_s=raw["cpu_ns"] / 1e9, user_time_s=raw["user_ns"] / 1e9,
                                system_time_s=raw["system_ns"] / 1e9)
         compute = ComputeMetrics(cpu_utilization_percent=raw["cpu_utilization"] * 100.0)
-        if self.estimate_flops:
+        if flops_counted:
             compute.estimated_flops = raw["flops"]
             compute.flops_per_second = raw["flops_per_second"]
-        else:
+        elif not self.estimate_flops:
             notes.append("estimated_flops: not measured (estimate_flops=False)")
         if gpu_memory is not None:
             memory.peak_gpu_mb = sum(d["peak_bytes"] for d in gpu_memory["devices"]) / _MB

@@ -203,6 +203,21 @@ def test_flops_of_a_backward_pass_are_counted_too():
     assert y.shape == (64, 256)
 
 
+def test_flops_where_another_observer_records_are_not_measured():
+    # Under `nnprof record` the agent's observer records every operator; a second one cannot
+    # start, so the region says its FLOPs are not measured rather than giving 0.
+    outer = nnprof.PerformanceProfiler(estimate_flops=True)
+    inner = nnprof.PerformanceProfiler(estimate_flops=True)
+    model = nn.Linear(64, 64, bias=False)
+    with outer.profile("outer"):
+        with pytest.warns(RuntimeWarning, match="already recording"):
+            with inner.profile("inner"):
+                model(torch.randn(8, 64))
+    assert inner.get_metrics().compute.estimated_flops is None
+    assert any(n.startswith("estimated_flops: not measured") for n in inner.get_metrics().notes)
+    assert outer.get_metrics().compute.estimated_flops == 2 * 8 * 64 * 64
+
+
 class DataSourceGone(Exception):
     pass
 
