@@ -1,6 +1,9 @@
 """Seed 003 (cookbook's PerformanceProfiler): every example of the seed, on torch CPU models."""
 import math
+import os
 import re
+import subprocess
+import sys
 import time
 import warnings
 
@@ -320,3 +323,31 @@ def test_flags_not_measured_yet_say_so():
     system = profiler.get_metrics().system
     assert system.carbon_kg is None and system.energy_kwh is None
     assert not any(isinstance(v, float) and math.isnan(v) for v in profiler.get_metrics().to_dict()["system"].values())
+
+
+RECORDED_SCRIPT = """
+import torch, torch.nn as nn, nnprof
+tracker = nnprof.MemoryTracker(device="cpu")
+with tracker:
+    x = torch.randn(1000, 1000)
+print("SOURCE", tracker.get_stats()["source"])
+profiler = nnprof.PerformanceProfiler(estimate_flops=True)
+with profiler.profile("f"):
+    nn.Linear(64, 64, bias=False)(torch.randn(8, 64))
+print("FLOPS", profiler.get_metrics().compute.estimated_flops)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(os.environ.get("NNPROF_CLI", "")), reason="nnprof CLI not built")
+def test_under_nnprof_record_the_apis_say_what_the_agent_holds(tmp_path):
+    # `nnprof record --memory` tracks the heap and observes torch operators itself: the APIs
+    # fall back to sampling and to "not measured" FLOPs instead of failing the program.
+    script = tmp_path / "script.py"
+    script.write_text(RECORDED_SCRIPT)
+    out = subprocess.run([os.environ["NNPROF_CLI"], "record", "--memory", "-o", str(tmp_path / "run.nnprof"), "--",
+                          sys.executable, str(script)], capture_output=True, text=True, timeout=280)
+    assert out.returncode == 0, out.stderr
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines() if line.startswith(("SOURCE", "FLOPS")))
+    assert lines["SOURCE"].startswith("glibc allocator statistics") and "already on" in lines["SOURCE"]
+    assert lines["FLOPS"] == "None"
+    assert "already recording operators" in out.stderr
