@@ -7,19 +7,18 @@
 
 #include <nnprof/nnprof.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
