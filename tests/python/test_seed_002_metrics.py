@@ -168,14 +168,15 @@ def test_compare_against_baseline_times():
         nnprof.compare_runs("fast", "slow")
     # PerformanceProfiler runs: their regions' wall time.
     runs = []
-    for seconds in (0.06, 0.02):
+    for seconds in (0.2, 0.02):
         profiler = nnprof.PerformanceProfiler(track_gpu=False)
         with profiler.profile("train"):
             time.sleep(seconds)
         runs.append(profiler)
     comparison = nnprof.compare_runs(*runs)
     assert comparison["speedup"] == pytest.approx(comparison["time_a_s"] / comparison["time_b_s"])
-    assert 1.5 < comparison["speedup"] < 3.5
+    assert comparison["time_a_s"] >= 0.2 and comparison["time_b_s"] >= 0.02
+    assert comparison["speedup"] > 1.5  # 10 without load; a loaded machine wakes the sleepers late
     assert nnprof.compare_runs(runs[0].get_metrics(), runs[1].get_metrics())["speedup"] == comparison["speedup"]
 
 

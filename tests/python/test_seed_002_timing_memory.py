@@ -5,6 +5,7 @@ import pathlib
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 import torch
@@ -77,12 +78,27 @@ def test_memory_profiling_training_loop_peak():
             optimizer.zero_grad()
     tracker.print_summary()
     stats = tracker.get_stats()
-    # The loop's activations: at least the hidden layer's output (512 x 512 floats) and its
-    # gradient were in use at once; the peak cannot be below the heap at the start plus one.
-    assert stats["peak_allocated"] >= stats["initial_allocated"] + 512 * 512 * 4
+    print(f"Peak memory: {stats['peak_allocated'] / 1e9:.2f} GB")
+    assert stats["samples"] >= 2  # the start and the end at least
+    assert stats["peak_allocated"] >= max(stats["initial_allocated"], stats["current_allocated"])
     assert stats["peak_reserved"] >= stats["peak_allocated"]
     assert stats["peak_rss"] > 0
-    print(f"Peak memory: {stats['peak_allocated'] / 1e9:.2f} GB")
+    assert stats["exact"] is False and stats["num_allocations"] is None  # no hooks in this process
+
+
+def test_memory_tracker_catches_a_peak_inside_the_block():
+    # A 40 MB tensor that lives 0.3 s inside the block and is gone at its end: only the
+    # readings every `interval` can see it.
+    tracker = nnprof.MemoryTracker(interval=10, device="cpu")
+    size = 10 * 1000 * 1000 * 4
+    with tracker:
+        x = torch.ones(10 * 1000 * 1000)
+        time.sleep(0.3)
+        del x
+    stats = tracker.get_stats()
+    assert stats["peak_allocated"] >= stats["initial_allocated"] + 0.95 * size
+    assert stats["block_peak_allocated"] >= 0.95 * size
+    assert stats["current_allocated"] < stats["initial_allocated"] + 0.5 * size
 
 
 def test_memory_tracking_sees_a_tensor_kept_alive():
@@ -108,7 +124,6 @@ def test_memory_tracking_sees_a_tensor_kept_alive():
 
 def test_memory_tracker_interval_is_the_period_of_its_readings():
     tracker = nnprof.MemoryTracker(interval=20, device="cpu")
-    import time
     with tracker:
         time.sleep(0.5)
     readings = tracker.get_stats()["samples"]

@@ -96,6 +96,8 @@ def test_metrics_attributes_dict_and_summary():
 
 
 def test_get_current_memory_follows_a_large_buffer():
+    import gc
+    gc.collect()  # no garbage of earlier tests freed between the two readings
     profiler = nnprof.PerformanceProfiler()
     before = profiler.get_current_memory()
     buffer = torch.ones(64 * 1024 * 1024 // 4)  # 64 MiB written: resident
@@ -123,13 +125,13 @@ def test_gpu_memory_monitoring_without_a_gpu():
 def test_multi_operation_timing_breakdown():
     profiler = nnprof.PerformanceProfiler()
     with profiler.profile("data_loading"):
-        spin(0.03)
+        spin(0.02)
         data = torch.randn(512, 128)
     with profiler.profile("preprocessing"):
-        spin(0.06)
+        spin(0.05)
         processed = (data - data.mean(0)) / data.std(0)
     with profiler.profile("training"):
-        spin(0.12)
+        spin(0.25)
         nn.Linear(128, 10)(processed).sum().backward()
     timing_breakdown = profiler.get_timing_breakdown()
     total_time = sum(timing_breakdown.values())
@@ -137,8 +139,9 @@ def test_multi_operation_timing_breakdown():
     for op, time_s in timing_breakdown.items():
         print(f"  {op}: {time_s:.2f}s ({time_s / total_time * 100:.1f}%)")
     assert list(timing_breakdown) == ["data_loading", "preprocessing", "training"]
-    assert timing_breakdown["data_loading"] >= 0.03 and timing_breakdown["training"] >= 0.12
-    assert timing_breakdown["data_loading"] < timing_breakdown["preprocessing"] < timing_breakdown["training"]
+    assert timing_breakdown["data_loading"] >= 0.02 and timing_breakdown["preprocessing"] >= 0.05
+    assert timing_breakdown["training"] >= 0.25
+    assert max(timing_breakdown, key=timing_breakdown.get) == "training"
     for name, seconds in timing_breakdown.items():
         assert seconds == pytest.approx(profiler.get_metrics(name).timing.wall_time_s)
 
