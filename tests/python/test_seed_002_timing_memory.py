@@ -58,6 +58,13 @@ def test_cuda_timer_on_a_gpu():
     assert timer.get_stats("kernel_launch")["count"] == 1
     stats = timer.measure("matmul", lambda: x @ x.T)
     assert stats["count"] == 10  # repeat=10 timed runs after warmup=3
+    # Best practice: end-to-end, phases nested in the full iteration.
+    with timer.measure("full_iteration"):
+        with timer.measure("forward"):
+            loss = model(x).sum()
+        with timer.measure("backward"):
+            loss.backward()
+    assert timer.get_elapsed("forward") + timer.get_elapsed("backward") <= timer.get_elapsed("full_iteration") * 1.01
 
 
 # -- MemoryTracker -------------------------------------------------------------------------------
