@@ -443,11 +443,11 @@ void bind_seed_apis(py::module_& m) {
       py::gil_scoped_release unlocked;
       status = gpu_available();
     }
-    return py::make_tuple(status.tracing() || status.code == GpuStatusCode::Stopped, status.message);
+    return py::make_tuple(status.tracing(), status.message);
   });
 
   py::class_<GpuTrace>(m, "_GpuTrace")
-      .def(py::init<bool>(), py::arg("memory"), py::call_guard<py::gil_scoped_release>())
+      .def(py::init<bool>(), py::arg("memory"))
       .def_property_readonly("tracing", &GpuTrace::tracing)
       .def_property_readonly("status", &GpuTrace::status)
       .def("stop", &GpuTrace::stop, py::call_guard<py::gil_scoped_release>())
