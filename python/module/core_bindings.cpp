@@ -482,6 +482,7 @@ std::string library_directory() {
 void bind_core(py::module_& m) {
   m.attr("__version__") = NNPROF_PYTHON_VERSION;
   py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
+  m.attr("Error").attr("__module__") = "nnprof";
   m.attr("Error").attr("__doc__") =
       "Raised by nnprof when reading or writing a file or an argument fails; the message says what to do.";
 
