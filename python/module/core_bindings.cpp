@@ -8,6 +8,9 @@
 #include <string>
 #include <utility>
 
+#include <climits>
+#include <cstdlib>
+
 #include <dlfcn.h>
 
 #include <pybind11/stl.h>
@@ -472,7 +475,8 @@ std::string library_directory() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&detail::create_global_profiler), &info) == 0 || info.dli_fname == nullptr)
     return {};
-  std::string path = info.dli_fname;
+  char resolved[PATH_MAX];
+  std::string path = realpath(info.dli_fname, resolved) != nullptr ? resolved : info.dli_fname;
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
 }
