@@ -266,9 +266,10 @@ def test_sampling_finds_the_hot_native_function():
     assert figures["samples"] > 50
     profile = p.snapshot()
     assert profile.cpu["sampled"] and profile.cpu_sample_count == figures["samples"]
-    hot = profile.hot_functions()
-    top = " ".join(f["name"] for f in hot[:5]).lower()
-    assert "sha256" in top, top
+    # The hot native function is on nearly every sampled stack (its callees vary: HMAC, SHA-256, copies).
+    hot = {f["name"]: f for f in profile.hot_functions()}
+    assert hot["PKCS5_PBKDF2_HMAC"]["percentage"] > 60, sorted(hot.values(), key=lambda f: -f["total_samples"])[:5]
+    assert hot["PKCS5_PBKDF2_HMAC"]["module"].startswith("libcrypto")
     assert p.report("pprof")[:2] == b"\x1f\x8b"  # gzip: the binary format comes back as bytes
     with pytest.raises(ValueError, match="not running"):
         nnprof.stop_sampling()
