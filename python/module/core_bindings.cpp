@@ -379,11 +379,23 @@ ReportOptions report_options(bool full_names, std::size_t rows) {
   return o;
 }
 
+/// A path given as str or os.PathLike (pathlib.Path), as the str the C++ API takes.
+std::string path_of(const py::handle& path) {
+  if (py::isinstance<py::str>(path)) return py::cast<std::string>(path);
+  try {
+    return py::cast<std::string>(py::module_::import("os").attr("fspath")(path));
+  } catch (const py::error_already_set&) {
+    throw py::type_error("nnprof: a path is a str or os.PathLike, not " +
+                         py::cast<std::string>(py::type::handle_of(path).attr("__name__")));
+  }
+}
+
 /// Profile::report(target): a format name renders the report and returns it (bytes for the
 /// binary pprof format, str otherwise); anything else is a path written in the format its
 /// extension (or `format`) names.
-py::object report(const std::shared_ptr<Profile>& profile, const std::string& target, std::optional<std::string> format,
-                  bool full_names, std::size_t rows) {
+py::object report(const std::shared_ptr<Profile>& profile, const py::handle& target_object,
+                  std::optional<std::string> format, bool full_names, std::size_t rows) {
+  const std::string target = path_of(target_object);
   if (target.empty()) throw py::value_error("nnprof: report() needs a format name (\"text\", \"json\", ...) or a path");
   const FormatInfo* named = nullptr;
   if (format) {
@@ -586,7 +598,8 @@ fields docs/PYTHON.md lists).)")
           "The operator table: operator calls (PyTorch's aten::...) grouped by operator and input shapes.")
       .def(
           "save",
-          [](const ProfilePtr& p, const std::string& path) {
+          [](const ProfilePtr& p, const py::handle& path_object) {
+            const std::string path = path_of(path_object);
             py::gil_scoped_release release;
             p->save(path);
           },
@@ -611,7 +624,8 @@ fields docs/PYTHON.md lists).)")
 
   m.def(
       "load",
-      [](const std::string& path) {
+      [](const py::handle& path_object) {
+        const std::string path = path_of(path_object);
         std::shared_ptr<Profile> p;
         {
           py::gil_scoped_release release;
@@ -709,14 +723,15 @@ observer and `nnprof record` record into.)")
       .def("snapshot", &snapshot_of, "Everything recorded so far, as a Profile, without stopping.")
       .def(
           "save",
-          [](const Profiler& p, const std::string& path) {
+          [](const Profiler& p, const py::handle& path_object) {
+            const std::string path = path_of(path_object);
             py::gil_scoped_release release;
             p.save(path);
           },
           py::arg("path"), "Saves a snapshot: a .nnprof file, or the report the extension names.")
       .def(
           "report",
-          [](const Profiler& p, const std::string& target, std::optional<std::string> format, bool full_names,
+          [](const Profiler& p, const py::handle& target, std::optional<std::string> format, bool full_names,
              std::size_t rows) { return report(snapshot_of(p), target, std::move(format), full_names, rows); },
           py::arg("target") = "text", py::kw_only(), py::arg("format") = py::none(), py::arg("full_names") = false,
           py::arg("rows") = 0, "A report of a snapshot: returned for a format name, written for a path.")

@@ -88,7 +88,7 @@ def snapshot():
 
 def save(path):
     """Saves a snapshot of the global profiler: a .nnprof file, or the report the extension names."""
-    global_profiler().save(str(path))
+    global_profiler().save(path)
 
 
 def summary():
@@ -103,7 +103,7 @@ def print_summary():
 
 def report(target="text", *, format=None, full_names=False, rows=0):
     """A report of the global profiler: ``report("json")`` returns it, ``report("run.html")`` writes it."""
-    return global_profiler().report(str(target), format=format, full_names=full_names, rows=rows)
+    return global_profiler().report(target, format=format, full_names=full_names, rows=rows)
 
 
 def bottlenecks(**thresholds):

@@ -205,8 +205,10 @@ def test_nnprof_file_round_trip(tmp_path):
     assert loaded.scope("forward")["flops"] == 3e6
     assert nodes_by_path(loaded).keys() == nodes_by_path(snapshot).keys()
     assert loaded.annotations["batch_size"] == "32"
-    snapshot.save(str(tmp_path / "again.nnprof"))
-    assert nnprof.load(str(tmp_path / "again.nnprof")) == nnprof.load(str(tmp_path / "again.nnprof"))
+    snapshot.save(tmp_path / "again.nnprof")  # os.PathLike works as well as str
+    assert nnprof.load(tmp_path / "again.nnprof") == nnprof.load(str(tmp_path / "again.nnprof"))
+    with pytest.raises(TypeError, match="str or os.PathLike"):
+        nnprof.load(3)
     assert [s["name"] for s in loaded.top_scopes(2)] == [s["name"] for s in snapshot.top_scopes(2)]
 
 
