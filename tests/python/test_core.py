@@ -206,7 +206,7 @@ def test_nnprof_file_round_trip(tmp_path):
     assert nodes_by_path(loaded).keys() == nodes_by_path(snapshot).keys()
     assert loaded.annotations["batch_size"] == "32"
     snapshot.save(tmp_path / "again.nnprof")  # os.PathLike works as well as str
-    assert nnprof.load(tmp_path / "again.nnprof") == nnprof.load(str(tmp_path / "again.nnprof"))
+    assert nnprof.load(tmp_path / "again.nnprof") == snapshot  # every field round-trips
     with pytest.raises(TypeError, match="str or os.PathLike"):
         nnprof.load(3)
     assert [s["name"] for s in loaded.top_scopes(2)] == [s["name"] for s in snapshot.top_scopes(2)]
