@@ -11,8 +11,8 @@ namespace nnprof::python {
 void bind_core(pybind11::module_& m);
 /// nnprof.Scope and nnprof.scope(name), written against the CPython API for speed (called by bind_core).
 void bind_scopes(pybind11::module_& m);
-/// A scope of `profiler` named `name`; `owner` (the Python Profiler) is kept alive with it.
-pybind11::object make_scope(Profiler& profiler, pybind11::handle owner, pybind11::handle name);
+/// Profiler.scope(name), added to the bound Profiler type by bind_core.
+void add_profiler_scope_method(pybind11::handle profiler_type);
 /// The classes the Python seeds' APIs are built on (CUDA timing, memory tracking, metrics).
 void bind_seed_apis(pybind11::module_& m);
 

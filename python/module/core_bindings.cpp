@@ -635,9 +635,10 @@ fields docs/PYTHON.md lists).)")
       },
       py::arg("path"), "Reads a .nnprof file. Raises nnprof.Error saying what is wrong with it.");
 
-  py::class_<Profiler>(m, "Profiler", R"(A recording session: scopes, FLOPs, annotations, snapshots and reports.
+  py::class_<Profiler> profiler_class(m, "Profiler", R"(A recording session: scopes, FLOPs, annotations, snapshots and reports.
 nnprof.global_profiler() is the process's own, the one nnprof.scope(), the PyTorch operator
-observer and `nnprof record` record into.)")
+observer and `nnprof record` record into.)");
+  profiler_class
       .def(py::init([](std::size_t memory_cap_bytes, const std::string& policy, bool record_spans,
                        bool measure_overhead, bool nvtx) {
              if (memory_cap_bytes == 0) throw py::value_error("nnprof: memory_cap_bytes must be positive");
@@ -652,9 +653,6 @@ observer and `nnprof record` record into.)")
            py::kw_only(), py::arg("memory_cap_bytes") = ProfilerOptions{}.memory_cap_bytes,
            py::arg("policy") = "keep-first", py::arg("record_spans") = true, py::arg("measure_overhead") = true,
            py::arg("nvtx") = false)
-      .def(
-          "scope", [](py::object self, py::handle name) { return make_scope(py::cast<Profiler&>(self), self, name); },
-          py::arg("name"), "A scope of this profiler, for `with profiler.scope(name):`.")
       .def(
           "start", [](Profiler& p, std::string_view name) { p.start(name); }, py::arg("name"),
           "Opens a scope named `name` on the calling thread (prefer `with scope(name)`).")
@@ -753,6 +751,8 @@ observer and `nnprof record` record into.)")
             return bottlenecks(found);
           },
           "The bottlenecks of everything recorded so far, most severe first.");
+
+  add_profiler_scope_method(profiler_class);
 
   m.def(
       "global_profiler", [] { return &global_profiler(); }, py::return_value_policy::reference,

@@ -212,19 +212,43 @@ PyMethodDef global_scope_def = {
     "scope(name) -> Scope\n\nA scope of the global profiler, for `with nnprof.scope(\"step\"):`. The block is "
     "timed also when it raises; scopes opened inside it nest under it."};
 
-}  // namespace
-
-py::object make_scope(Profiler& profiler, py::handle owner, py::handle name) {
-  const SourceLocation* site = site_of(name.ptr());
-  if (site == nullptr) throw py::error_already_set();
+/// Profiler.scope(name): as global_scope, for the Profiler `object` (a method descriptor, so
+/// that the call skips pybind11's dispatch).
+PyObject* profiler_scope(PyObject* object, PyObject* name) {
+  Profiler* profiler = nullptr;
+  try {
+    profiler = &py::cast<Profiler&>(py::handle(object));
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_TypeError, e.what());
+    return nullptr;
+  }
+  const SourceLocation* site = site_of(name);
+  if (site == nullptr) return nullptr;
   ScopeObject* self = PyObject_New(ScopeObject, scope_type);
-  if (self == nullptr) throw py::error_already_set();
-  self->profiler = &profiler;
-  self->owner = owner.inc_ref().ptr();
+  if (self == nullptr) return nullptr;
+  self->profiler = profiler;
+  Py_INCREF(object);
+  self->owner = object;
   self->site = site;
   self->thread = 0;
   self->open = false;
-  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(self));
+  return reinterpret_cast<PyObject*>(self);
+}
+
+PyMethodDef profiler_scope_def = {"scope", profiler_scope, METH_O,
+                                  "scope(name) -> Scope\n\nA scope of this profiler, for `with profiler.scope(name):`."};
+
+}  // namespace
+
+void add_profiler_scope_method(py::handle profiler_type) {
+  PyObject* method = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(profiler_type.ptr()), &profiler_scope_def);
+  if (method == nullptr) throw py::error_already_set();
+  const int failed = PyObject_SetAttrString(profiler_type.ptr(), "scope", method);
+  Py_DECREF(method);
+  if (failed != 0) throw py::error_already_set();
 }
 
 void bind_scopes(py::module_& m) {
