@@ -11,7 +11,6 @@ path in the model, forward and backward, so that operators nest under the layer 
 Importing this module imports torch; `import nnprof` alone does not.
 """
 import os
-import sys
 import threading
 
 import torch
@@ -34,8 +33,14 @@ def _loaded_libtorch():
     return None
 
 
+_observer = None  # nnprof._torch once loaded
+
+
 def _observer_module():
     """nnprof._torch (libnnprof_torch), after checking it can share this process's LibTorch."""
+    global _observer
+    if _observer is not None:
+        return _observer
     built_for = _native.torch_library
     if not built_for:
         raise _native.Error(
@@ -53,6 +58,7 @@ def _observer_module():
         raise _native.Error(
             f"nnprof.torch: could not load nnprof's operator observer libnnprof_torch ({e}); it is built with "
             f"libnnprof and installed beside it ({_native.library_directory() or 'its library directory'})") from e
+    _observer = _torch
     return _torch
 
 
@@ -171,11 +177,20 @@ def _observed_profiler():
     capture = _Instrumented.capture_profiler
     if capture is not None:
         return capture
-    if "nnprof._torch" in sys.modules:
-        from nnprof import _torch
-        if _torch.active():
+    # Not started here: the agent of `nnprof record` (the same libnnprof_torch, loaded once)
+    # records into the global profiler.
+    global _no_observer
+    if _no_observer:
+        return None
+    try:
+        if _observer_module().active():
             return _native.global_profiler()
+    except _native.Error:
+        _no_observer = True  # no observer can run in this process: none records
     return None
+
+
+_no_observer = False
 
 
 def _begin(cell):

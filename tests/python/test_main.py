@@ -80,3 +80,31 @@ def test_the_cli_is_found_beside_the_library(monkeypatch):
     monkeypatch.delenv("NNPROF_CLI", raising=False)
     found = pathlib.Path(main.find_cli())
     assert found.name == "nnprof" and found.parent.parent == pathlib.Path(nnprof._native.library_directory()).parent
+
+
+TRAIN = """
+import torch
+import nnprof.torch
+
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+with nnprof.torch.instrument(model, name="net"):
+    for _ in range(2):
+        model(torch.randn(5, 8)).sum().backward()
+"""
+
+
+def test_record_an_instrumented_model(tmp_path):
+    """Under nnprof record the agent records the operators; instrument()'s layers hold them."""
+    script = tmp_path / "train.py"
+    script.write_text(TRAIN)
+    out = tmp_path / "train.nnprof"
+    run = run_module(["record", "-q", "-o", str(out), str(script)])
+    assert run.returncode == 0, run.stderr
+    profile = nnprof.load(str(out))
+    paths = {n["path"]: n["calls"] for n in profile.call_tree[1:]}
+    assert paths["net > 0 > aten::linear > aten::addmm"] == 2
+    assert paths["net.backward > 2.backward > autograd::engine::evaluate_function: AddmmBackward0 > "
+                 "AddmmBackward0"] == 2
+    assert paths["net.backward > 0.backward"] == 2
+    assert not [d for d in profile.diagnostics if d["kind"] in ("implicitly_closed", "stop_without_start")]
