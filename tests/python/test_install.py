@@ -23,11 +23,12 @@ facts = {"package": nnprof.__file__, "library": nnprof._native.library_directory
          "calls": nnprof.snapshot().scope("installed_scope")["calls"]}
 try:
     import torch, nnprof.torch
+except ImportError:
+    torch = None
+if torch is not None and nnprof._native.torch_library:
     with nnprof.torch.capture_operators():
         torch.ones(2) + 1
     facts["add_calls"] = nnprof.snapshot().scope("aten::add")["calls"]
-except ImportError:
-    pass
 facts["loaded"] = sorted({line.split()[-1] for line in open("/proc/self/maps") if "libnnprof" in line})
 print(json.dumps(facts))
 """

@@ -8,6 +8,9 @@ torch = pytest.importorskip("torch")
 import nnprof  # noqa: E402
 import nnprof.torch  # noqa: E402
 
+pytestmark = pytest.mark.skipif(not nnprof._native.torch_library,
+                                reason="nnprof was built without LibTorch: no operator observer")
+
 LAYER_CHILDREN = ["self_attn", "dropout1", "norm1", "linear1", "dropout", "linear2", "dropout2", "norm2"]
 STEPS = 2
 

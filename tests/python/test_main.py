@@ -1,8 +1,11 @@
 """python3 -m nnprof: record a script under the nnprof CLI, and the CLI's other subcommands."""
+import importlib.util
 import os
 import pathlib
 import subprocess
 import sys
+
+import pytest
 
 import nnprof
 from nnprof import __main__ as main
@@ -94,6 +97,8 @@ with nnprof.torch.instrument(model, name="net"):
 """
 
 
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None or not nnprof._native.torch_library,
+                    reason="needs torch, and nnprof built with LibTorch")
 def test_record_an_instrumented_model(tmp_path):
     """Under nnprof record the agent records the operators; instrument()'s layers hold them."""
     script = tmp_path / "train.py"
