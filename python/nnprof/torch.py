@@ -159,14 +159,17 @@ class _BackwardScope:
         self.state = 0  # 0: not begun, 1: open, 2: closed
 
 
-def _around_observer_scopes(cell, node_name, action):
-    """Runs `action` outside the scopes the operator observer opened for this autograd node."""
+def _around_observer_scopes(cell, node_name, action, from_state):
+    """Runs `action` (when `cell` is in `from_state`) outside the scopes the operator observer
+    opened for this autograd node."""
+    if cell.state != from_state:
+        return
     profiler = cell.profiler
     observed = _observed_profiler() is profiler
     if observed:
         profiler.stop(node_name)
         profiler.stop("autograd::engine::evaluate_function: " + node_name)
-    action()
+    action(cell)
     if observed:
         profiler.start("autograd::engine::evaluate_function: " + node_name)
         profiler.start(node_name)
@@ -194,8 +197,6 @@ _no_observer = False
 
 
 def _begin(cell):
-    if cell.state != 0:
-        return
     cell.scope.__enter__()
     cell.state = 1
     _open_backward_scopes().append(cell)
@@ -205,8 +206,6 @@ def _begin(cell):
 
 
 def _end(cell):
-    if cell.state != 1:
-        return
     cell.scope.__exit__(None, None, None)
     cell.state = 2
     stack = _open_backward_scopes()
@@ -217,7 +216,8 @@ def _end(cell):
 
 
 def _close_left_open():
-    # End of a backward pass: close, innermost first, the scopes whose inputs got no gradient
+    # End of a backward pass: close, innermost first, the scopes of modules none of whose inputs
+    # required a gradient (the first layers), and of those whose inputs got none
     # (torch.autograd.grad on part of the graph).
     _state.close_queued = False
     stack = _open_backward_scopes()
@@ -237,7 +237,7 @@ class NnprofBackwardBegins(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        _around_observer_scopes(ctx.cell, ctx.name(), lambda: _begin(ctx.cell))
+        _around_observer_scopes(ctx.cell, ctx.name(), _begin, 0)
         return (None, *grads)
 
 
@@ -250,7 +250,7 @@ class NnprofBackwardEnds(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        _around_observer_scopes(ctx.cell, ctx.name(), lambda: _end(ctx.cell))
+        _around_observer_scopes(ctx.cell, ctx.name(), _end, 1)
         return (None, *grads)
 
 
@@ -352,7 +352,9 @@ class _Timed:
         with self.make_scope(self.label):
             result = self.forward(*args, **kwargs)
         outputs = _tensors(result)
-        if not any(t.requires_grad for _, t in outputs):
+        # CPU tensors only: the autograd engine runs a CUDA backward on a thread of its own and
+        # its end-of-pass callbacks on the caller's, where that thread's scopes cannot close.
+        if not any(t.requires_grad and t.device.type == "cpu" for _, t in outputs):
             return result
         replaced = NnprofBackwardBegins.apply(cell, *[t for _, t in outputs])
         return _replace(result, replaced)
@@ -364,6 +366,8 @@ def _bound_inputs(cell, args, kwargs):
     such a module is the first the forward pass ran, so the last the backward pass reaches."""
     positions = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
     keys = [k for k, a in kwargs.items() if isinstance(a, torch.Tensor) and a.requires_grad]
+    if any(a.device.type != "cpu" for a in [*(args[i] for i in positions), *(kwargs[k] for k in keys)]):
+        return args, kwargs  # see _Timed.__call__: the backward of CUDA tensors is not bounded
     if not positions and not keys:
         return args, kwargs
     bounded = NnprofBackwardEnds.apply(cell, *[args[i] for i in positions], *[kwargs[k] for k in keys])
