@@ -224,3 +224,37 @@ def test_capture_start_stop_and_errors():
     assert not capture.active and not nnprof.torch.operators_active()
     torch.ones(2) + 1
     assert p.snapshot().scope("aten::add")["calls"] == 1
+
+
+def test_a_module_called_twice_has_two_calls_forward_and_backward():
+    class Shared(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.block(torch.relu(self.block(x)))
+
+    model = Shared()
+    p = nnprof.Profiler()
+    with nnprof.torch.instrument(model, profiler=p):
+        model(torch.randn(2, 4, requires_grad=True)).sum().backward()
+    assert scope_tree(p.snapshot()) == {"Shared": 1, "Shared > block": 2, "Shared.backward": 1,
+                                        "Shared.backward > block.backward": 2}
+
+
+def test_a_partial_backward_leaves_no_scope_open():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 4))
+    p = nnprof.Profiler()
+    with nnprof.torch.instrument(model, profiler=p, name="net"):
+        out = model(torch.randn(2, 4))
+        # Only the last layer's weight: the first layer's backward never runs, and the last
+        # layer's input gets no gradient, so its scope closes when the pass ends.
+        torch.autograd.grad(out.sum(), [model[1].weight])
+    with p.scope("after"):
+        pass
+    profile = p.snapshot()
+    tree = scope_tree(profile)
+    assert tree["net.backward"] == 1 and tree["net.backward > 1.backward"] == 1 and tree["after"] == 1
+    assert "net.backward > 0.backward" not in tree
+    assert profile.diagnostics == []
