@@ -3,8 +3,6 @@
 
 #include <pybind11/pybind11.h>
 
-#include <nnprof/profiler.hpp>
-
 namespace nnprof::python {
 
 /// The C++ profiler itself: Profiler, scopes, snapshots, saving, reports, loading profiles.
