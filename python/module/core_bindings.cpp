@@ -753,6 +753,8 @@ observer and `nnprof record` record into.)");
           "The bottlenecks of everything recorded so far, most severe first.");
 
   add_profiler_scope_method(profiler_class);
+  // The package re-exports them: nnprof.Profiler, nnprof.Profile in reprs and help().
+  for (const char* name : {"Profiler", "Profile"}) m.attr(name).attr("__module__") = "nnprof";
 
   m.def(
       "global_profiler", [] { return &global_profiler(); }, py::return_value_policy::reference,

@@ -67,9 +67,12 @@ def record_command(cli, args):
 
 def main(argv=None):
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in ("-h", "--help"):
+    if not args:
+        sys.stderr.write(_USAGE)
+        return 2
+    if args[0] in ("-h", "--help"):
         sys.stdout.write(_USAGE)
-        return 0 if args else 2
+        return 0
     cli = find_cli()
     if cli is None:
         sys.stderr.write(
