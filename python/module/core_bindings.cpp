@@ -379,6 +379,13 @@ ReportOptions report_options(bool full_names, std::size_t rows) {
   return o;
 }
 
+/// A report over `profile`, which is moved rather than copied when nothing else holds it (a
+/// snapshot taken for this report alone).
+Report report_of(const std::shared_ptr<Profile>& profile, const ReportOptions& options) {
+  if (profile.use_count() == 1) return Report(std::move(*profile), options);
+  return Report(*profile, options);
+}
+
 /// A path given as str or os.PathLike (pathlib.Path), as the str the C++ API takes.
 std::string path_of(const py::handle& path) {
   if (py::isinstance<py::str>(path)) return py::cast<std::string>(path);
@@ -410,7 +417,7 @@ py::object report(const std::shared_ptr<Profile>& profile, const py::handle& tar
     {
       py::gil_scoped_release release;
       std::ostringstream out;
-      Report(*profile, report_options(full_names, rows)).write(out, as_format->format);
+      report_of(profile, report_options(full_names, rows)).write(out, as_format->format);
       text = std::move(out).str();
     }
     if (as_format->format == ReportFormat::Pprof) return py::bytes(text);
@@ -418,15 +425,15 @@ py::object report(const std::shared_ptr<Profile>& profile, const py::handle& tar
   }
   {
     py::gil_scoped_release release;
-    Report(*profile, report_options(full_names, rows))
+    report_of(profile, report_options(full_names, rows))
         .export_to(target, named != nullptr ? named->format : ReportFormat::Auto);
   }
   return py::none();
 }
 
-std::string summary_text(const Profile& profile, bool full_names, std::size_t rows) {
+std::string summary_text(const std::shared_ptr<Profile>& profile, bool full_names, std::size_t rows) {
   py::gil_scoped_release release;
-  return Report(profile, report_options(full_names, rows)).text();
+  return report_of(profile, report_options(full_names, rows)).text();
 }
 
 /// A Profile shared between Python objects (and kept alive while native code reads it with the
@@ -610,11 +617,11 @@ fields docs/PYTHON.md lists).)")
            py::arg("full_names") = false, py::arg("rows") = 0,
            "report(\"json\") returns the report in that format; report(\"out.html\") writes it to that file.")
       .def(
-          "summary", [](const Profile& p, bool full_names, std::size_t rows) { return summary_text(p, full_names, rows); },
+          "summary", [](const ProfilePtr& p, bool full_names, std::size_t rows) { return summary_text(p, full_names, rows); },
           py::kw_only(), py::arg("full_names") = false, py::arg("rows") = 0, "The text summary.")
       .def(
           "print_summary",
-          [](const Profile& p) { py::print(summary_text(p, false, 0), py::arg("end") = ""); },
+          [](const ProfilePtr& p) { py::print(summary_text(p, false, 0), py::arg("end") = ""); },
           "Prints the text summary.")
       .def("__eq__", [](const Profile& a, const Profile& b) { return a == b; })
       .def("__repr__", [](const Profile& p) {
@@ -734,10 +741,10 @@ observer and `nnprof record` record into.)");
           py::arg("target") = "text", py::kw_only(), py::arg("format") = py::none(), py::arg("full_names") = false,
           py::arg("rows") = 0, "A report of a snapshot: returned for a format name, written for a path.")
       .def(
-          "summary", [](const Profiler& p) { return summary_text(*snapshot_of(p), false, 0); },
+          "summary", [](const Profiler& p) { return summary_text(snapshot_of(p), false, 0); },
           "The text summary of a snapshot.")
       .def(
-          "print_summary", [](const Profiler& p) { py::print(summary_text(*snapshot_of(p), false, 0), py::arg("end") = ""); },
+          "print_summary", [](const Profiler& p) { py::print(summary_text(snapshot_of(p), false, 0), py::arg("end") = ""); },
           "Prints the text summary of a snapshot.")
       .def(
           "bottlenecks",

@@ -251,6 +251,10 @@ def test_analyses_are_python_objects():
     assert profile.completeness["scopes_recorded"] == 9
     assert profile.scope("nothing") is None
     assert [f["name"] for f in nnprof.report_formats()][:2] == ["text", "markdown"]
+    # Reports of a profile Python holds leave it whole (only a snapshot taken for one is moved).
+    before = profile.scopes
+    assert "train_step" in profile.summary() and "train_step" in profile.report("markdown")
+    assert profile.scopes == before
 
 
 def hash_for(seconds):
