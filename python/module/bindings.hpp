@@ -7,6 +7,10 @@ namespace nnprof::python {
 
 /// The C++ profiler itself: Profiler, scopes, snapshots, saving, reports, loading profiles.
 void bind_core(pybind11::module_& m);
+/// nnprof.Scope and nnprof.scope(name), written against the CPython API for speed (called by bind_core).
+void bind_scopes(pybind11::module_& m);
+/// Profiler.scope(name), added to the bound Profiler type by bind_core.
+void add_profiler_scope_method(pybind11::handle profiler_type);
 /// The classes the Python seeds' APIs are built on (CUDA timing, memory tracking, metrics).
 void bind_seed_apis(pybind11::module_& m);
 
