@@ -51,12 +51,3 @@ class NNPROF_API OpObserver {
 /// global profiler. Returns 0, or -1 with a reason in `why` (NUL-terminated, truncated to
 /// `why_size`).
 extern "C" NNPROF_API int nnprof_torch_start(int record_shapes, char* why, unsigned long why_size) noexcept;
-
-/// For a caller that loads this library with dlopen and observes for a while (the Python
-/// package's PerformanceProfiler(estimate_flops=True)): starts observing into `profiler` and
-/// returns the observer for nnprof_torch_unobserve, or nullptr with a reason in `why` (an
-/// observer is already recording).
-extern "C" NNPROF_API void* nnprof_torch_observe(nnprof::Profiler* profiler, int record_shapes, char* why,
-                                                 unsigned long why_size) noexcept;
-/// Stops and frees an observer nnprof_torch_observe returned.
-extern "C" NNPROF_API void nnprof_torch_unobserve(void* observer) noexcept;

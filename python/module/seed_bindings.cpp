@@ -403,12 +403,15 @@ class OpenRegion {
   std::unique_ptr<ProfiledRegion> region_;
 };
 
+// The regions of PerformanceProfiler, on an nnprof.Profiler of its own (created in Python, so
+// that nnprof.torch.capture_operators can record its operators into the same profiler).
 class RegionProfiler {
  public:
-  Profiler& profiler() { return profiler_; }
+  explicit RegionProfiler(Profiler& profiler) : profiler_(&profiler) {}
+  Profiler& profiler() { return *profiler_; }
 
  private:
-  Profiler profiler_;
+  Profiler* profiler_;
 };
 
 }  // namespace
@@ -577,7 +580,7 @@ void bind_seed_apis(py::module_& m) {
 
   py::class_<OpenRegion>(m, "_OpenRegion").def("end", &OpenRegion::end, py::arg("completed"));
   py::class_<RegionProfiler>(m, "_RegionProfiler")
-      .def(py::init<>())
+      .def(py::init<Profiler&>(), py::arg("profiler"), py::keep_alive<1, 2>())
       .def("begin", [](RegionProfiler& r, const std::string& name) { return std::make_unique<OpenRegion>(r.profiler(), name); },
            py::keep_alive<0, 1>())
       .def("get_metrics", [](RegionProfiler& r, const std::optional<std::string>& name) -> py::object {
@@ -590,10 +593,7 @@ void bind_seed_apis(py::module_& m) {
           out.append(py::make_tuple(s.name, s.count, s.wall_ns, s.share));
         return out;
       })
-      .def("has_results", [](RegionProfiler& r) { return r.profiler().has_results(); })
-      // The address of the profiler, for libnnprof_torch's C entry point (nnprof_torch_observe),
-      // which the package loads with ctypes so that the module needs no LibTorch.
-      .def("_profiler_address", [](RegionProfiler& r) { return reinterpret_cast<std::uintptr_t>(&r.profiler()); });
+      .def("has_results", [](RegionProfiler& r) { return r.profiler().has_results(); });
   m.def("_current_rss", [] { return get_current_memory(); });
 }
 

@@ -20,9 +20,7 @@ What is not measured yet is None and prints as "not measured", never a guess:
 - estimated_flops without estimate_flops=True; memory_leak_detected without detailed_memory=True.
 MB are 10**6 bytes and GB 10**9, as the seed prints them.
 """
-import ctypes
 import dataclasses
-import os
 import sys
 import warnings
 from typing import Any, Dict, Optional
@@ -101,57 +99,15 @@ class PerformanceMetrics:
         return line if self.completed else line + " (partial: ended by an exception)"
 
 
-def _library_dir():
-    """The directory of the libnnprof.so this process loaded (the module's)."""
-    with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-        for line in maps:
-            path = line.rstrip("\n").split(maxsplit=5)[-1]
-            if os.path.basename(path).startswith("libnnprof.so"):
-                return os.path.dirname(path)
-    raise RuntimeError("nnprof: libnnprof.so is not loaded in this process")
-
-
-class _TorchOperators:
-    """libnnprof_torch, loaded with ctypes so that the module needs no LibTorch: its observer
-    makes every torch operator a scope of a given profiler and declares the operator's FLOPs."""
-
-    _lib = None
-
-    @classmethod
-    def library(cls):
-        if cls._lib is None:
-            if "torch" not in sys.modules:
-                try:
-                    import torch  # noqa: F401  (the observer needs torch's libraries loaded)
-                except ImportError as error:
-                    raise RuntimeError(f"estimate_flops=True counts the FLOPs of torch operators: {error}") from None
-            directory = _library_dir()
-            path = next((os.path.join(directory, n) for n in ("libnnprof_torch.so.0", "libnnprof_torch.so")
-                         if os.path.exists(os.path.join(directory, n))), None)
-            if path is None:
-                raise RuntimeError(f"estimate_flops=True needs libnnprof_torch.so beside libnnprof in {directory}; "
-                                   "nnprof was built without LibTorch")
-            lib = ctypes.CDLL(path)
-            lib.nnprof_torch_observe.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_ulong]
-            lib.nnprof_torch_observe.restype = ctypes.c_void_p
-            lib.nnprof_torch_unobserve.argtypes = [ctypes.c_void_p]
-            lib.nnprof_torch_unobserve.restype = None
-            cls._lib = lib
-        return cls._lib
-
-    @classmethod
-    def observe(cls, profiler_address):
-        """Starts observing into the profiler at that address; returns the observer."""
-        lib = cls.library()
-        why = ctypes.create_string_buffer(512)
-        observer = lib.nnprof_torch_observe(profiler_address, 1, why, len(why))
-        if not observer:
-            raise RuntimeError(f"estimate_flops=True: torch operators cannot be observed: {why.value.decode()}")
-        return observer
-
-    @classmethod
-    def unobserve(cls, observer):
-        cls.library().nnprof_torch_unobserve(observer)
+def _operator_capture(profiler):
+    """nnprof.torch.capture_operators into `profiler`: libnnprof_torch's observer makes every
+    torch operator a scope and declares its FLOPs. Raises RuntimeError (nnprof.Error) naming the
+    reason when torch or libnnprof_torch is missing."""
+    try:
+        import nnprof.torch as nnprof_torch
+    except ImportError as error:
+        raise RuntimeError(f"estimate_flops=True counts the FLOPs of torch operators: {error}") from None
+    return nnprof_torch.capture_operators(profiler)
 
 
 class _OpenRegion:
@@ -220,16 +176,15 @@ class PerformanceProfiler:
         if self.track_carbon:
             warnings.warn("PerformanceProfiler(track_carbon=True): energy and carbon are not measured by this "
                           "version; system.energy_kwh and system.carbon_kg stay None", RuntimeWarning, stacklevel=2)
-        self._regions = _native._RegionProfiler()
+        self._profiler = _native.Profiler()  # this PerformanceProfiler's own regions and operators
+        self._regions = _native._RegionProfiler(self._profiler)
         self._extras = {}       # name -> what the Python side measured of its last finished region
         self._gpu_why = None
         if self.track_gpu:
             usable, why = _native._gpu_available()
             self._gpu_why = None if usable else why
-        self._observer = None
-        self._observer_depth = 0
-        if self.estimate_flops:
-            _TorchOperators.library()  # no torch or no libnnprof_torch: say so now
+        self._capture = _operator_capture(self._profiler) if self.estimate_flops else None  # says now what is missing
+        self._capture_depth = 0
 
     # -- regions ----------------------------------------------------------------------------
 
@@ -241,10 +196,10 @@ class PerformanceProfiler:
         region = _OpenRegion(name)
         if self.estimate_flops:
             try:
-                if self._observer is None:
-                    self._observer = _TorchOperators.observe(self._regions._profiler_address())
-                self._observer_depth += 1
-                region.observer = self._observer
+                if self._capture_depth == 0:
+                    self._capture.start()
+                self._capture_depth += 1
+                region.observer = self._capture
             except RuntimeError as error:  # another observer records (nnprof record, another profiler)
                 region.notes.append(f"estimated_flops: not measured: {error}")
                 warnings.warn(f"PerformanceProfiler.profile({name!r}): {error}; the region's FLOPs are not counted",
@@ -268,10 +223,9 @@ class PerformanceProfiler:
         if region.observer is None:
             return
         region.observer = None
-        self._observer_depth -= 1
-        if self._observer_depth == 0:
-            _TorchOperators.unobserve(self._observer)
-            self._observer = None
+        self._capture_depth -= 1
+        if self._capture_depth == 0:
+            self._capture.stop()
 
     def _end(self, region, completed):
         try:

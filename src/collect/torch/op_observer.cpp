@@ -272,20 +272,3 @@ extern "C" int nnprof_torch_start(int record_shapes, char* why, unsigned long wh
   }
   return -1;
 }
-
-extern "C" void* nnprof_torch_observe(nnprof::Profiler* profiler, int record_shapes, char* why,
-                                      unsigned long why_size) noexcept {
-  try {
-    return new nnprof::torch::OpObserver(*profiler, {record_shapes != 0});
-  } catch (const std::exception& e) {
-    if (why != nullptr && why_size > 0) {
-      std::strncpy(why, e.what(), why_size - 1);
-      why[why_size - 1] = '\0';
-    }
-  }
-  return nullptr;
-}
-
-extern "C" void nnprof_torch_unobserve(void* observer) noexcept {
-  delete static_cast<nnprof::torch::OpObserver*>(observer);
-}
