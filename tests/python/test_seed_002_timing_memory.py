@@ -170,8 +170,7 @@ HOOKED_SCRIPT = textwrap.dedent("""
 def test_memory_tracker_under_the_heap_hooks_counts_every_allocation():
     # Under LD_PRELOAD=libnnprof_memory.so (what `nnprof record --memory` does) the tracker uses
     # nnprof's heap tracking: exact peak, every allocation counted.
-    from nnprof.performance import _library_dir
-    hooks = pathlib.Path(_library_dir()) / "libnnprof_memory.so"
+    hooks = pathlib.Path(nnprof._native.library_directory()) / "libnnprof_memory.so"
     assert hooks.exists(), hooks
     env = dict(os.environ, LD_PRELOAD=str(hooks))
     out = subprocess.run([sys.executable, "-c", HOOKED_SCRIPT], env=env, capture_output=True, text=True, timeout=240)
