@@ -489,7 +489,15 @@ bool CpuSampler::arm_kernel_ring(SampledThread& t, std::string& why) noexcept {
 }
 
 bool CpuSampler::arm(SampledThread& t, std::string& why) noexcept {
-  if (python_.readable) t.python.reset();  // its descriptions may name ids the new run never saw
+  if (python_.readable) {
+    // A fresh cache: its descriptions may name ids the new run never saw.
+    try {
+      if (!t.python) t.python = std::make_unique<collect::PythonThreadCache>();
+      t.python->reset();
+    } catch (const std::bad_alloc&) {
+      t.python.reset();  // sampled without Python frames
+    }
+  }
   t.dropped.store(0, std::memory_order_relaxed);
   t.truncated.store(0, std::memory_order_relaxed);
   t.stack_begin = t.stack_end = 0;
@@ -960,7 +968,8 @@ void CpuSampler::on_signal(siginfo_t* info, void* ucontext) noexcept {
     const std::uint32_t copy =
         stack_end == 0 ? 0 : static_cast<std::uint32_t>(std::min<std::uintptr_t>(g_config.copy_bytes, stack_end - sp) & ~7u);
     std::uint32_t python_most = 0;
-    const int python_frames = t->python.collect(python_most);
+    collect::PythonThreadCache* python = t->python.get();
+    const int python_frames = python != nullptr ? python->collect(python_most) : 0;
     const auto most = static_cast<std::uint32_t>(kDwarfHeaderWords + 3 * g_config.max_depth + copy / 8 + python_most);
     std::uint64_t* rec = t->ring.begin_write(most);
     if (rec == nullptr) {
@@ -972,7 +981,7 @@ void CpuSampler::on_signal(siginfo_t* info, void* ucontext) noexcept {
                        : collect::frame_records_from(fp, sp, sp + copy, stack_end, rec + kDwarfHeaderWords, g_config.max_depth);
     auto words = static_cast<std::uint32_t>(kDwarfHeaderWords + 3 * frames + copy / 8);
     collect::copy_stack_words(sp, rec + kDwarfHeaderWords + 3 * frames, copy / 8);
-    const std::uint32_t python_words = t->python.write(python_frames, rec + words);
+    const std::uint32_t python_words = python != nullptr ? python->write(python_frames, rec + words) : 0;
     words += python_words;
     rec[0] = collect::SampleRing::header(words, collect::SampleRing::kSample,
                                          kFlagDwarf | (python_words != 0 ? kFlagPython : 0));
@@ -993,7 +1002,8 @@ void CpuSampler::on_signal(siginfo_t* info, void* ucontext) noexcept {
   pcs[0] = pc;
   if (g_config.call_graph) depth = collect::capture_interrupted_stack(ucontext, pcs, g_config.max_depth, stack_end, truncated);
   std::uint32_t python_most = 0;
-  const int python_frames = g_config.call_graph ? t->python.collect(python_most) : 0;
+  collect::PythonThreadCache* python = g_config.call_graph ? t->python.get() : nullptr;
+  const int python_frames = python != nullptr ? python->collect(python_most) : 0;
   auto words = static_cast<std::uint32_t>(4 + depth);
   std::uint64_t* rec = t->ring.begin_write(words + python_most);
   if (rec == nullptr) {
@@ -1001,7 +1011,7 @@ void CpuSampler::on_signal(siginfo_t* info, void* ucontext) noexcept {
     return;
   }
   for (int i = 0; i < depth; ++i) rec[4 + i] = pcs[i];
-  const std::uint32_t python_words = t->python.write(python_frames, rec + words);
+  const std::uint32_t python_words = python != nullptr ? python->write(python_frames, rec + words) : 0;
   words += python_words;
   rec[0] = collect::SampleRing::header(words, collect::SampleRing::kSample,
                                        (truncated ? kFlagTruncated : 0) | (python_words != 0 ? kFlagPython : 0));

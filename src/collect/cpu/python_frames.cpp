@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -31,6 +33,7 @@ constinit HandlerPython g_python;
 constinit std::atomic<std::uint32_t> g_next_description{1};
 
 constexpr std::uint32_t kEntryBit = 1u << 31;
+static_assert(sizeof PythonThreadCache::code_bytes[0] == NNPROF_PY311_CODE_HEAD_BYTES);
 constexpr std::size_t kLineTableBytes = sizeof(PythonThreadCache::line_table);
 
 // Reads `n` bytes of this process at `address` without faulting: process_vm_readv fails with
@@ -202,6 +205,12 @@ PythonInterpreter find_python_interpreter() {
                                  interp.version);
     return interp;
   }
+  if (const char* off = std::getenv("NNPROF_PYTHON_FRAMES"); off != nullptr && std::string_view(off) == "0") {
+    interp.problem = fmt::format("this process runs CPython {}; its Python frames were not read (NNPROF_PYTHON_FRAMES=0), "
+                                 "so its samples show the interpreter's native frames",
+                                 interp.version);
+    return interp;
+  }
   interp.runtime = reinterpret_cast<std::uintptr_t>(runtime);
   interp.code_type = reinterpret_cast<std::uintptr_t>(dlsym(RTLD_DEFAULT, "PyCode_Type"));
   Dl_info info{};
@@ -264,53 +273,95 @@ void PythonThreadCache::reset() noexcept {
 }
 
 int PythonThreadCache::collect(std::uint32_t& words) noexcept {
+  // A system call per read would cost ~0.4 us a read, two reads a frame: 25 us for a stack 30
+  // frames deep. So reads are batched: the thread state in one read, the live part of the
+  // thread's frame stack (its current datastack chunk, where 3.11 allocates every frame of a
+  // plain call) in one, and the code objects of all frames in one process_vm_readv with an
+  // iovec each. Frames outside the chunk copy (generators', older chunks') are read one by one.
   words = 0;
   if (!handler_reads_python()) return 0;
   const std::uintptr_t state = current_thread_state();
-  std::uintptr_t cframe = 0, frame = 0;
-  if (state == 0 || !read_memory(state + NNPROF_PY311_TSTATE_CFRAME, &cframe, sizeof cframe) ||
-      !read_memory(cframe + NNPROF_PY311_CFRAME_CURRENT_FRAME, &frame, sizeof frame))
-    return 0;
-  int n = 0, misses = 0;
-  // Bounded twice: frames kept, and steps (a cycle in a corrupt chain ends here too).
+  unsigned char ts[NNPROF_PY311_TSTATE_DATASTACK_TOP + 8 - NNPROF_PY311_TSTATE_CFRAME];
+  if (state == 0 || !read_memory(state + NNPROF_PY311_TSTATE_CFRAME, ts, sizeof ts)) return 0;
+  auto tstate_field = [&](std::size_t offset) { return load<std::uintptr_t>(ts, offset - NNPROF_PY311_TSTATE_CFRAME); };
+  const std::uintptr_t cframe = tstate_field(NNPROF_PY311_TSTATE_CFRAME);
+  const std::uintptr_t chunk = tstate_field(NNPROF_PY311_TSTATE_DATASTACK_CHUNK);
+  const std::uintptr_t top = tstate_field(NNPROF_PY311_TSTATE_DATASTACK_TOP);
+  std::uintptr_t frame = 0;
+  if (!read_memory(cframe + NNPROF_PY311_CFRAME_CURRENT_FRAME, &frame, sizeof frame)) return 0;
+  // The innermost frames are at the chunk's top: the copy keeps the top when the chunk's live
+  // part is larger than it.
+  std::uintptr_t copy_begin = 0, copy_end = 0;
+  const std::uintptr_t data = chunk + NNPROF_PY311_CHUNK_DATA;
+  if (chunk != 0 && top > data && top - data <= (std::uintptr_t{1} << 30)) {
+    copy_begin = std::max(data, top - sizeof frame_stack);
+    if (read_memory(copy_begin, frame_stack, top - copy_begin)) copy_end = top;
+  }
+
+  // The chain, innermost first: bounded by frames kept and by steps (a cycle in a corrupt
+  // chain ends here too).
+  int n = 0;
   for (int steps = 0; frame != 0 && n < kMaxPythonFrames && steps < 2 * kMaxPythonFrames; ++steps) {
-    unsigned char f[NNPROF_PY311_FRAME_SIZE];
-    if (!read_memory(frame, f, sizeof f)) break;
-    const auto code = load<std::uintptr_t>(f, NNPROF_PY311_FRAME_CODE);
-    const auto previous = load<std::uintptr_t>(f, NNPROF_PY311_FRAME_PREVIOUS);
-    const auto instr = load<std::uintptr_t>(f, NNPROF_PY311_FRAME_PREV_INSTR);
-    const bool entry = f[NNPROF_PY311_FRAME_IS_ENTRY] != 0;
-    const unsigned owner = f[NNPROF_PY311_FRAME_OWNER];
-    // The code object from its type pointer to the start of its bytecode, in one read.
-    unsigned char c[NNPROF_PY311_CODE_CODE_ADAPTIVE - NNPROF_PY311_OBJECT_TYPE];
-    if (!read_memory(code + NNPROF_PY311_OBJECT_TYPE, c, sizeof c)) break;
+    unsigned char copy[NNPROF_PY311_FRAME_SIZE];
+    const unsigned char* f = nullptr;
+    if (frame >= copy_begin && frame + sizeof copy <= copy_end) {
+      f = frame_stack + (frame - copy_begin);
+    } else if (read_memory(frame, copy, sizeof copy)) {
+      f = copy;
+    } else {
+      break;
+    }
+    Found& out = found[n++];
+    out.code = load<std::uintptr_t>(f, NNPROF_PY311_FRAME_CODE);
+    out.instr = load<std::uintptr_t>(f, NNPROF_PY311_FRAME_PREV_INSTR);
+    out.entry = f[NNPROF_PY311_FRAME_IS_ENTRY] != 0;
+    out.generator = f[NNPROF_PY311_FRAME_OWNER] == NNPROF_PY311_FRAME_OWNED_BY_GENERATOR;
+    frame = load<std::uintptr_t>(f, NNPROF_PY311_FRAME_PREVIOUS);
+  }
+
+  // The code objects, from their type pointer to the start of their bytecode, in one call.
+  constexpr std::size_t kCodeBytes = sizeof code_bytes[0];
+  int readable = 0;
+  while (readable < n) {
+    iovec local[kMaxPythonFrames], remote[kMaxPythonFrames];
+    const int batch = n - readable;
+    for (int i = 0; i < batch; ++i) {
+      local[i] = iovec{code_bytes[readable + i], kCodeBytes};
+      remote[i] = iovec{reinterpret_cast<void*>(found[readable + i].code + NNPROF_PY311_OBJECT_TYPE), kCodeBytes};
+    }
+    const ssize_t got = process_vm_readv(g_python.pid, local, static_cast<unsigned long>(batch), remote,
+                                         static_cast<unsigned long>(batch), 0);
+    if (got <= 0) break;
+    readable += static_cast<int>(static_cast<std::size_t>(got) / kCodeBytes);
+    if (static_cast<std::size_t>(got) < kCodeBytes * static_cast<std::size_t>(batch)) break;  // the next one is unreadable
+  }
+  // The stack ends at the first frame whose code object cannot be read or is not one: a stale
+  // or half-built frame, beyond which nothing is trustworthy.
+  int kept = 0, misses = 0;
+  for (int i = 0; i < readable; ++i) {
+    const unsigned char* c = code_bytes[i];
     auto field = [&](std::size_t offset) { return load<std::uintptr_t>(c, offset - NNPROF_PY311_OBJECT_TYPE); };
-    if (field(NNPROF_PY311_OBJECT_TYPE) != g_python.code_type) break;  // not a code object: a stale or half-built frame
-    Found& out = found[n];
-    out.code = code;
+    if (field(NNPROF_PY311_OBJECT_TYPE) != g_python.code_type) break;
+    Found& out = found[i];
     out.qualname = field(NNPROF_PY311_CODE_QUALNAME);
     out.filename = field(NNPROF_PY311_CODE_FILENAME);
     out.linetable = field(NNPROF_PY311_CODE_LINETABLE);
     out.firstlineno = load<std::int32_t>(c, NNPROF_PY311_CODE_FIRSTLINENO - NNPROF_PY311_OBJECT_TYPE);
-    out.entry = entry;
-    const std::uintptr_t first = code + NNPROF_PY311_CODE_CODE_ADAPTIVE;
+    const std::uintptr_t first = out.code + NNPROF_PY311_CODE_CODE_ADAPTIVE;
     const auto traceable = load<std::int32_t>(c, NNPROF_PY311_CODE_FIRSTTRACEABLE - NNPROF_PY311_OBJECT_TYPE);
-    if (owner != NNPROF_PY311_FRAME_OWNED_BY_GENERATOR && instr < first + 2 * static_cast<std::uintptr_t>(std::max(traceable, 0))) {
-      // Pushed but not started (CPython's _PyFrame_IsIncomplete; tracebacks skip it too). An
-      // entry frame still closes its C call's group: kept as a placeholder.
-      if (entry) {
-        out.code = 0;
-        ++n;
-      }
-      frame = previous;
+    kept = i + 1;
+    if (!out.generator && out.instr < first + 2 * static_cast<std::uintptr_t>(std::max(traceable, 0))) {
+      // Pushed but not started (CPython's _PyFrame_IsIncomplete; tracebacks skip it too). It
+      // stays as a placeholder that shows nothing: an entry frame still closes its C call's group.
+      out.code = 0;
       continue;
     }
     // The line at the last instruction started (prev_instr), as _PyInterpreterFrame_GetLine.
-    Line& cached = lines[line_slot(code, instr)];
-    if (cached.code == code && cached.instr == instr && cached.linetable == out.linetable && cached.line != 0) {
+    Line& cached = lines[line_slot(out.code, out.instr)];
+    if (cached.code == out.code && cached.instr == out.instr && cached.linetable == out.linetable && cached.line != 0) {
       out.line = cached.line;
     } else {
-      const std::int64_t address = (static_cast<std::int64_t>(instr) - static_cast<std::int64_t>(first)) / 2 * 2;
+      const std::int64_t address = (static_cast<std::int64_t>(out.instr) - static_cast<std::int64_t>(first)) / 2 * 2;
       std::int64_t size = 0;
       out.line = 0;
       if (read_memory(out.linetable + NNPROF_PY311_BYTES_SIZE, &size, sizeof size) && size > 0) {
@@ -319,14 +370,12 @@ int PythonThreadCache::collect(std::uint32_t& words) noexcept {
           out.line = python311_line(line_table, take, out.firstlineno, address);
       }
       if (out.line == 0 && out.firstlineno > 0) out.line = static_cast<std::uint32_t>(out.firstlineno);
-      cached = Line{code, instr, out.linetable, out.line};
+      cached = Line{out.code, out.instr, out.linetable, out.line};
     }
-    if (!same_code(codes[code_slot(code)], out)) ++misses;
-    ++n;
-    frame = previous;
+    if (!same_code(codes[code_slot(out.code)], out)) ++misses;
   }
-  words = static_cast<std::uint32_t>(n + misses * kPythonDefinitionWords + 1);
-  return n;
+  words = static_cast<std::uint32_t>(kept + misses * kPythonDefinitionWords + 1);
+  return kept;
 }
 
 std::uint32_t PythonThreadCache::write(int n, std::uint64_t* out) noexcept {

@@ -80,9 +80,10 @@ struct PythonThreadCache {
   };
   struct Found {
     std::uintptr_t code = 0, qualname = 0, filename = 0, linetable = 0;  ///< code 0: a frame not started yet
+    std::uintptr_t instr = 0;  ///< prev_instr
     std::int32_t firstlineno = 0;
     std::uint32_t line = 0;
-    bool entry = false;
+    bool entry = false, generator = false;
   };
   static constexpr std::size_t kCodes = 256, kLines = 512;
   Code codes[kCodes];
@@ -90,6 +91,10 @@ struct PythonThreadCache {
   Found found[kMaxPythonFrames];
   unsigned char line_table[4096];  ///< co_linetable is decoded from its first 4 KiB
   char text[kPythonQualnameBytes + kPythonFilenameBytes];
+  /// The top of the thread's frame stack (its current datastack chunk), copied in one read.
+  alignas(8) unsigned char frame_stack[32 * 1024];
+  /// Each frame's code object from its type pointer to its bytecode, read in one call.
+  alignas(8) unsigned char code_bytes[kMaxPythonFrames][176];
 
   void reset() noexcept;
   /// Handler: walks the calling thread's Python frames into `found`, innermost first; returns

@@ -19,6 +19,11 @@
 /* PyThreadState */
 #define NNPROF_PY311_TSTATE_CFRAME 56
 #define NNPROF_PY311_TSTATE_THREAD_ID 152
+#define NNPROF_PY311_TSTATE_DATASTACK_CHUNK 296
+#define NNPROF_PY311_TSTATE_DATASTACK_TOP 304
+
+/* _PyStackChunk: the thread's frames live in chunks of a stack of its own */
+#define NNPROF_PY311_CHUNK_DATA 24
 
 /* _PyCFrame: one per C-level call of _PyEval_EvalFrameDefault, on the C stack */
 #define NNPROF_PY311_CFRAME_CURRENT_FRAME 8
@@ -40,6 +45,7 @@
 #define NNPROF_PY311_CODE_LINETABLE 136
 #define NNPROF_PY311_CODE_FIRSTTRACEABLE 168
 #define NNPROF_PY311_CODE_CODE_ADAPTIVE 184
+#define NNPROF_PY311_CODE_HEAD_BYTES (NNPROF_PY311_CODE_CODE_ADAPTIVE - NNPROF_PY311_OBJECT_TYPE)
 
 /* PyBytesObject */
 #define NNPROF_PY311_BYTES_SIZE 16
