@@ -208,6 +208,37 @@ def test_forking_workers_neither_hang_nor_crash(tmp_path, hz):
 
 
 @needs_311
+def test_torch_dataloader_with_forked_workers_finishes(tmp_path):
+    if subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode != 0:
+        pytest.skip("torch is not importable by /usr/bin/python3")
+    script = tmp_path / "loader.py"
+    script.write_text(textwrap.dedent("""\
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+
+        class Numbers(Dataset):
+            def __len__(self):
+                return 64
+
+            def __getitem__(self, i):
+                s = 0
+                for k in range(20000):
+                    s += k
+                return torch.full((16,), float(i))
+
+        if __name__ == "__main__":
+            total = 0.0
+            for epoch in range(2):
+                for batch in DataLoader(Numbers(), batch_size=8, num_workers=2, multiprocessing_context="fork"):
+                    total += float(batch.sum())
+            print("total", total)
+        """))
+    profile, run = record(tmp_path, "loader", [PYTHON, str(script)], "--no-torch-ops", timeout=180)
+    assert "total 64512.0" in run.stdout
+    assert any("<module> (loader.py:1)" in s for s in folded(tmp_path, profile))
+
+
+@needs_311
 def test_a_thread_that_released_the_gil_still_shows_its_python_frames(tmp_path):
     script = tmp_path / "threads.py"
     script.write_text(textwrap.dedent("""\
