@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "analysis/function_name.hpp"
 #include "collect/cpu/python_frames.hpp"
 
 namespace {
@@ -177,6 +178,16 @@ TEST(PythonFrames, AMalformedSectionLeavesTheNativeStackAsItWas) {
   std::vector<std::uintptr_t> out(8);
   out.resize(stacks.splice(bad, 3, native.data(), native.size(), out.data(), out.size()));
   EXPECT_EQ(out, native);
+}
+
+TEST(PythonFrames, ReportsShowPythonFrameNamesAsTheyAre) {
+  using nnprof::analysis::readable_function;
+  // Not a C++ signature to strip to its name (which left an empty name in reports).
+  EXPECT_EQ(readable_function("forward (model.py:42)"), "forward (model.py:42)");
+  EXPECT_EQ(readable_function("Module._call_impl (module.py:1188)"), "Module._call_impl (module.py:1188)");
+  EXPECT_EQ(readable_function("_find_and_load (<frozen importlib._bootstrap>:1167)"),
+            "_find_and_load (<frozen importlib._bootstrap>:1167)");
+  EXPECT_EQ(readable_function("ns::f(int)"), "ns::f") << "C++ names are still shortened";
 }
 
 TEST(PythonFrames, NoInterpreterInATestProgramMeansNoFramesAndNoProblem) {

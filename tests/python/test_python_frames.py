@@ -7,6 +7,7 @@ scripts and read the folded stacks (`nnprof export -o x.folded`) and the profile
 
 Environment: NNPROF_CLI, the nnprof binary (default: build/release/bin/nnprof of this checkout).
 """
+import gzip
 import os
 import pathlib
 import sqlite3
@@ -133,6 +134,15 @@ def test_hot_function_names_lines_and_shares(tmp_path):
     assert lines["cold (hotcold.py:9)"] <= {10, 11, 12, 13} and lines["cold (hotcold.py:9)"] & {11, 12}, lines
     assert lines["main (hotcold.py:15)"] <= {16, 17, 18, 19, 20}, lines
     assert all(module == str(script) for *_, module in py), "a Python frame's module is its .py file"
+    # Every CPU view and export names them: the text report, the flame graph, pprof.
+    report = subprocess.run([str(NNPROF), "report", str(profile)], capture_output=True, text=True, check=True).stdout
+    assert "hot (hotcold.py:3)" in report and "cold (hotcold.py:9)" in report, report
+    svg = tmp_path / "hotcold.svg"
+    pprof = tmp_path / "hotcold.pb.gz"
+    for out in (svg, pprof):
+        subprocess.run([str(NNPROF), "export", str(profile), "-o", str(out)], capture_output=True, check=True)
+    assert "hot (hotcold.py:3)" in svg.read_text()
+    assert b"hot (hotcold.py:3)" in gzip.decompress(pprof.read_bytes())
 
 
 @needs_311
