@@ -259,6 +259,12 @@ PythonInterpreter find_python_interpreter() {
 }
 
 void set_handler_python(const PythonInterpreter& interp) noexcept {
+  // The guarded reads name this process by its pid, which a forked child must not inherit:
+  // a child that starts sampling again would otherwise read its parent.
+  static const bool forks_followed = [] {
+    return pthread_atfork(nullptr, nullptr, [] { g_python.pid = getpid(); }) == 0;
+  }();
+  (void)forks_followed;
   g_python.on.store(false, std::memory_order_release);
   g_python.runtime = interp.runtime;
   g_python.code_type = interp.code_type;
@@ -323,13 +329,12 @@ int PythonThreadCache::collect(std::uint32_t& words) noexcept {
   constexpr std::size_t kCodeBytes = sizeof code_bytes[0];
   int readable = 0;
   while (readable < n) {
-    iovec local[kMaxPythonFrames], remote[kMaxPythonFrames];
     const int batch = n - readable;
     for (int i = 0; i < batch; ++i) {
-      local[i] = iovec{code_bytes[readable + i], kCodeBytes};
-      remote[i] = iovec{reinterpret_cast<void*>(found[readable + i].code + NNPROF_PY311_OBJECT_TYPE), kCodeBytes};
+      local_io[i] = iovec{code_bytes[readable + i], kCodeBytes};
+      remote_io[i] = iovec{reinterpret_cast<void*>(found[readable + i].code + NNPROF_PY311_OBJECT_TYPE), kCodeBytes};
     }
-    const ssize_t got = process_vm_readv(g_python.pid, local, static_cast<unsigned long>(batch), remote,
+    const ssize_t got = process_vm_readv(g_python.pid, local_io, static_cast<unsigned long>(batch), remote_io,
                                          static_cast<unsigned long>(batch), 0);
     if (got <= 0) break;
     readable += static_cast<int>(static_cast<std::size_t>(got) / kCodeBytes);

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -95,6 +96,7 @@ struct PythonThreadCache {
   alignas(8) unsigned char frame_stack[32 * 1024];
   /// Each frame's code object from its type pointer to its bytecode, read in one call.
   alignas(8) unsigned char code_bytes[kMaxPythonFrames][176];
+  iovec local_io[kMaxPythonFrames], remote_io[kMaxPythonFrames];  ///< that call's vectors
 
   void reset() noexcept;
   /// Handler: walks the calling thread's Python frames into `found`, innermost first; returns
