@@ -37,10 +37,10 @@ needs_311 = pytest.mark.skipif(os.access(PYTHON, os.X_OK) and python_version() !
                                reason="nnprof reads the frames of CPython 3.11")
 
 
-def record(tmp_path, name, command, *options, timeout=240):
+def record(tmp_path, name, command, *options, timeout=240, env=None):
     out = tmp_path / f"{name}.nnprof"
     cmd = [str(NNPROF), "record", "-q", *options, "-o", str(out), "--", *command]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     assert run.returncode == 0, f"{cmd}: {run.returncode}\n{run.stdout}\n{run.stderr}"
     assert out.exists(), run.stderr
     return out, run
@@ -271,6 +271,24 @@ def test_a_thread_that_released_the_gil_still_shows_its_python_frames(tmp_path):
     assert share(stacks, "Thread.run (threading.py:") > 0.2, list(stacks)
     assert any(s.endswith(";sleeper (threads.py:3)") or ";sleeper (threads.py:3);" in s for s in stacks), list(stacks)
     assert any(";spinner (threads.py:6)" in s for s in stacks), list(stacks)
+
+
+@needs_311
+@pytest.mark.parametrize("how", ["switched off", "kernel stacks"])
+def test_without_python_frames_the_profile_says_why_and_shows_the_interpreter(tmp_path, how):
+    script = tmp_path / "plain.py"
+    script.write_text(HOT_SCRIPT.replace("ROUNDS", "10"))
+    if how == "switched off":
+        env = dict(os.environ, NNPROF_PYTHON_FRAMES="0")
+        profile, _ = record(tmp_path, "off", [PYTHON, str(script)], env=env)
+        expected = "NNPROF_PYTHON_FRAMES=0"
+    else:
+        profile, _ = record(tmp_path, "kernel", [PYTHON, str(script)], "--sample-hz", "1000", "--unwind", "kernel")
+        expected = "kernel-walked stacks"
+    said = [d for d in diagnostics(profile) if "CPython 3.11" in d]
+    assert len(said) == 1 and expected in said[0], diagnostics(profile)
+    assert not [f for f in frames(profile) if (f[1] or "").endswith(".py")]
+    assert any("_PyEval_EvalFrameDefault" in s for s in folded(tmp_path, profile))
 
 
 def test_a_program_without_python_is_unaffected(tmp_path):
