@@ -35,21 +35,22 @@ PyObject* measure(PyObject*, PyObject* args) {
   auto cache = std::make_unique<PythonThreadCache>();
   std::vector<std::uint64_t> record(nnprof::collect::python_section_words_max() + 4096);
   cache->reset();
+  // The thread's stack mapping, as the handler knows it.
+  const auto sp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  std::uintptr_t begin = 0, end = 0;
+  nnprof::collect::find_mapping(sp, begin, end);
   std::uint32_t words = 0;
   auto t0 = std::chrono::steady_clock::now();
-  const int frames = cache->collect(words);
+  const int frames = cache->collect(words, begin, end);
   const std::uint32_t first_words = cache->write(frames, record.data());
   const double cold = ns_since(t0, 1);
 
   t0 = std::chrono::steady_clock::now();
   std::uint32_t section = 0;
-  for (int i = 0; i < n; ++i) section = cache->write(cache->collect(words), record.data());
+  for (int i = 0; i < n; ++i) section = cache->write(cache->collect(words, begin, end), record.data());
   const double warm = ns_since(t0, n);
 
   // The native-only sample's handler work at up to 250 Hz (Unwinder::Dwarf).
-  const auto sp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
-  std::uintptr_t begin = 0, end = 0;
-  nnprof::collect::find_mapping(sp, begin, end);
   const std::size_t copy = std::min<std::uintptr_t>(16 * 1024, end - sp) & ~std::uintptr_t{7};
   std::vector<std::uint64_t> stack(3 * 128 + copy / 8);
   t0 = std::chrono::steady_clock::now();

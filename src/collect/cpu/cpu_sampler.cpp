@@ -969,7 +969,8 @@ void CpuSampler::on_signal(siginfo_t* info, void* ucontext) noexcept {
         stack_end == 0 ? 0 : static_cast<std::uint32_t>(std::min<std::uintptr_t>(g_config.copy_bytes, stack_end - sp) & ~7u);
     std::uint32_t python_most = 0;
     collect::PythonThreadCache* python = t->python.get();
-    const int python_frames = python != nullptr ? python->collect(python_most) : 0;
+    const int python_frames =
+        python != nullptr ? python->collect(python_most, stack_end != 0 ? t->stack_begin : 0, stack_end) : 0;
     const auto most = static_cast<std::uint32_t>(kDwarfHeaderWords + 3 * g_config.max_depth + copy / 8 + python_most);
     std::uint64_t* rec = t->ring.begin_write(most);
     if (rec == nullptr) {
@@ -1003,7 +1004,8 @@ void CpuSampler::on_signal(siginfo_t* info, void* ucontext) noexcept {
   if (g_config.call_graph) depth = collect::capture_interrupted_stack(ucontext, pcs, g_config.max_depth, stack_end, truncated);
   std::uint32_t python_most = 0;
   collect::PythonThreadCache* python = g_config.call_graph ? t->python.get() : nullptr;
-  const int python_frames = python != nullptr ? python->collect(python_most) : 0;
+  const int python_frames =
+      python != nullptr ? python->collect(python_most, stack_end != 0 ? t->stack_begin : 0, stack_end) : 0;
   auto words = static_cast<std::uint32_t>(4 + depth);
   std::uint64_t* rec = t->ring.begin_write(words + python_most);
   if (rec == nullptr) {

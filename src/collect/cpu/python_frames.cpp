@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "collect/cpu/python_layout_311.h"
+#include "collect/stack/stack_capture.hpp"
 
 namespace nnprof::collect {
 
@@ -278,7 +279,7 @@ void PythonThreadCache::reset() noexcept {
   std::memset(static_cast<void*>(this), 0, sizeof *this);  // also touches every page: no fault in the handler later
 }
 
-int PythonThreadCache::collect(std::uint32_t& words) noexcept {
+int PythonThreadCache::collect(std::uint32_t& words, std::uintptr_t stack_begin, std::uintptr_t stack_end) noexcept {
   // A system call per read would cost ~0.4 us a read, two reads a frame: 25 us for a stack 30
   // frames deep. So reads are batched: the thread state in one read, the live part of the
   // thread's frame stack (its current datastack chunk, where 3.11 allocates every frame of a
@@ -294,7 +295,14 @@ int PythonThreadCache::collect(std::uint32_t& words) noexcept {
   const std::uintptr_t chunk = tstate_field(NNPROF_PY311_TSTATE_DATASTACK_CHUNK);
   const std::uintptr_t top = tstate_field(NNPROF_PY311_TSTATE_DATASTACK_TOP);
   std::uintptr_t frame = 0;
-  if (!read_memory(cframe + NNPROF_PY311_CFRAME_CURRENT_FRAME, &frame, sizeof frame)) return 0;
+  const std::uintptr_t current = cframe + NNPROF_PY311_CFRAME_CURRENT_FRAME;
+  if (current >= stack_begin && current + sizeof frame <= stack_end && (current & 7) == 0) {
+    std::uint64_t word = 0;
+    copy_stack_words(current, &word, 1);  // this thread's own mapped stack; invisible to ASan's redzones
+    frame = static_cast<std::uintptr_t>(word);
+  } else if (!read_memory(current, &frame, sizeof frame)) {
+    return 0;
+  }
   // The innermost frames are at the chunk's top: the copy keeps the top when the chunk's live
   // part is larger than it.
   std::uintptr_t copy_begin = 0, copy_end = 0;

@@ -101,7 +101,9 @@ struct PythonThreadCache {
   void reset() noexcept;
   /// Handler: walks the calling thread's Python frames into `found`, innermost first; returns
   /// how many (0: it runs no Python) and sets `words` to the most the section will take.
-  int collect(std::uint32_t& words) noexcept;
+  /// [stack_begin, stack_end): the thread's stack mapping, if known (0, 0: not), where the
+  /// eval loop keeps its _PyCFrame: read there without a system call.
+  int collect(std::uint32_t& words, std::uintptr_t stack_begin = 0, std::uintptr_t stack_end = 0) noexcept;
   /// Handler: writes the section for the `n` frames collect() found at `out`: descriptions of
   /// code objects new to this thread, one word per frame (id, entry bit, line), a trailer
   /// word. Returns the words written.
