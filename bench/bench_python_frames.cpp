@@ -32,7 +32,8 @@ double ns_since(std::chrono::steady_clock::time_point t0, int n) {
 PyObject* measure(PyObject*, PyObject* args) {
   int n = 0;
   if (!PyArg_ParseTuple(args, "i", &n)) return nullptr;
-  auto cache = std::make_unique<PythonThreadCache>();
+  nnprof::collect::PythonThreadCachePtr cache(PythonThreadCache::create());
+  if (!cache) return PyErr_NoMemory();
   std::vector<std::uint64_t> record(nnprof::collect::python_section_words_max() + 4096);
   cache->reset();
   // The thread's stack mapping, as the handler knows it.

@@ -490,13 +490,12 @@ bool CpuSampler::arm_kernel_ring(SampledThread& t, std::string& why) noexcept {
 
 bool CpuSampler::arm(SampledThread& t, std::string& why) noexcept {
   if (python_.readable) {
-    // A fresh cache: its descriptions may name ids the new run never saw.
-    try {
-      if (!t.python) t.python = std::make_unique<collect::PythonThreadCache>();
+    // An empty cache: its descriptions may name ids the new run never saw. Without memory
+    // for one, the thread is sampled without Python frames.
+    if (t.python)
       t.python->reset();
-    } catch (const std::bad_alloc&) {
-      t.python.reset();  // sampled without Python frames
-    }
+    else
+      t.python.reset(collect::PythonThreadCache::create());
   }
   t.dropped.store(0, std::memory_order_relaxed);
   t.truncated.store(0, std::memory_order_relaxed);

@@ -70,9 +70,9 @@ struct SampledThread {
   std::atomic<std::uint64_t> dropped{0};
   std::atomic<std::uint64_t> truncated{0};
   std::uint64_t seen_in_scan = 0;
-  /// The handler's Python frame cache and scratch (collect/cpu/python_frames.hpp, ~90 KiB):
-  /// made, or reset, when the thread is armed while a CPython 3.11 interpreter is read.
-  std::unique_ptr<collect::PythonThreadCache> python;
+  /// The handler's Python frame cache and scratch (collect/cpu/python_frames.hpp): made, or
+  /// emptied, when the thread is armed while a CPython 3.11 interpreter is read.
+  collect::PythonThreadCachePtr python;
 };
 
 /// Nonzero while this thread runs the sampler's signal handler: tests count the allocations

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -76,9 +77,12 @@ std::uintptr_t current_thread_state() noexcept {
   return 0;
 }
 
-std::size_t code_slot(std::uintptr_t code) noexcept { return ((code >> 4) ^ (code >> 13)) % PythonThreadCache::kCodes; }
-std::size_t line_slot(std::uintptr_t code, std::uintptr_t instr) noexcept {
-  return ((code >> 4) ^ (instr >> 1) ^ (code >> 15)) % PythonThreadCache::kLines;
+constexpr std::size_t kWays = PythonThreadCache::kWays;
+std::size_t code_set(std::uintptr_t code) noexcept {
+  return ((code >> 4) ^ (code >> 13)) % (PythonThreadCache::kCodes / kWays);
+}
+std::size_t line_set(std::uintptr_t code, std::uintptr_t instr) noexcept {
+  return ((code >> 4) ^ (instr >> 1) ^ (code >> 15)) % (PythonThreadCache::kLines / kWays);
 }
 
 bool same_code(const PythonThreadCache::Code& a, const PythonThreadCache::Found& f) noexcept {
@@ -275,8 +279,27 @@ void set_handler_python(const PythonInterpreter& interp) noexcept {
 
 bool handler_reads_python() noexcept { return g_python.on.load(std::memory_order_acquire); }
 
+PythonThreadCache* PythonThreadCache::create() noexcept {
+  void* p = mmap(nullptr, sizeof(PythonThreadCache), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<PythonThreadCache*>(p);  // zero pages: every entry empty
+}
+
+void PythonThreadCache::destroy(PythonThreadCache* cache) noexcept {
+  if (cache != nullptr) munmap(cache, sizeof(PythonThreadCache));
+}
+
 void PythonThreadCache::reset() noexcept {
-  std::memset(static_cast<void*>(this), 0, sizeof *this);  // also touches every page: no fault in the handler later
+  // Private anonymous pages read as zero again. A thread that runs no Python (a BLAS or
+  // OpenMP worker) never touches them; one that does takes a few minor faults on its first
+  // samples, which a signal handler may.
+  if (madvise(this, sizeof *this, MADV_DONTNEED) != 0) std::memset(static_cast<void*>(this), 0, sizeof *this);
+}
+
+PythonThreadCache::Code* PythonThreadCache::find_code(const Found& f) noexcept {
+  const std::size_t set = code_set(f.code);
+  for (std::size_t way = 0; way < kWays; ++way)
+    if (same_code(codes[set * kWays + way], f)) return &codes[set * kWays + way];
+  return nullptr;
 }
 
 int PythonThreadCache::collect(std::uint32_t& words, std::uintptr_t stack_begin, std::uintptr_t stack_end) noexcept {
@@ -370,9 +393,14 @@ int PythonThreadCache::collect(std::uint32_t& words, std::uintptr_t stack_begin,
       continue;
     }
     // The line at the last instruction started (prev_instr), as _PyInterpreterFrame_GetLine.
-    Line& cached = lines[line_slot(out.code, out.instr)];
-    if (cached.code == out.code && cached.instr == out.instr && cached.linetable == out.linetable && cached.line != 0) {
-      out.line = cached.line;
+    const std::size_t set = line_set(out.code, out.instr);
+    Line* cached = nullptr;
+    for (std::size_t way = 0; way < kWays && cached == nullptr; ++way) {
+      Line& l = lines[set * kWays + way];
+      if (l.code == out.code && l.instr == out.instr && l.linetable == out.linetable && l.line != 0) cached = &l;
+    }
+    if (cached != nullptr) {
+      out.line = cached->line;
     } else {
       const std::int64_t address = (static_cast<std::int64_t>(out.instr) - static_cast<std::int64_t>(first)) / 2 * 2;
       std::int64_t size = 0;
@@ -383,9 +411,10 @@ int PythonThreadCache::collect(std::uint32_t& words, std::uintptr_t stack_begin,
           out.line = python311_line(line_table, take, out.firstlineno, address);
       }
       if (out.line == 0 && out.firstlineno > 0) out.line = static_cast<std::uint32_t>(out.firstlineno);
-      cached = Line{out.code, out.instr, out.linetable, out.line};
+      lines[set * kWays + line_victim[set]] = Line{out.code, out.instr, out.linetable, out.line};
+      line_victim[set] = static_cast<std::uint8_t>((line_victim[set] + 1) % kWays);
     }
-    if (!same_code(codes[code_slot(out.code)], out)) ++misses;
+    if (find_code(out) == nullptr) ++misses;
   }
   words = static_cast<std::uint32_t>(kept + misses * kPythonDefinitionWords + 1);
   return kept;
@@ -403,8 +432,8 @@ std::uint32_t PythonThreadCache::write(int n, std::uint64_t* out) noexcept {
       ids[i] = 0;
       continue;
     }
-    Code& slot = codes[code_slot(f.code)];
-    if (!same_code(slot, f)) {
+    Code* slot = find_code(f);
+    if (slot == nullptr) {
       char* qualname = text;
       char* filename = text + kPythonQualnameBytes;
       const std::size_t qlen = read_text(f.qualname, qualname, kPythonQualnameBytes, line_table, kLineTableBytes);
@@ -417,10 +446,13 @@ std::uint32_t PythonThreadCache::write(int n, std::uint64_t* out) noexcept {
       at += static_cast<std::uint32_t>((qlen + 7) / 8);
       std::memcpy(out + at, filename, flen);
       at += static_cast<std::uint32_t>((flen + 7) / 8);
-      slot = Code{f.code, f.qualname, f.filename, f.linetable, f.firstlineno, id};
+      const std::size_t set = code_set(f.code);
+      slot = &codes[set * kWays + code_victim[set]];
+      code_victim[set] = static_cast<std::uint8_t>((code_victim[set] + 1) % kWays);
+      *slot = Code{f.code, f.qualname, f.filename, f.linetable, f.firstlineno, id};
       ++descriptions;
     }
-    ids[i] = slot.id;
+    ids[i] = slot->id;
   }
   for (int i = 0; i < n; ++i)
     out[at++] = (std::uint64_t{ids[i]} << 32) | (found[i].entry ? kEntryBit : 0u) | (found[i].line & ~kEntryBit);

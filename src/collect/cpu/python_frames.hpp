@@ -32,6 +32,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -86,9 +87,12 @@ struct PythonThreadCache {
     std::uint32_t line = 0;
     bool entry = false, generator = false;
   };
-  static constexpr std::size_t kCodes = 256, kLines = 512;
+  /// Both caches are 4-way set associative: a stack 60 frames deep in a direct-mapped table
+  /// had a few colliding code objects described again on every sample.
+  static constexpr std::size_t kWays = 4, kCodes = 1024, kLines = 1024;
   Code codes[kCodes];
   Line lines[kLines];
+  std::uint8_t code_victim[kCodes / kWays], line_victim[kLines / kWays];  ///< next way to replace, per set
   Found found[kMaxPythonFrames];
   unsigned char line_table[4096];  ///< co_linetable is decoded from its first 4 KiB
   char text[kPythonQualnameBytes + kPythonFilenameBytes];
@@ -98,6 +102,11 @@ struct PythonThreadCache {
   alignas(8) unsigned char code_bytes[kMaxPythonFrames][176];
   iovec local_io[kMaxPythonFrames], remote_io[kMaxPythonFrames];  ///< that call's vectors
 
+  /// A cache in its own anonymous mapping (~150 KiB, zero: empty), whose pages are only
+  /// touched by threads that run Python; nullptr when no memory could be mapped.
+  static PythonThreadCache* create() noexcept;
+  static void destroy(PythonThreadCache* cache) noexcept;
+  /// Empties the cache and gives its pages back (MADV_DONTNEED), for a thread armed anew.
   void reset() noexcept;
   /// Handler: walks the calling thread's Python frames into `found`, innermost first; returns
   /// how many (0: it runs no Python) and sets `words` to the most the section will take.
@@ -108,7 +117,15 @@ struct PythonThreadCache {
   /// code objects new to this thread, one word per frame (id, entry bit, line), a trailer
   /// word. Returns the words written.
   std::uint32_t write(int n, std::uint64_t* out) noexcept;
+
+ private:
+  Code* find_code(const Found& f) noexcept;
 };
+
+struct PythonThreadCacheDeleter {
+  void operator()(PythonThreadCache* cache) const noexcept { PythonThreadCache::destroy(cache); }
+};
+using PythonThreadCachePtr = std::unique_ptr<PythonThreadCache, PythonThreadCacheDeleter>;
 
 /// Handler: whether the interpreter's frames are read at all.
 bool handler_reads_python() noexcept;
