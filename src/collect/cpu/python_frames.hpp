@@ -12,10 +12,15 @@
 // thread that released the GIL to run a native operator), else from the runtime's
 // tstate_current when this thread holds the GIL. Its frame chain, tstate->cframe->current_frame
 // -> previous, is walked innermost first, at most kMaxPythonFrames frames. Every read of the
-// interpreter's memory goes through process_vm_readv on this process, which fails with EFAULT
-// where a plain load would fault: the handler can interrupt the interpreter halfway through
-// pushing a frame, and thread states of daemon threads are freed at exit while their key still
-// names them, so a stale pointer must cost a wrong or missing frame, never the process.
+// interpreter's heap goes through process_vm_readv on this process, which fails with EFAULT
+// where a plain load would fault: 3.11 releases a returning frame's code object, and may free
+// its datastack chunk, before current_frame moves back to the caller, and thread states of
+// daemon threads are freed at exit while their key still names them, so a stale pointer must
+// cost a wrong or missing frame, never the process. (Plain loads only for _PyRuntime, in the
+// interpreter's image, and for the eval loop's _PyCFrame, within the thread's own stack
+// mapping.) A system call per read is dear, so reads are batched: the thread state's fields in
+// one, the live top of the thread's datastack chunk (where 3.11 puts the frames of plain
+// calls) in one, every frame's code object in one call with an iovec each.
 //
 // Names are copied while the frame is known to be alive (it holds a strong reference to its
 // code object): a per-thread cache, keyed by the code object's address together with the
