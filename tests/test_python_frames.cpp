@@ -74,10 +74,11 @@ struct Section {
   void frame(std::uint32_t id, std::uint32_t line, bool entry) {
     frames.push_back((std::uint64_t{id} << 32) | (entry ? 1u << 31 : 0u) | line);
   }
-  std::vector<std::uint64_t> finish() const {
+  std::vector<std::uint64_t> finish(bool whole_chain = false) const {
     std::vector<std::uint64_t> out = words;
     out.insert(out.end(), frames.begin(), frames.end());
-    out.push_back((std::uint64_t{descriptions} << 48) | (std::uint64_t{frames.size()} << 32) | (out.size() + 1));
+    out.push_back((std::uint64_t{descriptions} << 48) | (whole_chain ? std::uint64_t{1} << 47 : 0) |
+                  (std::uint64_t{frames.size()} << 32) | (out.size() + 1));
     return out;
   }
 };
@@ -168,6 +169,33 @@ TEST(PythonFrames, DescriptionsOfEarlierRecordsAreRememberedAndAStackCutShortKee
                            out.data(), out.size()));
   EXPECT_EQ(labels(stacks, out),
             (std::vector<std::string>{std::to_string(0xC000), "inner (a.py:9)@11", "outer (a.py:5)@7"}));
+}
+
+TEST(PythonFrames, AnEvalCallEnteringOrLeavingIsMatchedFromTheOuterEndWhenTheWalkWasWhole) {
+  PythonStacks stacks;
+  stacks.set_interpreter(fake_interpreter());
+  Section s;
+  s.describe(31, "step", "/w/b.py", 3);
+  s.describe(32, "<module>", "/w/b.py", 1);
+  s.frame(31, 4, true);  // run by a C call from the extension frame 0xA000
+  s.frame(32, 9, true);
+  // Native: an eval activation whose frame is not linked yet (innermost), the extension's
+  // callback, the eval running step, the interpreter's dispatch, the eval running <module>.
+  const std::vector<std::uintptr_t> native = {0x2100, 0xA000, 0x2200, 0x1700, 0x2300, 0x1900};
+  std::vector<std::uintptr_t> out(64);
+  const std::vector<std::uint64_t> whole = s.finish(true);
+  out.resize(stacks.splice(whole.data(), static_cast<std::uint32_t>(whole.size()), native.data(), native.size(),
+                           out.data(), out.size()));
+  EXPECT_EQ(labels(stacks, out), (std::vector<std::string>{std::to_string(0xA000), "step (b.py:3)@4",
+                                                           "<module> (b.py:1)@9", std::to_string(0x1900)}));
+  // A walk cut short (its outer frames missing) matches from the inner end instead.
+  const std::vector<std::uint64_t> cut = s.finish(false);
+  out.assign(64, 0);
+  out.resize(stacks.splice(cut.data(), static_cast<std::uint32_t>(cut.size()), native.data(), native.size(),
+                           out.data(), out.size()));
+  EXPECT_EQ(labels(stacks, out), (std::vector<std::string>{"step (b.py:3)@4", std::to_string(0xA000),
+                                                           "<module> (b.py:1)@9", std::to_string(0x1700),
+                                                           std::to_string(0x2300), std::to_string(0x1900)}));
 }
 
 TEST(PythonFrames, AMalformedSectionLeavesTheNativeStackAsItWas) {

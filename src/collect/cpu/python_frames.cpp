@@ -35,6 +35,8 @@ constinit HandlerPython g_python;
 constinit std::atomic<std::uint32_t> g_next_description{1};
 
 constexpr std::uint32_t kEntryBit = 1u << 31;
+// In a section's trailer: (descriptions << 48) | whole chain bit | (frames << 32) | words.
+constexpr std::uint64_t kWholeChainBit = std::uint64_t{1} << 47;
 static_assert(sizeof PythonThreadCache::code_bytes[0] == NNPROF_PY311_CODE_HEAD_BYTES);
 constexpr std::size_t kLineTableBytes = sizeof(PythonThreadCache::line_table);
 
@@ -373,11 +375,15 @@ int PythonThreadCache::collect(std::uint32_t& words, std::uintptr_t stack_begin,
   }
   // The stack ends at the first frame whose code object cannot be read or is not one: a stale
   // or half-built frame, beyond which nothing is trustworthy.
+  whole_chain = frame == 0 && n < kMaxPythonFrames;
   int kept = 0, misses = 0;
   for (int i = 0; i < readable; ++i) {
     const unsigned char* c = code_bytes[i];
     auto field = [&](std::size_t offset) { return load<std::uintptr_t>(c, offset - NNPROF_PY311_OBJECT_TYPE); };
-    if (field(NNPROF_PY311_OBJECT_TYPE) != g_python.code_type) break;
+    if (field(NNPROF_PY311_OBJECT_TYPE) != g_python.code_type) {
+      whole_chain = false;
+      break;
+    }
     Found& out = found[i];
     out.qualname = field(NNPROF_PY311_CODE_QUALNAME);
     out.filename = field(NNPROF_PY311_CODE_FILENAME);
@@ -416,6 +422,7 @@ int PythonThreadCache::collect(std::uint32_t& words, std::uintptr_t stack_begin,
     }
     if (find_code(out) == nullptr) ++misses;
   }
+  if (kept < n) whole_chain = false;
   words = static_cast<std::uint32_t>(kept + misses * kPythonDefinitionWords + 1);
   return kept;
 }
@@ -456,7 +463,8 @@ std::uint32_t PythonThreadCache::write(int n, std::uint64_t* out) noexcept {
   }
   for (int i = 0; i < n; ++i)
     out[at++] = (std::uint64_t{ids[i]} << 32) | (found[i].entry ? kEntryBit : 0u) | (found[i].line & ~kEntryBit);
-  out[at] = (std::uint64_t{descriptions} << 48) | (std::uint64_t(static_cast<std::uint32_t>(n)) << 32) | (at + 1);
+  out[at] = (std::uint64_t{descriptions} << 48) | (whole_chain ? kWholeChainBit : 0) |
+            (std::uint64_t(static_cast<std::uint32_t>(n)) << 32) | (at + 1);
   return at + 1;
 }
 
@@ -500,7 +508,8 @@ std::size_t PythonStacks::splice(const std::uint64_t* section, std::uint32_t sec
   if (section_words < 1) return copy_native();
   const std::uint64_t trailer = section[section_words - 1];
   const auto descriptions = static_cast<std::uint32_t>(trailer >> 48);
-  const auto frame_count = static_cast<std::uint32_t>((trailer >> 32) & 0xFFFF);
+  const auto frame_count = static_cast<std::uint32_t>((trailer >> 32) & 0x7FFF);
+  const bool whole_chain = (trailer & kWholeChainBit) != 0;
   std::uint32_t at = 0;
   for (std::uint32_t d = 0; d < descriptions; ++d) {
     if (at + 2 > section_words - 1) return copy_native();
@@ -537,6 +546,11 @@ std::size_t PythonStacks::splice(const std::uint64_t* section, std::uint32_t sec
       begin = i + 1;
     }
   }
+  auto is_eval = [&](std::uintptr_t pc) { return pc >= interp_.eval_begin && pc < interp_.eval_end; };
+  std::size_t evals = 0;
+  for (std::size_t i = 0; i < n; ++i) evals += is_eval(native[i]) ? 1 : 0;
+  // Innermost activations with no group of their own (entering or leaving): skipped.
+  std::size_t unmatched = whole_chain && evals > group_count ? evals - group_count : 0;
   std::size_t k = 0, g = 0;
   auto emit_group = [&](const Group& group) {
     for (std::uint32_t i = group.begin; i < group.end && k < max; ++i) {
@@ -548,7 +562,11 @@ std::size_t PythonStacks::splice(const std::uint64_t* section, std::uint32_t sec
   };
   for (std::size_t i = 0; i < n && k < max; ++i) {
     const std::uintptr_t pc = native[i];
-    if (pc >= interp_.eval_begin && pc < interp_.eval_end && g < group_count) {
+    if (is_eval(pc) && unmatched > 0) {
+      --unmatched;
+      continue;
+    }
+    if (is_eval(pc) && g < group_count) {
       emit_group(groups[g++]);
       continue;
     }

@@ -99,6 +99,7 @@ struct PythonThreadCache {
   Line lines[kLines];
   std::uint8_t code_victim[kCodes / kWays], line_victim[kLines / kWays];  ///< next way to replace, per set
   Found found[kMaxPythonFrames];
+  bool whole_chain = false;  ///< collect() reached the outermost frame (the walk was not cut)
   unsigned char line_table[4096];  ///< co_linetable is decoded from its first 4 KiB
   char text[kPythonQualnameBytes + kPythonFilenameBytes];
   /// The top of the thread's frame stack (its current datastack chunk), copied in one read.
@@ -162,7 +163,12 @@ class PythonStacks {
   /// train -> forward (Python) -> at::addmm -> sgemm (native), with the time the interpreter
   /// spends on a Python line counted on that line; the interpreter's frames outward of the
   /// outermost Python frame (main, Py_RunMain, a thread's bootstrap) stay. Groups beyond the
-  /// last activation found (a native stack cut short) go on the outer end.
+  /// last activation found (a native stack cut short) go on the outer end. When the walk
+  /// reached the outermost frame and the native stack has more activations than groups, the
+  /// extra ones are innermost: an eval call entered before its first frame is linked, or
+  /// leaving after the caller's frame is current again (py-spy's merge saw the same: "1 more
+  /// native python frame", benfred/py-spy#129). Groups then match activations from the outer
+  /// end, and the extra activations are hidden like the interpreter's other frames.
   std::size_t splice(const std::uint64_t* section, std::uint32_t section_words, const std::uintptr_t* native,
                      std::size_t n, std::uintptr_t* out, std::size_t max);
   /// The symbols of the entries splice() made, by index.
