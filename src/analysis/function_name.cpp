@@ -35,9 +35,21 @@ bool balanced(std::string_view s) noexcept {
   return depth == 0;
 }
 
+/// A Python frame's name as the CPU sampler writes it, "qualname (file.py:12)": already
+/// readable, and no C++ signature (none ends in ":<digits>)").
+bool python_frame_name(std::string_view s) noexcept {
+  if (s.size() < 5 || s.back() != ')') return false;
+  std::size_t i = s.size() - 1;
+  while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') --i;
+  if (i == s.size() - 1 || i < 2 || s[i - 1] != ':') return false;
+  const std::size_t open = s.rfind(" (", i);
+  return open != std::string_view::npos && open > 0;
+}
+
 }  // namespace
 
 std::string readable_function(std::string_view name) {
+  if (python_frame_name(name)) return std::string(name);
   std::string_view s = name;
   if (const std::size_t clone = s.find(" [clone "); clone != std::string_view::npos) s = s.substr(0, clone);
   if (s.find("operator") != std::string_view::npos && s.find("operator()") == std::string_view::npos) return std::string(s);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "collect/cpu/python_frames.hpp"
 #include "collect/host_info.hpp"
 #include "collect/symbols/symbolizer.hpp"
 
@@ -34,8 +35,17 @@ void add_symbols(detail::RawSnapshot& raw) {
   if (addresses.returns.empty() && addresses.code.empty()) return;  // no /proc/self/maps to read
   Symbolizer symbolizer;
   for (const bool return_addresses : {true, false}) {
-    const std::vector<std::uintptr_t>& list = return_addresses ? addresses.returns : addresses.code;
+    std::vector<std::uintptr_t> list = return_addresses ? addresses.returns : addresses.code;
     auto& table = return_addresses ? raw.symbols.at_return_address : raw.symbols.at_code_address;
+    // Python frames carry their own symbols, copied by the sampler while the code was alive.
+    if (!return_addresses) {
+      std::erase_if(list, [&](std::uintptr_t a) {
+        if (!is_python_frame_address(a)) return false;
+        const std::uintptr_t index = a & ~kPythonFrameTag;
+        if (index < raw.cpu.python_frames.size()) table.emplace(a, raw.cpu.python_frames[index]);
+        return true;
+      });
+    }
     std::vector<Symbol> symbols = symbolizer.resolve_all(list, return_addresses);
     // Fewer symbols than addresses only when memory ran out: the model shows those unresolved.
     table.reserve(symbols.size());

@@ -165,6 +165,9 @@ struct RawCpu {
   /// addresses minus one), so every entry is symbolized as it is.
   std::vector<std::vector<std::uintptr_t>> stacks;
   std::vector<std::pair<std::int64_t, std::string>> thread_names;  ///< tid, name of every sampled thread
+  /// Python frames (collect/cpu/python_frames.hpp): a stack entry with bits 48-63 equal to
+  /// 0x7EC0, a non-canonical address no code has, stands for python_frames[low 48 bits].
+  std::vector<Symbol> python_frames;
   std::vector<std::string> warnings;  ///< become CpuSampling diagnostics
 };
 

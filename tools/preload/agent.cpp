@@ -28,6 +28,10 @@
 //                              unset: no CPU sampling
 //   NNPROF_SAMPLE_WALL         1: sample wall-clock time instead of CPU time
 //   NNPROF_SAMPLE_UNWIND       auto (default), kernel, dwarf (libunwind: its older name) or frame-pointer (CpuProfilerOptions::unwinder)
+//   NNPROF_PYTHON_FRAMES       0: do not read CPython 3.11's frames into the samples (read by the
+//                              CPU sampler itself, so it holds however sampling is started); by
+//                              default a program running CPython 3.11 has its Python call
+//                              stack spliced into every sample (collect/cpu/python_frames.hpp)
 //   NNPROF_RECORD_GPU          1: trace NVIDIA GPUs with CUPTI (nnprof::CudaProfiler)
 //   NNPROF_RECORD_TORCH        1 (default): record PyTorch operators when LibTorch loads; 0: do not
 #include <dlfcn.h>

@@ -51,7 +51,9 @@ constexpr double kCopyBytesPerSecond = 4.0 * 1024 * 1024;
 // (3 words each) and the stack copy.
 constexpr std::uint32_t kDwarfHeaderWords = 8;
 // Header flags of a sample record.
-constexpr std::uint32_t kFlagTruncated = 1, kFlagDwarf = 2;
+// kFlagPython: the record ends with a Python section (collect/cpu/python_frames.hpp), whose
+// last word says how long it is.
+constexpr std::uint32_t kFlagTruncated = 1, kFlagDwarf = 2, kFlagPython = 4;
 
 // What the signal handler reads. Plain globals set before any timer is armed.
 struct HandlerConfig {
@@ -288,8 +290,19 @@ std::uint64_t CpuSampler::start(Session& session, const CpuProfilerOptions& opti
                        "points: the stacks of the samples show those points, not where the threads were");
   // Kernel-walked stacks need a perf event; where there is none (timers), Unwinder::Kernel
   // means what Auto means.
+  // CPython's frames can only be read by the handler, on the interrupted thread: a process
+  // running CPython 3.11 is sampled through signals under Auto, so its samples show Python.
+  collect::PythonInterpreter python = options.call_graph ? collect::find_python_interpreter() : collect::PythonInterpreter{};
+  if (!python.problem.empty()) warnings.push_back(python.problem);
   const bool kernel_stacks =
-      use_perf_ && (options.unwinder == Unwinder::Kernel || options.unwinder == Unwinder::Auto);
+      use_perf_ && (options.unwinder == Unwinder::Kernel || (options.unwinder == Unwinder::Auto && !python.readable));
+  if (python.readable && (kernel_stacks || options.unwinder == Unwinder::Kernel)) {
+    warnings.push_back(fmt::format("this process runs CPython {}, whose frames nnprof reads in the sampler's signal "
+                                   "handler; the kernel-walked stacks asked for (Unwinder::Kernel) have no handler, so "
+                                   "the samples show the interpreter's native frames",
+                                   python.version));
+    python.readable = false;
+  }
   if (options.unwinder == Unwinder::Kernel && !use_perf_)
     warnings.push_back("kernel-walked stacks need perf_event sampling (CPU time above 250 Hz): the handler copies "
                        "the top of each stack instead, which is unwound with the DWARF unwind tables");
@@ -326,13 +339,22 @@ std::uint64_t CpuSampler::start(Session& session, const CpuProfilerOptions& opti
                         : 4.0 + std::min<std::uint32_t>(options.max_stack_depth, 64);
     // Four drain intervals of samples, so a late drain still finds room; and room for the
     // largest record (a ring takes records of at most half its size).
-    const double largest = copy_bytes_ > 0 ? kDwarfHeaderWords + copy_bytes_ / 8.0 + 3.0 * options.max_stack_depth
-                                           : 4.0 + options.max_stack_depth;
+    // A sample's Python section is one word per frame, plus descriptions of code objects the
+    // thread has not described yet (rare after its first samples; the largest record has all).
+    const double python_words = python.readable ? collect::python_section_words_max() : 0.0;
+    const double largest = (copy_bytes_ > 0 ? kDwarfHeaderWords + copy_bytes_ / 8.0 + 3.0 * options.max_stack_depth
+                                            : 4.0 + options.max_stack_depth) +
+                           python_words;
     const std::uint32_t drain_ms =
         copy_bytes_ > 0 ? std::min(options_.thread_scan_ms, kCopyDrainEveryMs) : options_.thread_scan_ms;
     ring_words_ = next_power_of_two(static_cast<std::uint64_t>(
-        std::max({8192.0, handler_hz * record_words * 4.0 * drain_ms / 1000.0, 2.0 * largest})));
+        std::max({8192.0, handler_hz * (record_words + (python.readable ? 64.0 : 0.0)) * 4.0 * drain_ms / 1000.0,
+                  2.0 * largest})));
+    python_ = python;
+    python_stacks_.clear();
+    python_stacks_.set_interpreter(python);
   }
+  collect::set_handler_python(python);
   g_config.core_id = session.profiler_id();
   g_config.period_ns = period_ns_;
   g_config.call_graph = options.call_graph;
@@ -467,6 +489,14 @@ bool CpuSampler::arm_kernel_ring(SampledThread& t, std::string& why) noexcept {
 }
 
 bool CpuSampler::arm(SampledThread& t, std::string& why) noexcept {
+  if (python_.readable) {
+    // An empty cache: its descriptions may name ids the new run never saw. Without memory
+    // for one, the thread is sampled without Python frames.
+    if (t.python)
+      t.python->reset();
+    else
+      t.python.reset(collect::PythonThreadCache::create());
+  }
   t.dropped.store(0, std::memory_order_relaxed);
   t.truncated.store(0, std::memory_order_relaxed);
   t.stack_begin = t.stack_end = 0;
@@ -766,7 +796,7 @@ void CpuSampler::read_kernel_ring(SampledThread& t) {
   __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-std::uint32_t CpuSampler::unwind_record_locked(const std::uint64_t* rec, std::uint32_t words) {
+std::size_t CpuSampler::unwind_record_locked(const std::uint64_t* rec, std::uint32_t words, std::uintptr_t* pcs) {
   if (words < kDwarfHeaderWords) return 0;
   collect::StackCopy copy;
   copy.pc = static_cast<std::uintptr_t>(rec[4]);
@@ -778,12 +808,19 @@ std::uint32_t CpuSampler::unwind_record_locked(const std::uint64_t* rec, std::ui
   copy.chain = rec + kDwarfHeaderWords;
   copy.bytes = reinterpret_cast<const unsigned char*>(rec + kDwarfHeaderWords + 3 * copy.chain_frames);
   if (!frame_rules_) frame_rules_ = std::make_unique<collect::FrameRules>();
-  std::uintptr_t pcs[kMaxStackDepth];
   collect::UnwindEnd end = collect::UnwindEnd::Complete;
   const std::size_t depth = frame_rules_->unwind_copy(copy, pcs, options_.max_stack_depth, end);
   if (end == collect::UnwindEnd::Depth) ++truncated_;
   if (end == collect::UnwindEnd::Incomplete) ++incomplete_;
-  return intern_stack_locked(pcs, depth);
+  return depth;
+}
+
+std::uint32_t CpuSampler::intern_with_python_locked(const std::uintptr_t* pcs, std::size_t depth,
+                                                    const std::uint64_t* section, std::uint32_t section_words) {
+  if (section == nullptr) return intern_stack_locked(pcs, depth);
+  std::uintptr_t spliced[kMaxStackDepth];
+  const std::size_t n = python_stacks_.splice(section, section_words, pcs, depth, spliced, options_.max_stack_depth);
+  return intern_stack_locked(spliced, n);
 }
 
 void CpuSampler::drain_locked() {
@@ -804,10 +841,16 @@ void CpuSampler::drain_locked() {
       s.node_thread = static_cast<std::uint32_t>(rec[3] >> 32);
       s.node = static_cast<std::uint32_t>(rec[3]);
       const auto flags = static_cast<std::uint32_t>(rec[0] >> 8) & 0xFFFFFF;
+      const std::uint32_t section_words = (flags & kFlagPython) != 0 ? collect::python_section_words(rec, words) : 0;
+      const std::uint64_t* section = section_words != 0 ? rec + words - section_words : nullptr;
+      const std::uint32_t native_words = words - section_words;
       if ((flags & kFlagDwarf) != 0) {
-        s.stack = unwind_record_locked(rec, words);
+        std::uintptr_t pcs[kMaxStackDepth];
+        const std::size_t depth = unwind_record_locked(rec, native_words, pcs);
+        s.stack = intern_with_python_locked(pcs, depth, section, section_words);
       } else {
-        s.stack = intern_stack_locked(reinterpret_cast<const std::uintptr_t*>(rec + 4), words - 4);
+        s.stack = intern_with_python_locked(reinterpret_cast<const std::uintptr_t*>(rec + 4),
+                                            native_words > 4 ? native_words - 4 : 0, section, section_words);
         if ((flags & kFlagTruncated) != 0) ++truncated_;
       }
       samples_.push_back(s);
@@ -834,6 +877,7 @@ void CpuSampler::snapshot(RawCpu& out) {
   out.samples = samples_;
   out.stacks = stacks_;
   out.thread_names.assign(names_.begin(), names_.end());
+  out.python_frames = python_stacks_.frames();
   out.warnings = warnings_;
   if (over_limit_ > 0)
     out.warnings.push_back(fmt::format("{} samples beyond the limit of {} were not kept (CpuProfilerOptions::max_samples)",
@@ -922,7 +966,11 @@ void CpuSampler::on_signal(siginfo_t* info, void* ucontext) noexcept {
     // unwinds them with the DWARF tables (FrameRules::unwind_copy).
     const std::uint32_t copy =
         stack_end == 0 ? 0 : static_cast<std::uint32_t>(std::min<std::uintptr_t>(g_config.copy_bytes, stack_end - sp) & ~7u);
-    const auto most = static_cast<std::uint32_t>(kDwarfHeaderWords + 3 * g_config.max_depth + copy / 8);
+    std::uint32_t python_most = 0;
+    collect::PythonThreadCache* python = t->python.get();
+    const int python_frames =
+        python != nullptr ? python->collect(python_most, stack_end != 0 ? t->stack_begin : 0, stack_end) : 0;
+    const auto most = static_cast<std::uint32_t>(kDwarfHeaderWords + 3 * g_config.max_depth + copy / 8 + python_most);
     std::uint64_t* rec = t->ring.begin_write(most);
     if (rec == nullptr) {
       t->dropped.fetch_add(1, std::memory_order_relaxed);
@@ -931,8 +979,12 @@ void CpuSampler::on_signal(siginfo_t* info, void* ucontext) noexcept {
     const int frames =
         stack_end == 0 ? 0
                        : collect::frame_records_from(fp, sp, sp + copy, stack_end, rec + kDwarfHeaderWords, g_config.max_depth);
-    const auto words = static_cast<std::uint32_t>(kDwarfHeaderWords + 3 * frames + copy / 8);
-    rec[0] = collect::SampleRing::header(words, collect::SampleRing::kSample, kFlagDwarf);
+    auto words = static_cast<std::uint32_t>(kDwarfHeaderWords + 3 * frames + copy / 8);
+    collect::copy_stack_words(sp, rec + kDwarfHeaderWords + 3 * frames, copy / 8);
+    const std::uint32_t python_words = python != nullptr ? python->write(python_frames, rec + words) : 0;
+    words += python_words;
+    rec[0] = collect::SampleRing::header(words, collect::SampleRing::kSample,
+                                         kFlagDwarf | (python_words != 0 ? kFlagPython : 0));
     rec[1] = ticks;
     rec[2] = weight;
     rec[3] = scope;
@@ -940,7 +992,6 @@ void CpuSampler::on_signal(siginfo_t* info, void* ucontext) noexcept {
     rec[5] = sp;
     rec[6] = fp;
     rec[7] = (std::uint64_t{static_cast<std::uint32_t>(frames)} << 32) | copy;
-    collect::copy_stack_words(sp, rec + kDwarfHeaderWords + 3 * frames, copy / 8);
     t->ring.commit(words);
     return;
   }
@@ -950,17 +1001,24 @@ void CpuSampler::on_signal(siginfo_t* info, void* ucontext) noexcept {
   bool truncated = false;
   pcs[0] = pc;
   if (g_config.call_graph) depth = collect::capture_interrupted_stack(ucontext, pcs, g_config.max_depth, stack_end, truncated);
-  const auto words = static_cast<std::uint32_t>(4 + depth);
-  std::uint64_t* rec = t->ring.begin_write(words);
+  std::uint32_t python_most = 0;
+  collect::PythonThreadCache* python = g_config.call_graph ? t->python.get() : nullptr;
+  const int python_frames =
+      python != nullptr ? python->collect(python_most, stack_end != 0 ? t->stack_begin : 0, stack_end) : 0;
+  auto words = static_cast<std::uint32_t>(4 + depth);
+  std::uint64_t* rec = t->ring.begin_write(words + python_most);
   if (rec == nullptr) {
     t->dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  rec[0] = collect::SampleRing::header(words, collect::SampleRing::kSample, truncated ? kFlagTruncated : 0);
+  for (int i = 0; i < depth; ++i) rec[4 + i] = pcs[i];
+  const std::uint32_t python_words = python != nullptr ? python->write(python_frames, rec + words) : 0;
+  words += python_words;
+  rec[0] = collect::SampleRing::header(words, collect::SampleRing::kSample,
+                                       (truncated ? kFlagTruncated : 0) | (python_words != 0 ? kFlagPython : 0));
   rec[1] = ticks;
   rec[2] = weight;
   rec[3] = scope;
-  for (int i = 0; i < depth; ++i) rec[4 + i] = pcs[i];
   t->ring.commit(words);
 }
 

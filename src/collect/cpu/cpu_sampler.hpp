@@ -41,6 +41,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "collect/cpu/python_frames.hpp"
 #include "collect/cpu/sample_ring.hpp"
 #include "nnprof/cpu_profiler.hpp"
 #include "record/heap_source.hpp"
@@ -69,6 +70,9 @@ struct SampledThread {
   std::atomic<std::uint64_t> dropped{0};
   std::atomic<std::uint64_t> truncated{0};
   std::uint64_t seen_in_scan = 0;
+  /// The handler's Python frame cache and scratch (collect/cpu/python_frames.hpp): made, or
+  /// emptied, when the thread is armed while a CPython 3.11 interpreter is read.
+  collect::PythonThreadCachePtr python;
 };
 
 /// Nonzero while this thread runs the sampler's signal handler: tests count the allocations
@@ -109,8 +113,12 @@ class CpuSampler {
   /// Moves the samples of a kernel-stack perf ring into samples_ (mu_ held).
   void read_kernel_ring(SampledThread& t);
   std::uint32_t intern_stack_locked(const std::uintptr_t* pcs, std::size_t depth);
-  /// Unwinds a DWARF sample record (stack copy) and interns its stack (mu_ held).
-  std::uint32_t unwind_record_locked(const std::uint64_t* rec, std::uint32_t words);
+  /// Unwinds a DWARF sample record (stack copy, `words` words without its Python section) into
+  /// `pcs` (mu_ held); returns the depth.
+  std::size_t unwind_record_locked(const std::uint64_t* rec, std::uint32_t words, std::uintptr_t* pcs);
+  /// Splices a record's Python section into `pcs` and interns the stack (mu_ held).
+  std::uint32_t intern_with_python_locked(const std::uintptr_t* pcs, std::size_t depth, const std::uint64_t* section,
+                                          std::uint32_t section_words);
   /// Disarms every thread and takes in their last samples; a non-empty `why` goes into the
   /// profile as the reason sampling stopped early (mu_ held).
   void halt_locked(std::string_view why);
@@ -148,6 +156,8 @@ class CpuSampler {
   std::unordered_map<std::int64_t, std::string> names_;  // every thread sampled in this run
   std::vector<std::string> warnings_;
   std::vector<std::uintptr_t> scratch_;
+  collect::PythonInterpreter python_;   // the CPython this run reads, if any
+  collect::PythonStacks python_stacks_;  // Python frames of this run's stacks
 
   std::mutex manager_mu_;
   std::condition_variable manager_cv_;
