@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "analysis/function_name.hpp"
+#include "nnprof/profile.hpp"
+#include "nnprof/sampling_profiler.hpp"
 #include "collect/cpu/python_frames.hpp"
 
 namespace {
@@ -223,6 +225,55 @@ TEST(PythonFrames, NoInterpreterInATestProgramMeansNoFramesAndNoProblem) {
   const PythonInterpreter interp = nnprof::collect::find_python_interpreter();
   EXPECT_FALSE(interp.readable);
   EXPECT_TRUE(interp.problem.empty()) << interp.problem;
+}
+
+
+TEST(PythonLines, SelfIsTheInnermostPythonLineAndTotalEveryLineOnThePythonStackOnce) {
+  // Frames: a native leaf (sgemm), then Python frames forward (model.py:20, :21), train
+  // (train.py:5) and a recursive walk (tree.py:3); samples of 1 ms each.
+  nnprof::Profile p;
+  p.strings = {"", "sgemm", "libblas.so", "forward (model.py:19)", "model.py", "train (train.py:4)", "train.py",
+               "walk (tree.py:2)", "tree.py"};
+  const auto python = [](std::uint32_t index) { return kPythonFrameTag | index; };
+  p.frames = {
+      {0x401000, 1, nnprof::kNone, 0, 2, 0x1000, false},  // 0 sgemm (native)
+      {python(0), 3, 4, 20, 4, 0, false},                  // 1 forward, line 20
+      {python(1), 3, 4, 21, 4, 0, false},                  // 2 forward, line 21
+      {python(2), 5, 6, 5, 6, 0, false},                   // 3 train, line 5
+      {python(3), 7, 8, 3, 8, 0, false},                   // 4 walk, line 3
+  };
+  p.stacks = {{{0, 1, 3}},  // sgemm <- forward:20 <- train:5
+              {{2, 3}},     // forward:21 <- train:5
+              {{4, 4, 3}},  // walk:3 <- walk:3 <- train:5 (recursion: once per sample)
+              {{0}}};       // native only: in the whole, no Python line
+  for (std::uint32_t stack : {0u, 0u, 0u, 1u, 2u, 3u})
+    p.cpu_samples.push_back({p.cpu_samples.size() * 1'000'000, 0, stack, 0, 1'000'000});
+  EXPECT_TRUE(nnprof::is_python_frame(p.frames[1]));
+  EXPECT_FALSE(nnprof::is_python_frame(p.frames[0]));
+
+  const std::vector<nnprof::PythonLineStats> lines = nnprof::python_line_stats(p);
+  ASSERT_EQ(lines.size(), 4u);
+  // forward:20 is the innermost Python line of the three sgemm samples (it called the BLAS).
+  EXPECT_EQ(lines[0].function, "forward (model.py:19)");
+  EXPECT_EQ(lines[0].file, "model.py");
+  EXPECT_EQ(lines[0].line, 20u);
+  EXPECT_EQ(lines[0].self_samples, 3u);
+  EXPECT_EQ(lines[0].total_samples, 3u);
+  EXPECT_DOUBLE_EQ(lines[0].self_time_ms, 3.0);
+  EXPECT_DOUBLE_EQ(lines[0].self_percentage, 50.0);
+  // Then forward:21 and walk:3 with one self sample each (equal: the file then line decides).
+  EXPECT_EQ(lines[1].file, "model.py");
+  EXPECT_EQ(lines[1].line, 21u);
+  EXPECT_EQ(lines[2].file, "tree.py");
+  EXPECT_EQ(lines[2].self_samples, 1u);
+  EXPECT_EQ(lines[2].total_samples, 1u) << "the recursive frame counts once per sample";
+  // train:5 is on five samples' Python stacks, innermost on none.
+  EXPECT_EQ(lines[3].function, "train (train.py:4)");
+  EXPECT_EQ(lines[3].self_samples, 0u);
+  EXPECT_EQ(lines[3].total_samples, 5u);
+  EXPECT_NEAR(lines[3].percentage, 500.0 / 6.0, 1e-9);
+
+  EXPECT_EQ(nnprof::python_line_stats(nnprof::Profile{}).size(), 0u);
 }
 
 }  // namespace

@@ -216,6 +216,12 @@ struct StackFrame {
   bool operator==(const StackFrame&) const = default;
 };
 
+/// Whether `frame` is a frame of Python code (CPU samples of a CPython 3.11 process) rather
+/// than machine code: its address carries 0x7EC0 in the top 16 bits, which no code address
+/// has; its function is "qualname (file.py:first line)", its file the .py file, its line the
+/// line that was running.
+constexpr bool is_python_frame(const StackFrame& frame) noexcept { return (frame.address >> 48) == 0x7EC0; }
+
 /// A call stack, innermost frame first, as indices into Profile::frames.
 struct CallStack {
   std::vector<std::uint32_t> frames;

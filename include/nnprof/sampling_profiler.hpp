@@ -47,6 +47,30 @@ struct FunctionStats {
 /// then by name); empty without samples.
 NNPROF_API std::vector<FunctionStats> function_stats(const Profile& profile);
 
+/// A line of Python code and the CPU samples taken while it ran: the line-level profile of a
+/// Python program (Python frames in CPU samples: CPython 3.11).
+struct PythonLineStats {
+  std::string function;  ///< "qualname (file.py:first line)", as every CPU view names the frame
+  std::string file;      ///< the .py file
+  std::uint32_t line = 0;
+  /// Samples whose innermost Python frame was on this line: its own work and that of the
+  /// native code it called (a torch operator, BLAS), as a line profiler charges a line.
+  std::uint64_t self_samples = 0;
+  /// Samples with this line anywhere on the Python stack (once each): with the Python
+  /// functions it called.
+  std::uint64_t total_samples = 0;
+  double self_time_ms = 0.0;
+  double total_time_ms = 0.0;
+  double self_percentage = 0.0;  ///< of all sampled time
+  double percentage = 0.0;       ///< total_time_ms as a percentage of all sampled time
+
+  bool operator==(const PythonLineStats&) const = default;
+};
+
+/// The Python lines of `profile`'s CPU samples, most self time first (equal: most total time,
+/// then by file and line); empty when no sample has a Python frame.
+NNPROF_API std::vector<PythonLineStats> python_line_stats(const Profile& profile);
+
 /// What a SamplingProfiler saw between start() and stop().
 struct CpuReport {
   double total_time_ms = 0.0;    ///< wall time from start() to stop()

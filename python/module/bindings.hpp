@@ -3,6 +3,10 @@
 
 #include <pybind11/pybind11.h>
 
+#include <vector>
+
+#include <nnprof/sampling_profiler.hpp>
+
 namespace nnprof::python {
 
 /// The C++ profiler itself: Profiler, scopes, snapshots, saving, reports, loading profiles.
@@ -13,5 +17,8 @@ void bind_scopes(pybind11::module_& m);
 void add_profiler_scope_method(pybind11::handle profiler_type);
 /// The classes the Python seeds' APIs are built on (CUDA timing, memory tracking, metrics).
 void bind_seed_apis(pybind11::module_& m);
+
+/// nnprof::python_line_stats as a list of dicts (Profile.python_lines(), PerformanceProfiler's line profile).
+pybind11::list python_line_list(const std::vector<PythonLineStats>& lines);
 
 }  // namespace nnprof::python

@@ -245,6 +245,28 @@ py::list function_stats_list(const std::vector<FunctionStats>& functions) {
   return out;
 }
 
+}  // namespace
+
+py::list python_line_list(const std::vector<PythonLineStats>& lines) {
+  py::list out;
+  for (const PythonLineStats& l : lines) {
+    py::dict d;
+    d["function"] = l.function;
+    d["file"] = l.file;
+    d["line"] = l.line;
+    d["self_samples"] = l.self_samples;
+    d["total_samples"] = l.total_samples;
+    d["self_time_ms"] = l.self_time_ms;
+    d["total_time_ms"] = l.total_time_ms;
+    d["self_percentage"] = l.self_percentage;
+    d["percentage"] = l.percentage;
+    out.append(std::move(d));
+  }
+  return out;
+}
+
+namespace {
+
 py::list bottlenecks(const std::vector<Bottleneck>& found) {
   py::list out;
   for (const Bottleneck& b : found) {
@@ -569,6 +591,19 @@ fields docs/PYTHON.md lists).)")
             return function_stats_list(functions);
           },
           "The functions of the CPU samples, most self time first.")
+      .def(
+          "python_lines",
+          [](const ProfilePtr& p) {
+            std::vector<PythonLineStats> lines;
+            {
+              py::gil_scoped_release release;
+              lines = python_line_stats(*p);
+            }
+            return python_line_list(lines);
+          },
+          "The line-level profile of the Python code in the CPU samples (CPython 3.11), most self time "
+          "first: self counts the samples whose innermost Python frame was on the line (with the native "
+          "code it called), total those with the line anywhere on the Python stack.")
       .def(
           "bottlenecks",
           [](const ProfilePtr& p, const py::kwargs& thresholds) {

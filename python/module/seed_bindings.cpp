@@ -594,6 +594,28 @@ void bind_seed_apis(py::module_& m) {
         return out;
       })
       .def("has_results", [](RegionProfiler& r) { return r.profiler().has_results(); });
+  // PerformanceProfiler(enable_line_profiling=True): CPU samples of one region, with their
+  // Python frames, into a profiler of their own (SamplingProfiler), as a line-level profile.
+  py::class_<SamplingProfiler>(m, "_LineSampler")
+      .def(py::init([](double hz) {
+             CpuProfilerOptions options;
+             options.hz = hz;
+             return std::make_unique<SamplingProfiler>(CpuProfilerBuilder().options(options).build());
+           }),
+           py::arg("hz"))
+      .def("start", &SamplingProfiler::start)
+      .def("running", &SamplingProfiler::running)
+      .def("stop", [](SamplingProfiler& sampler) {
+        std::vector<PythonLineStats> lines;
+        std::uint64_t samples = 0;
+        {
+          py::gil_scoped_release release;
+          const CpuReport report = sampler.stop();
+          lines = python_line_stats(report.profile);
+          samples = report.samples;
+        }
+        return py::make_tuple(samples, python_line_list(lines));
+      });
   m.def("_current_rss", [] { return get_current_memory(); });
 }
 

@@ -21,9 +21,10 @@ What is not measured yet is None and prints as "not measured", never a guess:
 MB are 10**6 bytes and GB 10**9, as the seed prints them.
 """
 import dataclasses
+import os
 import sys
 import warnings
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from nnprof import _native
 
@@ -31,6 +32,7 @@ __all__ = ["PerformanceProfiler", "PerformanceMetrics", "MemoryMetrics", "Timing
            "SystemMetrics"]
 
 _MB = 1e6
+_LINE_PROFILE_HZ = 997  # enable_line_profiling's sampling rate: ~1,000 samples per CPU second, a few % of cost
 _NOT_MEASURED = "not measured"
 
 
@@ -83,6 +85,9 @@ class PerformanceMetrics:
     compute: ComputeMetrics
     system: SystemMetrics
     notes: list = dataclasses.field(default_factory=list)  # why a figure is not measured
+    # enable_line_profiling: the region's Python lines, most self time first (Profile.python_lines()
+    # rows: function, file, line, self/total samples, time and percentage); None: not measured.
+    line_profile: Optional[List[Dict[str, Any]]] = None
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)
@@ -97,6 +102,16 @@ class PerformanceMetrics:
         gpu_text = _NOT_MEASURED if gpu is None else f"{gpu:.0f}%"
         line = f"Peak RAM: {ram}, Wall Time: {wall_text}, GPU Util: {gpu_text}"
         return line if self.completed else line + " (partial: ended by an exception)"
+
+    def line_report(self, n=20) -> str:
+        """The region's `n` hottest Python lines as text, or why there is no line profile."""
+        if self.line_profile is None:
+            why = next((note for note in self.notes if note.startswith("line_profile")), "line_profile: not measured")
+            return why
+        rows = [f"{'self %':>7} {'total %':>8}  line"]
+        for l in self.line_profile[:n]:
+            rows.append(f"{l['self_percentage']:7.1f} {l['percentage']:8.1f}  {l['file']}:{l['line']}  {l['function']}")
+        return "\n".join(rows)
 
 
 def _operator_capture(profiler):
@@ -117,6 +132,7 @@ class _OpenRegion:
         self.sampler = None
         self.gpu = None
         self.observer = None
+        self.lines = None  # the CPU sampler of enable_line_profiling
         self.notes = []
 
 
@@ -151,8 +167,12 @@ class PerformanceProfiler:
         kept at least half of what it gained at its peak (memory allocated and never given
         back). Without it memory_leak_detected is None.
     memory_interval: seconds between memory readings (RSS always, the heap with detailed_memory).
-    enable_line_profiling: a line-level profile needs Python frames in nnprof's CPU samples,
-        which it does not collect yet: the flag warns and is otherwise ignored.
+    enable_line_profiling: sample the CPU at 997 Hz during each region, Python frames
+        included (CPython 3.11), and give its line-level profile (PerformanceMetrics.line_profile,
+        line_report()): each line's share of the samples whose innermost Python frame was on it
+        (with the native code it called), and of those with it anywhere on the Python stack. One
+        sampler runs per process: a region inside another region, or while nnprof.start_sampling()
+        or `nnprof record` samples, has no line profile of its own and a note says why.
     estimate_flops: count the FLOPs of every torch operator run in the region on the thread
         that opened it (nnprof's operator observer, libnnprof_torch: matmuls, convolutions,
         softmax, layer norm, GELU, elementwise add/sub/mul/div).
@@ -169,10 +189,6 @@ class PerformanceProfiler:
         self.memory_interval = float(memory_interval)
         self.enable_line_profiling = bool(enable_line_profiling)
         self.estimate_flops = bool(estimate_flops)
-        if self.enable_line_profiling:
-            warnings.warn("PerformanceProfiler(enable_line_profiling=True): a line-level profile needs Python "
-                          "frames in nnprof's CPU samples, which this version does not collect; no line profile "
-                          "is made", RuntimeWarning, stacklevel=2)
         if self.track_carbon:
             warnings.warn("PerformanceProfiler(track_carbon=True): energy and carbon are not measured by this "
                           "version; system.energy_kwh and system.carbon_kg stay None", RuntimeWarning, stacklevel=2)
@@ -204,6 +220,8 @@ class PerformanceProfiler:
                 region.notes.append(f"estimated_flops: not measured: {error}")
                 warnings.warn(f"PerformanceProfiler.profile({name!r}): {error}; the region's FLOPs are not counted",
                               RuntimeWarning, stacklevel=3)
+        if self.enable_line_profiling:
+            self._start_line_sampler(region)
         try:
             region.sampler = _native._AllocatorSampler(self.memory_interval * 1000.0)
             region.sampler.start()
@@ -216,8 +234,22 @@ class PerformanceProfiler:
             region.native = self._regions.begin(name)
         except BaseException:
             self._release_observer(region)
+            if region.lines is not None:
+                region.lines.stop()
             raise
         return region
+
+    def _start_line_sampler(self, region):
+        if os.environ.get("NNPROF_RECORD_OUT"):
+            region.notes.append("line_profile: not measured: the process runs under `nnprof record`, whose CPU "
+                                "samples hold the Python lines (nnprof.load(profile).python_lines())")
+            return
+        try:
+            sampler = _native._LineSampler(_LINE_PROFILE_HZ)
+            sampler.start()
+            region.lines = sampler
+        except RuntimeError as error:  # another sampler runs: an enclosing region, nnprof.start_sampling()
+            region.notes.append(f"line_profile: not measured: {error}")
 
     def _release_observer(self, region):
         if region.observer is None:
@@ -233,6 +265,13 @@ class PerformanceProfiler:
         finally:
             region.sampler.stop()
             self._release_observer(region)
+            line_profile = None
+            if region.lines is not None:
+                samples, line_profile = region.lines.stop()
+                if not line_profile:
+                    region.notes.append(f"line_profile: none of the region's {samples} CPU samples ran Python code "
+                                        "nnprof can read (CPython 3.11)")
+                    line_profile = None
             gpu_memory = gpu_streams = None
             if region.gpu is not None:
                 torch = sys.modules.get("torch")
@@ -242,7 +281,8 @@ class PerformanceProfiler:
                 gpu_memory = region.gpu.memory_report()
                 gpu_streams = region.gpu.stream_report()
             flops_counted = self.estimate_flops and not any(n.startswith("estimated_flops") for n in region.notes)
-            self._extras[region.name] = (region.sampler.readings(), gpu_memory, gpu_streams, region.notes, flops_counted)
+            self._extras[region.name] = (region.sampler.readings(), gpu_memory, gpu_streams, region.notes, flops_counted,
+                                         line_profile)
             self._extras[None] = self._extras[region.name]
 
     # -- results ----------------------------------------------------------------------------
@@ -260,11 +300,11 @@ class PerformanceProfiler:
             if operation_name is not None:
                 raise KeyError(f"PerformanceProfiler: no finished region named {operation_name!r}")
             raise RuntimeError("PerformanceProfiler: no profiled region has finished yet")
-        readings, gpu_memory, gpu_streams, notes, flops_counted = self._extras[
+        readings, gpu_memory, gpu_streams, notes, flops_counted, line_profile = self._extras[
             raw["name"] if operation_name is not None else None]
-        return self._metrics(raw, readings, gpu_memory, gpu_streams, list(notes), flops_counted)
+        return self._metrics(raw, readings, gpu_memory, gpu_streams, list(notes), flops_counted, line_profile)
 
-    def _metrics(self, raw, readings, gpu_memory, gpu_streams, notes, flops_counted):
+    def _metrics(self, raw, readings, gpu_memory, gpu_streams, notes, flops_counted, line_profile):
         wall_s = raw["wall_ns"] / 1e9
         peak_rss = raw["rss_peak_bytes"]
         if not raw["rss_peak_exact"] and readings:
@@ -299,9 +339,11 @@ class PerformanceProfiler:
             notes.append("GPU: not measured (track_gpu=False)")
         elif self._gpu_why is not None:
             notes.append(f"GPU: not measured: {self._gpu_why}")
+        if not self.enable_line_profiling:
+            notes.append("line_profile: not measured (enable_line_profiling=False)")
         notes.append("system: not measured by this version of nnprof")
         return PerformanceMetrics(name=raw["name"], completed=raw["completed"], memory=memory, timing=timing,
-                                  compute=compute, system=SystemMetrics(), notes=notes)
+                                  compute=compute, system=SystemMetrics(), notes=notes, line_profile=line_profile)
 
     def get_timing_breakdown(self):
         """Seconds of wall time of every region name (regions of one name summed), in the

@@ -316,6 +316,60 @@ std::vector<CpuLine> cpu_function_lines(const Profile& profile, const std::strin
       [&](const CpuFunction& fn) { return fn.name == function; });
 }
 
+std::vector<PythonLineStats> cpu_python_lines(const Profile& profile, const CpuFilter& filter) {
+  if (profile.cpu_samples.empty()) return {};
+  const SampleFilter keep(profile, filter);
+  struct Counts {
+    SampleCount self;
+    SampleCount total;
+  };
+  // By frame's function and line: a Python frame's function names its code object, so one
+  // line of two functions (a lambda on a def's line) stays two rows.
+  std::map<std::tuple<StringId, StringId, std::uint32_t>, Counts> lines;
+  std::vector<std::tuple<StringId, StringId, std::uint32_t>> seen;  // this sample's lines, for total once each
+  std::uint64_t whole = 0;
+  for (const CpuSample& sample : profile.cpu_samples) {
+    if (!keep.passes(sample)) continue;
+    ++whole;
+    if (sample.stack >= profile.stacks.size()) continue;
+    seen.clear();
+    for (const std::uint32_t frame : profile.stacks[sample.stack].frames) {
+      if (frame >= profile.frames.size() || !is_python_frame(profile.frames[frame])) continue;
+      const StackFrame& f = profile.frames[frame];
+      const std::tuple key{f.function, f.file, f.line};
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;  // recursion: once per sample
+      Counts& counts = lines[key];
+      if (seen.empty()) add(counts.self, sample);  // the innermost Python frame
+      add(counts.total, sample);
+      seen.push_back(key);
+    }
+  }
+  const auto text = [&](StringId id) { return id < profile.strings.size() ? profile.str(id) : std::string(); };
+  std::vector<PythonLineStats> out;
+  for (const auto& [key, counts] : lines) {
+    const auto& [function, file, line] = key;
+    PythonLineStats l;
+    l.function = text(function);
+    l.file = text(file);
+    l.line = line;
+    l.self_samples = counts.self.samples;
+    l.total_samples = counts.total.samples;
+    l.self_time_ms = static_cast<double>(counts.self.ns) / 1e6;
+    l.total_time_ms = static_cast<double>(counts.total.ns) / 1e6;
+    l.self_percentage = share_of(counts.self.samples, whole) * 100.0;
+    l.percentage = share_of(counts.total.samples, whole) * 100.0;
+    out.push_back(std::move(l));
+  }
+  std::sort(out.begin(), out.end(), [](const PythonLineStats& a, const PythonLineStats& b) {
+    if (a.self_samples != b.self_samples) return a.self_samples > b.self_samples;
+    if (a.total_samples != b.total_samples) return a.total_samples > b.total_samples;
+    if (a.file != b.file) return a.file < b.file;
+    if (a.line != b.line) return a.line < b.line;
+    return a.function < b.function;
+  });
+  return out;
+}
+
 std::vector<CpuScope> cpu_scopes(const Profile& profile, std::size_t top_n, const CpuFilter& filter) {
   if (profile.cpu_samples.empty()) return {};
   FunctionTable table(profile);

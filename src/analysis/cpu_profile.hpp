@@ -23,6 +23,7 @@
 #include "analysis/bottleneck.hpp"
 #include "analysis/facts.hpp"
 #include "nnprof/profile.hpp"
+#include "nnprof/sampling_profiler.hpp"
 
 namespace nnprof::analysis {
 
@@ -114,6 +115,10 @@ std::vector<CpuLine> cpu_hot_lines(const Profile& profile, std::size_t n, const 
 /// frame of a sample, most self samples first.
 std::vector<CpuLine> cpu_function_lines(const Profile& profile, const std::string& function,
                                         const CpuFilter& filter = {});
+
+/// The Python lines of the samples (nnprof::python_line_stats): each sample counts as self for
+/// the line of its innermost Python frame, and as total once for every line on its Python stack.
+std::vector<PythonLineStats> cpu_python_lines(const Profile& profile, const CpuFilter& filter = {});
 
 // ---- per instrumented scope ----------------------------------------------------------
 

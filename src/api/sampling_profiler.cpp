@@ -35,6 +35,8 @@ std::vector<FunctionStats> function_stats(const Profile& profile) {
   return out;
 }
 
+std::vector<PythonLineStats> python_line_stats(const Profile& profile) { return analysis::cpu_python_lines(profile); }
+
 CpuProfilerBuilder& CpuProfilerBuilder::sample_rate(double hz) noexcept {
   options_.hz = hz;
   return *this;
