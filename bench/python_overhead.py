@@ -1,8 +1,8 @@
 """What nnprof costs from Python: a scope, the decorator, and instrument() plus operator capture
 on a small training loop against the PyTorch profiler recording the same (operators with their
-input shapes). Prints one table; docs/PYTHON.md quotes it.
+input shapes). Prints one table; docs/PYTHON.md and docs/PERFORMANCE.md quote it.
 
-    PYTHONPATH=build/release/python /usr/bin/python3 python/benchmarks/overhead.py
+    PYTHONPATH=build/release/python /usr/bin/python3 bench/python_overhead.py
 """
 import contextlib
 import statistics
