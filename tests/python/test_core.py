@@ -2,10 +2,12 @@
 CPU sampling, with exact counts where the program determines them."""
 import hashlib
 import json
+import os
 import pathlib
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -279,6 +281,35 @@ def test_sampling_finds_the_hot_native_function():
     assert p.report("pprof")[:2] == b"\x1f\x8b"  # gzip: the binary format comes back as bytes
     with pytest.raises(ValueError, match="not running"):
         nnprof.stop_sampling()
+
+
+def python_spin(seconds):
+    total = 0
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        total += sum(i * i for i in range(2000))  # SPIN
+    return total
+
+
+def test_sampling_from_the_module_shows_python_frames_and_lines():
+    # The sampler started from inside the interpreter reads the Python frames of its threads
+    # (CPython 3.11): the function that spins is a frame of every sample of the main thread,
+    # named "qualname (file.py:first line)", and its hot line leads the line profile.
+    spin_line = next(n for n, text in enumerate(open(__file__).read().splitlines(), 1) if text.endswith("# SPIN"))
+    p = nnprof.Profiler()
+    with nnprof.sampling(profiler=p, hz=199) as figures:
+        python_spin(0.5)
+    assert figures["samples"] > 30
+    profile = p.snapshot()
+    functions = {f["name"]: f for f in profile.hot_functions()}
+    spin = next(f for name, f in functions.items() if name.startswith("python_spin (test_core.py:"))
+    assert spin["percentage"] > 80, sorted(functions.values(), key=lambda f: -f["total_samples"])[:5]
+    lines = profile.python_lines()
+    here = os.path.abspath(__file__)
+    spin_lines = [l for l in lines if l["file"] == here and l["function"].startswith("python_spin (")]
+    assert sum(l["total_samples"] for l in spin_lines) >= 0.8 * figures["samples"]
+    # The generator expression on the same line is its own code object: its frame is innermost.
+    assert any(l["line"] == spin_line for l in lines if l["file"] == here)
 
 
 def test_import_does_not_import_torch():
