@@ -2,7 +2,11 @@
 // profile takes to build and to save per operator event, how large it is, and the peak memory
 // of the process (ru_maxrss, LibTorch's own included), with what the bounds dropped.
 //
-//   nnprof_bench_torch_million [OUT.nnprof] [CALLS]
+//   nnprof_bench_torch_million [OUT.nnprof] [CALLS] [grad]
+//
+// With "grad", the operands require gradients, so that every call carries an autograd
+// sequence number (`seq`) as a training step's forward operators do: each call's argument set
+// is then distinct, the case that costs the store most.
 #include <sys/resource.h>
 #include <torch/torch.h>
 
@@ -18,13 +22,13 @@
 int main(int argc, char** argv) {
   const std::string out = argc > 1 ? argv[1] : "torch_million_ops.nnprof";
   const long calls = argc > 2 ? std::atol(argv[2]) : 1'000'000;
-  if (calls <= 0) {
-    std::cerr << "usage: " << argv[0] << " [OUT.nnprof] [CALLS > 0]\n";
+  const bool grad = argc > 3 && std::string(argv[3]) == "grad";
+  if (calls <= 0 || (argc > 3 && !grad)) {
+    std::cerr << "usage: " << argv[0] << " [OUT.nnprof] [CALLS > 0] [grad]\n";
     return 2;
   }
-  torch::NoGradGuard no_grad;
   torch::set_num_threads(1);
-  const torch::Tensor a = torch::ones({4}), b = torch::ones({4});
+  const torch::Tensor a = torch::ones({4}, torch::requires_grad(grad)), b = torch::ones({4});
   nnprof::Profiler profiler;
   const auto t0 = std::chrono::steady_clock::now();
   {

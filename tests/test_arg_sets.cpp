@@ -1,7 +1,8 @@
-// Argument sets (format version 8): spans with identical arguments share one set of args
+// Argument sets (format versions 8 and 9): spans with identical arguments share one set of args
 // rows, slice_data.arg_set_id names it (NULL: none), and loading gives every span its own
-// arguments back exactly. Version-7 files (one args row per argument, arg_set_id = the
-// slice's id) still load; damaged set ids are named on load.
+// arguments back exactly; an integer key whose values are nearly all distinct (PyTorch's
+// `seq`) is left open in the sets and stored per slice (slice_data.arg_int, version 9).
+// Version-7 and version-8 files still load; damaged set ids are named on load.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -191,6 +192,7 @@ DROP VIEW slice;
 DROP TABLE args;
 ALTER TABLE args_v7 RENAME TO args;
 ALTER TABLE slice_data DROP COLUMN arg_set_id;
+ALTER TABLE slice_data DROP COLUMN arg_int;
 CREATE VIEW slice AS
   SELECT d.id AS id, d.ts AS ts, d.dur AS dur, d.utid AS utid, s.str AS name, t.depth AS depth,
          d.node_id AS node_id, t.name_id AS name_id, d.id AS arg_set_id
@@ -249,6 +251,73 @@ TEST_F(ArgSets, ANegativeOrNonIntegerSetIdIsRejected) {
   run_sql(path("text.nnprof"), "UPDATE slice_data SET arg_set_id = 'one' WHERE arg_set_id = 0");
   const std::string text_error = load_error(path("text.nnprof"));
   EXPECT_NE(text_error.find("slice_data row"), std::string::npos) << text_error;
+}
+
+
+// 300 operator calls with the same shapes and FLOPs, each with its own sequence number, as a
+// training step's forward operators have; a few user scopes with a small integer argument.
+Profile sequenced_calls() {
+  nnprof::Profiler p;
+  for (int i = 0; i < 300; ++i) {
+    nnprof::ProfileGuard g(p, "aten::addmm");
+    g.arg("op_scope", "function");
+    g.arg("input_shapes", "[[64], [8, 32], [32, 64]]");
+    g.arg("seq", std::int64_t{1000 + i});
+    g.arg("flops", 32768.0);
+    if (i % 100 == 0) {
+      nnprof::ProfileGuard step(p, "step");
+      step.arg("epoch", std::int64_t{i / 100});
+    }
+  }
+  return p.snapshot();
+}
+
+TEST_F(ArgSets, ADistinctIntegerPerCallIsStoredPerSliceAndTheRestOnce) {
+  const Profile p = sequenced_calls();
+  const std::string f = path("seq.nnprof");
+  p.save(f);
+  // One set for the 300 calls (its seq row open), three for the steps (epoch stays in the set).
+  EXPECT_EQ(single_value(f, "select count(distinct arg_set_id) from slice_data"), "4");
+  EXPECT_EQ(single_value(f, "select count(*) from args where value_type = 'slice_int'"), "1");
+  EXPECT_EQ(single_value(f, "select key from args where value_type = 'slice_int'"), "seq");
+  EXPECT_EQ(single_value(f, "select count(*) from slice_data where arg_int is not null"), "300");
+  EXPECT_EQ(single_value(f, "select min(arg_int) || '-' || max(arg_int) from slice_data"), "1000-1299");
+  const Profile back = Profile::load(f);
+  EXPECT_EQ(back.span_args, p.span_args) << "every call gets its own seq back, in its place among its arguments";
+  EXPECT_TRUE(back == p);
+}
+
+TEST_F(ArgSets, Version8FilesStillLoad) {
+  const Profile p = operator_calls();
+  const std::string f = path("v8.nnprof");
+  p.save(f);
+  run_sql(f, R"sql(
+DROP VIEW slice;
+ALTER TABLE slice_data DROP COLUMN arg_int;
+CREATE VIEW slice AS
+  SELECT d.id AS id, d.ts AS ts, d.dur AS dur, d.utid AS utid, s.str AS name, t.depth AS depth,
+         d.node_id AS node_id, t.name_id AS name_id, d.arg_set_id AS arg_set_id
+  FROM slice_data d JOIN scope_tree t ON t.id = d.node_id JOIN strings s ON s.id = t.name_id;
+UPDATE meta SET value = 8 WHERE key = 'schema_version';
+PRAGMA user_version = 8;)sql");
+  EXPECT_TRUE(Profile::load(f) == p);
+}
+
+TEST_F(ArgSets, AnOpenIntegerWithoutItsSliceValueOrAValueWithoutAnOpenIntegerIsRejected) {
+  const std::string missing = path("missing.nnprof");
+  sequenced_calls().save(missing);
+  run_sql(missing, "UPDATE slice_data SET arg_int = NULL WHERE id = (SELECT min(id) FROM slice_data "
+                   "WHERE arg_int IS NOT NULL)");
+  EXPECT_NE(load_error(missing).find("has no arg_int for the open integer 'seq'"), std::string::npos)
+      << load_error(missing);
+  const std::string stray = path("stray.nnprof");
+  sequenced_calls().save(stray);
+  run_sql(stray, "UPDATE slice_data SET arg_int = 5 WHERE arg_int IS NULL AND arg_set_id IS NOT NULL");
+  EXPECT_NE(load_error(stray).find("leaves no integer open"), std::string::npos) << load_error(stray);
+  const std::string second = path("second.nnprof");
+  sequenced_calls().save(second);
+  run_sql(second, "UPDATE args SET value_type = 'slice_int' WHERE key = 'flops'");
+  EXPECT_NE(load_error(second).find("a set leaves one integer open"), std::string::npos) << load_error(second);
 }
 
 }  // namespace

@@ -14,9 +14,11 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <variant>
 
 #include <fmt/format.h>
@@ -42,7 +44,7 @@ using io::sqlite::Database;
 using io::sqlite::Row;
 using io::sqlite::Statement;
 
-constexpr int kSchemaVersion = 8;
+constexpr int kSchemaVersion = 9;
 // Version 2 added heap tracking: heap columns on the scope tables, frame, callsite, stack,
 // leak_site, the heap timeline as counter tracks, and the heap summary in meta.
 // Version 3 added CPU sampling: cpu_profile_stack_sample, frame.inlined, the cpu_* meta keys.
@@ -54,6 +56,10 @@ constexpr int kSchemaVersion = 8;
 // memory_counter.largest_alloc_bytes.
 // Version 8 stores identical argument sets once: slice_data.arg_set_id (NULL: no arguments)
 // names a set of args rows shared by every slice with the same arguments.
+// Version 9 lets a set leave one integer open, given per slice: an args row of value_type
+// 'slice_int' takes its value from slice_data.arg_int. The save opens the integer key whose
+// values are nearly all distinct (PyTorch's autograd sequence number, `seq`), which otherwise
+// gave every operator call a set of its own.
 constexpr int kApplicationId = 0x6E6E7066;  // "nnpf" in the SQLite header: file(1) can tell
 
 constexpr const char* kSchema = R"sql(
@@ -78,10 +84,10 @@ CREATE TABLE scope_stats(rank INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, tot
   heap_free_count INTEGER NOT NULL, heap_retained_bytes INTEGER NOT NULL, heap_retained_blocks INTEGER NOT NULL,
   heap_peak_live_bytes INTEGER NOT NULL, flops REAL NOT NULL, bytes INTEGER NOT NULL);
 CREATE TABLE slice_data(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, dur INTEGER NOT NULL, utid INTEGER NOT NULL,
-  node_id INTEGER NOT NULL, arg_set_id INTEGER);
+  node_id INTEGER NOT NULL, arg_set_id INTEGER, arg_int INTEGER);
 CREATE VIEW slice AS
   SELECT d.id AS id, d.ts AS ts, d.dur AS dur, d.utid AS utid, s.str AS name, t.depth AS depth,
-         d.node_id AS node_id, t.name_id AS name_id, d.arg_set_id AS arg_set_id
+         d.node_id AS node_id, t.name_id AS name_id, d.arg_set_id AS arg_set_id, d.arg_int AS arg_int
   FROM slice_data d JOIN scope_tree t ON t.id = d.node_id JOIN strings s ON s.id = t.name_id;
 CREATE TABLE args(id INTEGER PRIMARY KEY, arg_set_id INTEGER NOT NULL, key TEXT NOT NULL, value_type TEXT NOT NULL,
   int_value INTEGER, string_value TEXT, real_value REAL, display_value TEXT NOT NULL);
@@ -309,6 +315,7 @@ constexpr RequiredTable kRequiredTables[] = {
 // ---- span arguments: the args table, named and typed as Perfetto's ---------------------
 
 constexpr std::string_view kArgTypes[] = {"string", "int", "real"};  // by SpanArg::Type
+constexpr std::string_view kSliceIntType = "slice_int";  // version 9: an Int given per slice (slice_data.arg_int)
 
 std::string display_value(const SpanArg& a) {
   switch (a.type) {
@@ -359,27 +366,79 @@ struct ArgRange {
 };
 
 /// The argument sets of a profile: each span's set (kNone: no arguments), and the first
-/// span's arguments of every distinct set, by set id (first-seen order).
+/// span's arguments of every distinct set, by set id (first-seen order). One integer key may
+/// be left open (`open_key`): a span's first Int argument of that key is compared and hashed
+/// by key alone, and its value is stored with the slice (`open_value`, `has_open`).
 struct ArgSets {
   std::vector<std::uint32_t> of_span;
   std::vector<ArgRange> sets;
+  std::string open_key;                  ///< empty: no key is open
+  std::vector<bool> open;                ///< by index in p.span_args: the open argument of its span
+  std::vector<std::int64_t> open_value;  ///< by span
+  std::vector<bool> has_open;            ///< by span
 };
+
+/// The integer key to leave open: the one whose values are the most distinct, when at least
+/// half of its values (and 64) differ from each other. Empty when none qualifies.
+std::string open_int_key(const Profile& p) {
+  struct Seen {
+    std::uint64_t count = 0;
+    std::unordered_set<std::int64_t> values;
+  };
+  std::unordered_map<std::string_view, Seen> by_key;
+  for (const SpanArg& a : p.span_args) {
+    if (a.type != SpanArg::Type::Int) continue;
+    Seen& seen = by_key[a.key];
+    ++seen.count;
+    seen.values.insert(a.int_value);
+  }
+  std::string best;
+  std::size_t best_distinct = 0;
+  for (const auto& [key, seen] : by_key) {
+    const std::size_t distinct = seen.values.size();
+    if (distinct >= 64 && 2 * distinct >= seen.count && distinct > best_distinct) {
+      best = std::string(key);
+      best_distinct = distinct;
+    }
+  }
+  return best;
+}
 
 ArgSets arg_sets(const Profile& p) {
   const std::vector<SpanArg>& args = p.span_args;
+  ArgSets out;
+  out.open_key = open_int_key(p);
+  out.open.assign(args.size(), false);
+  out.open_value.assign(p.spans.size(), 0);
+  out.has_open.assign(p.spans.size(), false);
+  const auto same = [&](std::uint32_t i, std::uint32_t j) {
+    if (out.open[i] != out.open[j]) return false;
+    return out.open[i] ? args[i].key == args[j].key : same_arg(args[i], args[j]);
+  };
   const auto same_set = [&](const ArgRange& a, const ArgRange& b) {
-    return a.hash == b.hash && a.end - a.first == b.end - b.first &&
-           std::equal(args.begin() + a.first, args.begin() + a.end, args.begin() + b.first, same_arg);
+    if (a.hash != b.hash || a.end - a.first != b.end - b.first) return false;
+    for (std::uint32_t k = 0; k < a.end - a.first; ++k)
+      if (!same(a.first + k, b.first + k)) return false;
+    return true;
   };
   const auto by_hash = [](const ArgRange& r) { return static_cast<std::size_t>(r.hash); };
   std::unordered_map<ArgRange, std::uint32_t, decltype(by_hash), decltype(same_set)> ids(0, by_hash, same_set);
-  ArgSets out;
   out.of_span.assign(p.spans.size(), kNone);
   for (std::size_t i = 0; i < args.size();) {
     const std::uint32_t span = args[i].span;
     ArgRange range{0, static_cast<std::uint32_t>(i), 0};
     std::uint64_t h = 0;
-    for (; i < args.size() && args[i].span == span; ++i) h = mix_hash(h, hash_arg(args[i]));
+    for (; i < args.size() && args[i].span == span; ++i) {
+      const SpanArg& a = args[i];
+      if (!out.open_key.empty() && !out.has_open[span] && a.type == SpanArg::Type::Int && a.key == out.open_key) {
+        out.open[i] = true;
+        out.has_open[span] = true;
+        out.open_value[span] = a.int_value;
+        h = mix_hash(h, mix_hash(std::hash<std::string_view>{}(a.key), 0x0BE4ull));
+      } else {
+        h = mix_hash(h, hash_arg(a));
+      }
+    }
     range.hash = h;
     range.end = static_cast<std::uint32_t>(i);
     const auto [found, added] = ids.try_emplace(range, static_cast<std::uint32_t>(out.sets.size()));
@@ -398,6 +457,10 @@ void write_arg_sets(Database& db, const Profile& p, const ArgSets& sets) {
     for (std::uint32_t i = sets.sets[set].first; i < sets.sets[set].end; ++i) {
       const SpanArg& a = p.span_args[i];
       st.bind(1, id++).bind(2, i64(set)).bind(3, std::string_view(a.key));
+      if (sets.open[i]) {  // its value is each slice's slice_data.arg_int
+        st.bind(4, kSliceIntType).bind_null(5).bind_null(6).bind_null(7).bind(8, std::string_view("")).run();
+        continue;
+      }
       st.bind(4, kArgTypes[static_cast<std::size_t>(a.type)]);
       if (a.type == SpanArg::Type::Int) st.bind(5, a.int_value); else st.bind_null(5);
       if (a.type == SpanArg::Type::String) st.bind(6, std::string_view(a.string_value)); else st.bind_null(6);
@@ -588,12 +651,13 @@ void write_tables(Database& db, const Profile& p) {
   }
   {
     io::Progress progress("saving spans", p.spans.size());
-    Statement st(db, "INSERT INTO slice_data VALUES (?, ?, ?, ?, ?, ?)");
+    Statement st(db, "INSERT INTO slice_data VALUES (?, ?, ?, ?, ?, ?, ?)");
     for (std::size_t i = 0; i < p.spans.size(); ++i) {
       const Span& s = p.spans[i];
       st.bind(1, i64(i)).bind_u64(2, s.start_ns).bind_u64(3, s.end_ns - s.start_ns).bind(4, std::int64_t{s.thread});
       st.bind(5, std::int64_t{s.node});
       bind_id(st, 6, args.of_span[i]);
+      if (args.has_open[i]) st.bind(7, args.open_value[i]); else st.bind_null(7);
       st.run();
       progress.advance(1);
     }
@@ -786,11 +850,17 @@ std::size_t row_count(Database& db, const char* table) {
 }
 
 // One args row's key and value (columns 0 to 4: key, value_type, int_value, string_value,
-// real_value); the span is the caller's.
-SpanArg read_arg(const Row& r, int first) {
+// real_value); the span is the caller's. `open`, where given (version 9), is set for a
+// 'slice_int' row: an Int whose value each slice gives.
+SpanArg read_arg(const Row& r, int first, bool* open = nullptr) {
   SpanArg a;
   a.key = r.text(first);
   const std::string type = r.text(first + 1);
+  if (open != nullptr) *open = type == kSliceIntType;
+  if (open != nullptr && *open) {
+    a.type = SpanArg::Type::Int;
+    return a;
+  }
   const auto known = std::find(std::begin(kArgTypes), std::end(kArgTypes), type);
   if (known == std::end(kArgTypes)) r.fail(fmt::format("has the unknown value_type '{}'", type));
   a.type = static_cast<SpanArg::Type>(known - std::begin(kArgTypes));
@@ -820,8 +890,12 @@ void read_span_args_per_slice(Database& db, Profile& p) {
 // Version 8: the rows of set 0, then of set 1, ... (as write_arg_sets stores them), each
 // slice's set copied to it. Every set a slice names must have rows, and every set must be
 // some slice's: a damaged id would otherwise move arguments to another slice unseen.
-void read_arg_sets(Database& db, Profile& p, const std::vector<std::uint32_t>& set_of_slice) {
+// Version 9: a set's 'slice_int' row (at most one) takes each slice's arg_int, which a slice
+// has exactly when its set has that row.
+void read_arg_sets(Database& db, Profile& p, const std::vector<std::uint32_t>& set_of_slice,
+                   const std::vector<std::optional<std::int64_t>>& int_of_slice, bool open_ints) {
   std::vector<SpanArg> rows;
+  std::vector<bool> open_row;
   std::vector<std::uint32_t> set_first;  // by set id: its first row; then one past the last set
   rows.reserve(row_count(db, "args"));
   Statement st(db, "SELECT arg_set_id, key, value_type, int_value, string_value, real_value FROM args ORDER BY id",
@@ -837,7 +911,12 @@ void read_arg_sets(Database& db, Profile& p, const std::vector<std::uint32_t>& s
                                                                                    set_first.size())));
       set_first.push_back(static_cast<std::uint32_t>(rows.size()));
     }
-    rows.push_back(read_arg(r, 1));
+    bool open = false;
+    rows.push_back(read_arg(r, 1, open_ints ? &open : nullptr));
+    if (open && open_row.size() > set_first.back() &&
+        std::find(open_row.begin() + set_first.back(), open_row.end(), true) != open_row.end())
+      r.fail(fmt::format("is a second '{}' row of argument set {}: a set leaves one integer open", kSliceIntType, set));
+    open_row.push_back(open);
   }
   set_first.push_back(static_cast<std::uint32_t>(rows.size()));
   const std::size_t sets = set_first.size() - 1;
@@ -858,10 +937,20 @@ void read_arg_sets(Database& db, Profile& p, const std::vector<std::uint32_t>& s
   for (std::size_t slice = 0; slice < set_of_slice.size(); ++slice) {
     const std::uint32_t set = set_of_slice[slice];
     if (set == kNone) continue;
+    bool filled = false;
     for (std::uint32_t i = set_first[set]; i < set_first[set + 1]; ++i) {
       p.span_args.push_back(rows[i]);
       p.span_args.back().span = static_cast<std::uint32_t>(slice);
+      if (!open_row[i]) continue;
+      if (!int_of_slice[slice])
+        invalid(db.path(), fmt::format("slice {} has no arg_int for the open integer '{}' of its argument set {}",
+                                       slice, rows[i].key, set));
+      p.span_args.back().int_value = *int_of_slice[slice];
+      filled = true;
     }
+    if (!filled && int_of_slice[slice])
+      invalid(db.path(), fmt::format("slice {} has an arg_int but its argument set {} leaves no integer open", slice,
+                                     set));
   }
 }
 
@@ -939,13 +1028,17 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
     }
   }
   std::vector<std::uint32_t> set_of_slice;  // version 8: each slice's arg_set_id, kNone for NULL
+  std::vector<std::optional<std::int64_t>> int_of_slice;  // version 9: each slice's arg_int
   {
     const bool has_arg_sets = version >= 8;
+    const bool has_open_ints = version >= 9;
     p.spans.reserve(row_count(db, "slice_data"));
     if (has_arg_sets) set_of_slice.reserve(p.spans.capacity());
+    if (has_arg_sets) int_of_slice.reserve(p.spans.capacity());
     Statement st(db,
-                 has_arg_sets ? "SELECT ts, dur, utid, node_id, arg_set_id FROM slice_data ORDER BY id"
-                              : "SELECT ts, dur, utid, node_id FROM slice_data ORDER BY id",
+                 has_open_ints  ? "SELECT ts, dur, utid, node_id, arg_set_id, arg_int FROM slice_data ORDER BY id"
+                 : has_arg_sets ? "SELECT ts, dur, utid, node_id, arg_set_id FROM slice_data ORDER BY id"
+                                : "SELECT ts, dur, utid, node_id FROM slice_data ORDER BY id",
                  "slice_data");
     while (st.step()) {
       const Row r(st, "slice_data", p.spans.size());
@@ -959,6 +1052,8 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
           set = static_cast<std::uint32_t>(id);
         }
         set_of_slice.push_back(set);
+        int_of_slice.push_back(has_open_ints && !r.is_null(5) ? std::optional(r.i64(5)) : std::nullopt);
+        if (set == kNone && int_of_slice.back()) r.fail("has an arg_int but no argument set");
       }
       Span s;
       s.start_ns = r.u64(0);
@@ -1022,7 +1117,7 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
   }
   if (version >= 5) read_annotations(db, p);
   if (version >= 8)
-    read_arg_sets(db, p, set_of_slice);
+    read_arg_sets(db, p, set_of_slice, int_of_slice, version >= 9);
   else if (version == 7)
     read_span_args_per_slice(db, p);
 }
