@@ -355,16 +355,32 @@ class Builder {
         static const std::string none;
         return id < t.arg_strings.size() ? t.arg_strings[id] : none;
       };
+      // A span's arguments come in batches (an operator's start attaches three to five at
+      // once): the span found for the previous argument is tried first.
+      std::uint32_t last_node = kNone;
+      std::uint64_t last_ticks = 0;
+      std::uint32_t last_span = kNone;
       for (const detail::RawSpanArg& a : t.span_args) {
-        const bool mapped = a.node < map.size() && map[a.node] != kNone;
-        const Start wanted{mapped ? map[a.node] : 0, cal_.since_origin_ns(a.start_ticks), 0};
-        const auto span = mapped ? std::lower_bound(by_start.begin(), by_start.end(), wanted, before) : by_start.end();
-        if (span == by_start.end() || span->node != wanted.node || span->start_ns != wanted.start_ns) {
+        std::uint32_t found = kNone;
+        if (a.node == last_node && a.start_ticks == last_ticks) {
+          found = last_span;
+        } else {
+          const bool mapped = a.node < map.size() && map[a.node] != kNone;
+          const Start wanted{mapped ? map[a.node] : 0, cal_.since_origin_ns(a.start_ticks), 0};
+          const auto span =
+              mapped ? std::lower_bound(by_start.begin(), by_start.end(), wanted, before) : by_start.end();
+          if (span != by_start.end() && span->node == wanted.node && span->start_ns == wanted.start_ns)
+            found = span->span;
+          last_node = a.node;
+          last_ticks = a.start_ticks;
+          last_span = found;
+        }
+        if (found == kNone) {
           ++unmatched;
           continue;
         }
         SpanArg arg;
-        arg.span = span->span;
+        arg.span = found;
         arg.key = text(a.key);
         arg.type = static_cast<SpanArg::Type>(a.type);
         if (a.type == detail::ArgValue::Type::String) arg.string_value = text(a.text);
@@ -379,13 +395,13 @@ class Builder {
     // keys, then move each argument once.
     if (!std::is_sorted(profile_.span_args.begin(), profile_.span_args.end(),
                         [](const SpanArg& a, const SpanArg& b) { return a.span < b.span; })) {
-      std::vector<std::pair<std::uint32_t, std::uint32_t>> order(profile_.span_args.size());
-      for (std::size_t i = 0; i < order.size(); ++i)
-        order[i] = {profile_.span_args[i].span, static_cast<std::uint32_t>(i)};
-      std::sort(order.begin(), order.end());
-      std::vector<SpanArg> sorted;
-      sorted.reserve(order.size());
-      for (const auto& [span, at] : order) sorted.push_back(std::move(profile_.span_args[at]));
+      // A counting sort by span (stable: each span's arguments stay in the order attached),
+      // each argument moved once.
+      std::vector<std::uint32_t> first(profile_.spans.size() + 1, 0);
+      for (const SpanArg& a : profile_.span_args) ++first[a.span + 1];
+      for (std::size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
+      std::vector<SpanArg> sorted(profile_.span_args.size());
+      for (SpanArg& a : profile_.span_args) sorted[first[a.span]++] = std::move(a);
       profile_.span_args = std::move(sorted);
     }
     if (dropped + unmatched > 0)
