@@ -55,12 +55,18 @@ def connect(profile):
 
 
 def slices_with_args(db):
-    """Every slice in time order, with its span arguments as a dict."""
+    """Every slice in time order, with its span arguments as a dict. An argument its set leaves
+    open (value_type 'slice_int', docs/FORMAT.md: the per-call `seq`) takes the slice's arg_int."""
     args = collections.defaultdict(dict)
-    for row in db.execute("select arg_set_id, key, display_value from args"):
-        args[row["arg_set_id"]][row["key"]] = row["display_value"]
-    return [dict(row) | {"args": args.get(row["arg_set_id"], {})}
-            for row in db.execute("select id, ts, dur, utid, name, depth, node_id, arg_set_id from slice order by ts, depth")]
+    for row in db.execute("select arg_set_id, key, value_type, display_value from args"):
+        args[row["arg_set_id"]][row["key"]] = None if row["value_type"] == "slice_int" else row["display_value"]
+    slices = []
+    for row in db.execute("select id, ts, dur, utid, name, depth, node_id, arg_set_id, arg_int from slice "
+                          "order by ts, depth"):
+        own = {key: (str(row["arg_int"]) if value is None else value)
+               for key, value in args.get(row["arg_set_id"], {}).items()}
+        slices.append(dict(row) | {"args": own})
+    return slices
 
 
 def in_profiler_window(slices):
