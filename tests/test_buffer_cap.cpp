@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -85,18 +86,23 @@ void on_one_cpu(Body body) {
   t.join();
 }
 
-/// Makes this process's drainer threads run only when nothing else wants their CPU.
+/// Makes this process's drainer threads run only when nothing else wants their CPU; waits
+/// up to a second for a new profiler's drainer to have named itself.
 int demote_drainers() {
-  int demoted = 0;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(task.path() / "comm");
-    std::string name;
-    std::getline(comm, name);
-    if (name != "nnprof-drain") continue;
-    const sched_param param{};
-    if (sched_setscheduler(std::stoi(task.path().filename().string()), SCHED_IDLE, &param) == 0) ++demoted;
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    int demoted = 0;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      std::ifstream comm(task.path() / "comm");
+      std::string name;
+      std::getline(comm, name);
+      if (name != "nnprof-drain") continue;
+      const sched_param param{};
+      if (sched_setscheduler(std::stoi(task.path().filename().string()), SCHED_IDLE, &param) == 0) ++demoted;
+    }
+    if (demoted > 0) return demoted;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  return demoted;
+  return 0;
 }
 
 TEST(BufferCap, TightLoopIntoAFreshDefaultProfilerDropsNothingBelowTheCap) {
