@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "nnprof/nnprof.hpp"
 
@@ -203,6 +204,41 @@ TEST(BufferCap, FlightRecorderStatisticsStayCompletePastTheCapInATightLoop) {
   EXPECT_EQ(c.spans_dropped, 0u) << "a flight recorder at its cap recycles; it has no reason to drop";
   EXPECT_EQ(c.spans_kept + c.spans_overwritten, 3 * kOuter);
   EXPECT_LE(c.spans_kept * 24, kCap);
+}
+
+TEST(BufferCap, ThreadsPastTheCapKeepCompleteStatisticsUnderBothPolicies) {
+  // Several threads past the cap at once: under a flight recorder a starving thread may keep
+  // every thread's handed-off chunks and recycle one; under keep-first each enters its at-cap
+  // state. Run under TSan too.
+  constexpr int kThreads = 4;
+  constexpr std::uint64_t kOuter = 50'000;
+  for (const auto policy : {nnprof::BufferPolicy::KeepFirst, nnprof::BufferPolicy::FlightRecorder}) {
+    nnprof::ProfilerOptions o;
+    o.memory_cap_bytes = kCap;
+    o.policy = policy;
+    nnprof::Profiler profiler(o);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&] {
+        for (std::uint64_t i = 0; i < kOuter; ++i) {
+          NNPROF_SCOPE_IN(profiler, "outer");
+          { NNPROF_SCOPE_IN(profiler, "inner"); }
+        }
+      });
+    for (auto& t : threads) t.join();
+    const auto p = profiler.snapshot();
+    EXPECT_EQ(p.find_scope("outer")->time.count, kThreads * kOuter);
+    EXPECT_EQ(p.find_scope("inner")->time.count, kThreads * kOuter);
+    const auto& c = p.completeness;
+    EXPECT_EQ(c.scopes_recorded, 2 * kThreads * kOuter);
+    EXPECT_EQ(c.spans_kept + c.spans_dropped + c.spans_overwritten, 2 * kThreads * kOuter);
+    EXPECT_LE(c.spans_kept * 24, kCap);
+    if (policy == nnprof::BufferPolicy::KeepFirst) {
+      EXPECT_GT(c.spans_dropped, 0u);
+    } else {
+      EXPECT_GT(c.spans_overwritten, 0u);
+    }
+  }
 }
 
 }  // namespace
