@@ -109,7 +109,7 @@ Session::~Session() {
 }
 
 std::shared_ptr<ThreadRecord> Session::register_thread() {
-  auto rec = std::make_shared<ThreadRecord>();
+  auto rec = std::make_shared<ThreadRecord>(full_ring_capacity(options_.memory_cap_bytes));
   rec->priv.session = this;
   rec->priv.os_tid = current_os_tid();
   rec->priv.name = current_thread_name();
@@ -275,22 +275,36 @@ Chunk* Session::allocate_within_cap() noexcept {
   }
 }
 
+void Session::keep_locked(Chunk* c) noexcept {
+  c->sequence = next_sequence_++;
+  const std::uint32_t n = c->count.load(std::memory_order_acquire);
+  const Record* r = c->records();
+  std::uint16_t spans = 0, flows = 0, events = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (r[i].kind == RecordKind::Span)
+      ++spans;
+    else if (is_flow(r[i].kind))
+      ++flows;
+    // Metric points: the model counts what is missing per metric; GPU launches: the GPU work
+    // they launched is counted as unmatched.
+    else if (r[i].kind != RecordKind::Metric && r[i].kind != RecordKind::GpuLaunch)
+      ++events;
+  }
+  c->spans = spans;
+  c->flows = flows;
+  c->events = events;
+  kept_.push_back(c);
+}
+
 Chunk* Session::recycle_oldest_locked() noexcept {
   if (options_.policy != BufferPolicy::FlightRecorder || kept_.empty()) return nullptr;
   Chunk* c = kept_.front();
   kept_.pop_front();
-  const std::uint32_t n = c->count.load(std::memory_order_relaxed);
-  const Record* r = c->records();
-  for (std::uint32_t i = 0; i < n; ++i) {
-    if (r[i].kind == RecordKind::Span)
-      ++spans_overwritten_;
-    else if (is_flow(r[i].kind))
-      ++flows_overwritten_;
-    // Metric points: the model counts what is missing per metric; GPU launches: the GPU work
-    // they launched is counted as unmatched.
-    else if (r[i].kind != RecordKind::Metric && r[i].kind != RecordKind::GpuLaunch)
-      ++events_overwritten_;
-  }
+  // Tallied by keep_locked: a thread that recycles a chunk itself (its spares ran out) does
+  // not read the records it overwrites.
+  spans_overwritten_ += c->spans;
+  flows_overwritten_ += c->flows;
+  events_overwritten_ += c->events;
   c->count.store(0, std::memory_order_relaxed);
   return c;
 }
@@ -311,20 +325,31 @@ Chunk* Session::chunk_for_starving_thread() noexcept {
     hot_path_chunks_.fetch_add(1, std::memory_order_relaxed);
     return c;
   }
-  return lock.owns_lock() ? recycle_oldest_locked() : nullptr;
+  // A flight recorder at its cap always has a chunk to recycle: wait for the lock rather than
+  // drop records until it is free. Past the cap the drainer holds it only to move and recycle
+  // chunks (it has nothing left to allocate), or a snapshot does.
+  if (!lock.owns_lock() && options_.policy == BufferPolicy::FlightRecorder) lock.lock();
+  if (!lock.owns_lock()) return nullptr;
+  // The starving thread no longer wakes the drainer at the cap: the chunks it handed off may
+  // all still be in the rings. Keep them now so that the oldest can be recycled.
+  if (kept_.empty()) keep_handed_off_locked();
+  return recycle_oldest_locked();
+}
+
+void Session::keep_handed_off_locked() noexcept {
+  // Every consumer of the rings holds mu_, so any thread may empty them here.
+  for (auto& rec : threads_)
+    if (!rec->priv.finalized)
+      while (Chunk* c = rec->priv.full.pop()) keep_locked(c);
 }
 
 void Session::retire_thread_locked(ThreadRecord& rec) {
   ThreadPrivate& p = rec.priv;
   if (p.finalized) return;
-  while (Chunk* c = p.full.pop()) {
-    c->sequence = next_sequence_++;
-    kept_.push_back(c);
-  }
+  while (Chunk* c = p.full.pop()) keep_locked(c);
   if (Chunk* c = p.current.exchange(nullptr, std::memory_order_acq_rel)) {
     if (c->count.load(std::memory_order_acquire) > 0) {
-      c->sequence = next_sequence_++;
-      kept_.push_back(c);
+      keep_locked(c);
     } else {
       pool_.push_back(c);
     }
@@ -341,10 +366,7 @@ void Session::drain_locked() {
       retire_thread_locked(*rec);
       continue;
     }
-    while (Chunk* c = p.full.pop()) {
-      c->sequence = next_sequence_++;
-      kept_.push_back(c);
-    }
+    while (Chunk* c = p.full.pop()) keep_locked(c);
     if (!options_.record_spans) continue;
     // Keep about twice what the thread used since the last pass in reserve.
     const std::uint64_t taken = p.chunks_taken.load(std::memory_order_relaxed);

@@ -133,6 +133,15 @@ class Session {
   /// A chunk for a thread whose spares ran out: from the pool, freshly allocated within the
   /// cap, or recycled (flight recorder). nullptr when the cap forbids it.
   Chunk* chunk_for_starving_thread() noexcept;
+  /// True once the cap allows no new chunk and the policy keeps the first spans: a chunk can
+  /// then only come from one a thread left behind.
+  [[nodiscard]] bool keeps_first_at_cap() const noexcept {
+    return options_.policy == BufferPolicy::KeepFirst && cap_reached();
+  }
+  /// True once the cap allows no new chunk: the drainer has nothing left to pre-fault.
+  [[nodiscard]] bool cap_reached() const noexcept {
+    return allocated_bytes_.load(std::memory_order_relaxed) + Chunk::kBytes > options_.memory_cap_bytes;
+  }
 
  private:
   /// A snapshot holding the session's own facts (start, clock, cap, policy), no thread yet.
@@ -143,6 +152,8 @@ class Session {
   Chunk* take_pooled_locked() noexcept;
   Chunk* allocate_within_cap() noexcept;
   Chunk* recycle_oldest_locked() noexcept;
+  void keep_locked(Chunk* c) noexcept;
+  void keep_handed_off_locked() noexcept;
   void retire_thread_locked(ThreadRecord& rec);
 
   SessionCore& core_;

@@ -27,13 +27,34 @@ struct NamedEntry;
 inline constexpr std::uint32_t kNodesPerBlock = 64;
 inline constexpr std::uint32_t kMaxNodeBlocks = 1024;  // 65,536 call-tree nodes per thread
 
+/// Spare chunks the session hands a thread at most (the drainer's target is lower).
+inline constexpr std::size_t kSpareRingChunks = 64;
+
+/// The capacity of a thread's hand-off ring in a session capped at `cap_bytes`: every chunk the
+/// cap allows, so that handing a full chunk off never fails below the cap however far behind
+/// the drainer is (a ring of 64 overflowed when the drainer was descheduled or busy faulting
+/// chunks in, and lost spans below the cap). It costs 8 bytes of address space per chunk the
+/// cap allows (32 KiB for the default 256 MiB), touched only as far as chunks pass through it;
+/// past 2^20 chunks (64 GiB) the ring stops growing, and a drainer that far behind loses spans.
+inline std::size_t full_ring_capacity(std::size_t cap_bytes) noexcept {
+  const std::size_t chunks = cap_bytes / Chunk::kBytes + 1;
+  return chunks < kSpareRingChunks ? kSpareRingChunks : chunks > (std::size_t{1} << 20) ? std::size_t{1} << 20 : chunks;
+}
+
 struct ThreadPrivate {
+  explicit ThreadPrivate(std::size_t full_ring_chunks) : full(full_ring_chunks) {}
+
   Session* session = nullptr;  // valid while the owning profiler lives
   std::uint32_t index = 0;
   std::int64_t os_tid = 0;
 
-  ChunkRing<64> full;   // owner -> session
-  ChunkRing<64> spare;  // session -> owner
+  ChunkRing full;                     // owner -> session
+  ChunkRing spare{kSpareRingChunks};  // session -> owner
+  // Owner only: the session refused this thread a chunk because the cap is reached and its
+  // policy keeps the first spans (nothing will be recycled). While set, a full write buffer
+  // only looks for a spare chunk (the drainer still hands out any that threads leave behind)
+  // and drops the record: no wake-up of the drainer, no lock, no system call per record.
+  bool at_cap = false;
   std::atomic<Chunk*> current{nullptr};  // the chunk being filled, published for snapshots
   std::atomic<std::uint64_t> chunks_taken{0};
   std::atomic<bool> starving{false};  // set by the owner when it found no spare chunk
@@ -119,7 +140,7 @@ struct ThreadPrivate {
 struct ThreadRecord {
   ThreadState state;
   ThreadPrivate priv;
-  ThreadRecord();
+  explicit ThreadRecord(std::size_t full_ring_chunks);
   ~ThreadRecord();
   ThreadRecord(const ThreadRecord&) = delete;
   ThreadRecord& operator=(const ThreadRecord&) = delete;

@@ -59,7 +59,12 @@ struct Chunk {
   std::atomic<std::uint32_t> count{0};  ///< records written; published with release
   std::uint32_t thread = 0;             ///< index of the thread that filled it
   std::uint64_t sequence = 0;           ///< hand-off order, for the flight recorder
-  std::uint64_t reserved = 0;
+  // Its records by kind, counted by the session when it keeps the chunk (off the recording
+  // thread), so that overwriting it (flight recorder) reads three numbers rather than 64 KiB.
+  std::uint16_t spans = 0;   ///< RecordKind::Span
+  std::uint16_t flows = 0;   ///< is_flow
+  std::uint16_t events = 0;  ///< memory events (metric points and GPU launches are not counted)
+  std::uint16_t unused = 0;
   static constexpr std::uint32_t capacity() noexcept {
     return static_cast<std::uint32_t>((kBytes - 32) / sizeof(Record));
   }
@@ -69,6 +74,7 @@ struct Chunk {
   }
 };
 static_assert(sizeof(Chunk) <= 32);
+static_assert(Chunk::capacity() <= 0xffff, "the kind tallies of a chunk are 16 bits");
 
 struct HistogramRow {
   std::atomic<std::uint64_t> bucket[kHistogramSubBuckets] = {};
