@@ -135,6 +135,7 @@ class CpuSampler {
   std::string mechanism_, unwinder_;
   int signal_ = 0;                  ///< the signal of this run's timers and perf events
   std::uint32_t copy_bytes_ = 0;    ///< stack bytes copied per sample (DWARF unwinding), else 0
+  std::uint32_t kernel_copy_bytes_ = 0;  ///< stack bytes the kernel copies per sample (kernel stacks)
   std::chrono::steady_clock::time_point started_{};
   std::uint64_t period_ns_ = 0;
   std::size_t ring_words_ = 0;
@@ -148,8 +149,7 @@ class CpuSampler {
   std::uint64_t dropped_ = 0, truncated_ = 0, incomplete_ = 0, over_limit_ = 0, throttled_ = 0;
   bool stopped_early_ = false;
   std::vector<unsigned char> record_bytes_;  // one perf record, copied out of its ring
-  std::unique_ptr<collect::FrameRules> frame_rules_;  // DWARF unwinding; kernel stacks: callers of frameless functions
-  std::uint64_t callers_recovered_ = 0;
+  std::unique_ptr<collect::FrameRules> frame_rules_;  // DWARF unwinding; kernel stacks: frames without frame pointers
   std::vector<RawCpuSample> samples_;
   collect::StackIds stack_ids_;
   std::vector<std::vector<std::uintptr_t>> stacks_;
