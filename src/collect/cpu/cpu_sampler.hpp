@@ -9,8 +9,10 @@
 //   kernel fires these timers on its tick (HZ = 250 here), so higher rates would be capped;
 // - above 250 Hz: a perf_event_open software CPU-clock event per thread. Exact up to 10 kHz.
 //   By default (Unwinder::Auto or Kernel) the kernel walks the user stack's frame pointers when
-//   it takes the sample and writes it into the event's ring, which the manager thread reads:
-//   no signal per sample, so the cost is that of `perf record -g`; the sample's scope is found
+//   it takes the sample and writes it, with rbp, rsp and the top of the stack, into the event's
+//   ring, which the manager thread reads and unwinds through the frames the walk skipped (those
+//   without frame pointers; FrameRules::unwind_copy): no signal per sample, so the cost is
+//   that of `perf record -g`; the sample's scope is found
 //   from the spans by time when the profile is built. With Unwinder::Dwarf (alias Libunwind)
 //   or FramePointer, the overflow signals the thread instead (F_SETOWN_EX + F_SETSIG) and the
 //   handler records the stack. When perf_event_open is not allowed (perf_event_paranoid,
