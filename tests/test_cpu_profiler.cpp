@@ -6,12 +6,14 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "nnprof/cpu_profiler.hpp"
 #include "nnprof/error.hpp"
@@ -303,6 +305,86 @@ void check_dwarf_names_callers_without_frame_pointers(double hz) {
 TEST(CpuProfiler, DwarfNamesCallersBuiltWithoutFramePointers) { check_dwarf_names_callers_without_frame_pointers(199); }
 TEST(CpuProfiler, DwarfThroughPerfEventsNamesCallersBuiltWithoutFramePointers) {
   check_dwarf_names_callers_without_frame_pointers(1000);
+}
+
+}  // namespace
+
+// tests/frameless_chain.cpp, built with -fomit-frame-pointer.
+namespace nnprof_test {
+float frameless_middle(float x, int n);
+float frameless_outer(float x, int rounds, int n);
+}  // namespace nnprof_test
+
+namespace {
+
+// The functions of a stack, innermost first, without the inlined ones (std::tanh's wrapper).
+std::vector<std::string> called_functions(const Profile& p, const nnprof::CpuSample& s) {
+  std::vector<std::string> names;
+  if (s.stack == nnprof::kNone) return names;
+  for (std::uint32_t f : p.stacks[s.stack].frames) {
+    const auto& frame = p.frames[f];
+    if (frame.inlined) continue;
+    const std::string module = frame.module == nnprof::kNone ? "" : p.str(frame.module);
+    // libm's functions, whatever alias names them (tanhf, __tanhf, __expm1f): one "libm" entry each.
+    names.push_back(module.find("libm.so") != std::string::npos ? "libm"
+                    : frame.function == nnprof::kNone     ? "?"
+                                                          : short_name(p.str(frame.function)));
+  }
+  return names;
+}
+
+// Issue 21: the sampled thread loops in frameless_outer -> frameless_middle -> tanhf -> expm1f,
+// none with a frame pointer. Every sample inside libm must name frameless_middle, then
+// frameless_outer, then this function as its callers, and frameless_outer's inclusive share of
+// the loop's samples must be near 100%, as `perf record --call-graph dwarf` would give it.
+// Counts, not times: generous bounds for a shared, noisy machine.
+__attribute__((noinline)) void check_callers_through_a_frameless_chain(nnprof::Unwinder unwinder, double hz) {
+  SKIP_UNDER_TSAN();
+  Profiler profiler;
+  CpuProfilerOptions o;
+  o.hz = hz;
+  o.unwinder = unwinder;
+  CpuProfiler sampler(profiler, o);
+  if (unwinder == nnprof::Unwinder::Kernel && std::string(sampler.stats().mechanism) != "perf_event")
+    GTEST_SKIP() << "perf_event_open is not allowed here";
+  volatile float sink = 0.0f;
+  const auto start = thread_cpu_now();
+  while (thread_cpu_now() - start < std::chrono::milliseconds(500)) sink = sink + nnprof_test::frameless_outer(0.1f, 40, 500);
+  sampler.stop();
+  const Profile p = profiler.snapshot();
+  const std::string self = "check_callers_through_a_frameless_chain";
+  std::uint64_t in_loop = 0, with_outer = 0, in_libm = 0, libm_named = 0;
+  std::string example;
+  for (const auto& s : p.cpu_samples) {
+    const auto names = called_functions(p, s);
+    const auto here = std::find(names.begin(), names.end(), self);
+    if (here == names.end()) continue;  // not the loop's (the sampler's own start and stop)
+    ++in_loop;
+    with_outer += std::find(names.begin(), here, "frameless_outer") != here;
+    if (names.front() != "libm") continue;
+    ++in_libm;
+    auto caller = std::find_if(names.begin(), names.end(), [](const std::string& n) { return n != "libm"; });
+    const bool named = names.end() - caller >= 3 && caller[0] == "frameless_middle" &&
+                       caller[1] == "frameless_outer" && caller[2] == self;
+    libm_named += named;
+    if (!named && example.empty())
+      for (const auto& n : names) example += n + " <- ";
+  }
+  ASSERT_GT(in_libm, hz > 250 ? 150u : 40u) << in_loop << " samples in the loop";
+  EXPECT_GE(libm_named * 100, in_libm * 95) << libm_named << " of " << in_libm << " samples in libm name every caller; "
+                                             << "one that does not: " << example;
+  // The rest of the loop's samples are in this function's own clock reads (~0.2% of its time).
+  EXPECT_GE(with_outer * 100, in_loop * 90) << "frameless_outer's inclusive share: " << with_outer << " of " << in_loop;
+}
+
+TEST(CpuProfiler, KernelStacksNameEveryCallerThroughAFramelessChain) {
+  check_callers_through_a_frameless_chain(nnprof::Unwinder::Kernel, 1000);
+}
+TEST(CpuProfiler, KernelStacksAt10kHzNameEveryCallerThroughAFramelessChain) {
+  check_callers_through_a_frameless_chain(nnprof::Unwinder::Kernel, 10000);
+}
+TEST(CpuProfiler, DwarfNamesEveryCallerThroughAFramelessChain) {
+  check_callers_through_a_frameless_chain(nnprof::Unwinder::Dwarf, 199);
 }
 
 TEST(CpuProfiler, KernelStacksWithoutSpansSayTheScopeIsUnknown) {

@@ -146,6 +146,10 @@ struct CopyChain {
   nnprof::collect::UnwindEnd end = nnprof::collect::UnwindEnd::Incomplete;
   std::array<std::uintptr_t, 3> resume{};
   std::size_t max = kMax;
+  /// As the kernel-walked samples give it (Unwinder::Kernel): the copy ends just below the
+  /// return address of the second frame record (unwind_level3's), and the records' return
+  /// addresses come as the kernel's callchain, not as frame records.
+  bool kernel = false;
 };
 
 NOINLINE void unwind_level1(CopyChain& c, std::size_t copy_limit, bool garbage) {
@@ -163,6 +167,16 @@ NOINLINE void unwind_level1(CopyChain& c, std::size_t copy_limit, bool garbage) 
   std::array<std::uint64_t, 3 * kMax> records{};
   copy.chain_frames = static_cast<std::size_t>(
       nnprof::collect::frame_records_from(copy.fp, copy.sp, copy.sp + words.size() * 8, end, records.data(), kMax));
+  std::array<std::uint64_t, kMax> kernel_returns{};
+  if (c.kernel) {
+    const auto second_record = static_cast<std::uintptr_t>(*reinterpret_cast<const std::uint64_t*>(copy.fp));
+    words.resize((second_record + 8 - copy.sp) / 8);
+    const int all = nnprof::collect::frame_records_from(copy.fp, copy.sp, copy.sp, end, records.data(), kMax);
+    for (int i = 0; i < all; ++i) kernel_returns[static_cast<std::size_t>(i)] = records[3 * static_cast<std::size_t>(i) + 2];
+    copy.kernel_returns = kernel_returns.data();
+    copy.kernel_return_count = static_cast<std::size_t>(all);
+    copy.chain_frames = 0;
+  }
   if (garbage) {
     for (std::size_t i = 0; i < words.size(); ++i) words[i] = i * 0x2545f4914f6cdd1dull + 11;
     for (std::size_t i = 0; i < records.size(); ++i) records[i] = i * 0x9e3779b97f4a7c15ull;
@@ -204,6 +218,20 @@ TEST(UnwindCopy, FrameRecordsBeyondTheCopyAreUsed) {
   unwind_level3(c, 0, false);  // nothing copied: only the frame records of the chain
   ASSERT_GE(c.count, 2u);
   EXPECT_EQ(c.frames[1], c.resume[0] - 1);
+}
+
+// The kernel's frame-pointer walk goes from unwind_level1's record to unwind_level3's, past
+// unwind_level2, which has no frame pointer: its rule, over the copy, puts it back, and the
+// kernel's return addresses go on where the copy ends.
+TEST(UnwindCopy, KernelChainGoesOnWhereTheCopyEnds) {
+  CopyChain c;
+  c.kernel = true;
+  unwind_level3(c, std::size_t{1} << 30, false);
+  ASSERT_GE(c.count, 5u);
+  EXPECT_EQ(c.frames[1], c.resume[0] - 1);
+  EXPECT_EQ(c.frames[2], c.resume[1] - 1) << "the caller of the function without a frame pointer";
+  EXPECT_EQ(c.frames[3], c.resume[2] - 1) << "from the kernel's chain, beyond the copy";
+  EXPECT_EQ(c.end, nnprof::collect::UnwindEnd::Complete);
 }
 
 TEST(UnwindCopy, DepthLimitSaysSo) {

@@ -37,8 +37,10 @@ enum class Unwinder : std::uint8_t {
   Libunwind = Dwarf,
   FramePointer,  ///< the frame-pointer chain, walked in a signal handler
   /// The kernel walks the frame-pointer chain when it takes the sample, as `perf record -g`
-  /// does, and no signal interrupts the thread: the cheapest per sample, with the limits of
-  /// frame pointers (callers in code built without them are skipped or wrong). Needs
+  /// does, and no signal interrupts the thread: the cheapest per sample. The frames it skips
+  /// (functions without frame pointers) are unwound afterwards by their DWARF rules over the
+  /// top of the stack the kernel copies with the sample (4 KiB at most), so callers are lost
+  /// only where such frames go deeper than that copy. Needs
   /// perf_event_open, so CPU-time sampling above 250 Hz only. The sample's nnprof scope is
   /// found afterwards from the recorded spans (ProfilerOptions::record_spans) by time;
   /// samples that fall where no span was kept have none.

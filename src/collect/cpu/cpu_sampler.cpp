@@ -38,7 +38,11 @@ constexpr double kMinHz = 1.0, kMaxHz = 10'000.0;
 constexpr std::uint32_t kMaxStackDepth = 240;  // frames per sample at most
 constexpr int kFdTableSize = 1 << 16;
 constexpr std::size_t kKernelRingPages = 64;
-constexpr std::uint32_t kStackCopyBytes = 512;  // of the user stack per kernel sample: a leaf's frame
+// Bytes of the user stack the kernel copies per sample with its frame-pointer walk: the frames
+// of the functions without frame pointers above the interrupted one are unwound through this
+// copy (FrameRules::unwind_copy). As for the handler's copy (copy_bytes_for), but at most 4 KiB,
+// so that even a ring halved down to 16 KiB holds several records.
+constexpr std::uint32_t kMaxKernelCopyBytes = 4 * 1024;
 constexpr std::chrono::milliseconds kKernelDrainEvery{4};
 // Rings of stack copies are drained at least this often, so that they can be smaller.
 constexpr std::uint32_t kCopyDrainEveryMs = 10;
@@ -145,7 +149,7 @@ std::uint32_t kernel_max_stack() {
 }
 
 int open_perf_event(std::int64_t tid, std::uint64_t period_ns, PerfDelivery delivery, bool call_graph,
-                    std::uint32_t max_depth) noexcept {
+                    std::uint32_t max_depth, std::uint32_t stack_bytes = 0) noexcept {
   perf_event_attr attr{};
   attr.size = sizeof attr;
   attr.type = PERF_TYPE_SOFTWARE;
@@ -163,10 +167,10 @@ int open_perf_event(std::int64_t tid, std::uint64_t period_ns, PerfDelivery deli
       attr.sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
       attr.exclude_callchain_kernel = 1;
       attr.sample_max_stack = static_cast<std::uint16_t>(std::min(max_depth, kernel_max_stack()));
-      // The stack pointer and the top of the stack: enough to find the caller of a function
-      // interrupted before it set up its frame (collect/stack/frame_rules.hpp).
-      attr.sample_regs_user = std::uint64_t{1} << PERF_REG_X86_SP;
-      attr.sample_stack_user = kStackCopyBytes;
+      // rbp, rsp and the top of the stack: enough to unwind the functions that have no frame
+      // pointer of their own, which the kernel's walk skips (collect/stack/frame_rules.hpp).
+      attr.sample_regs_user = (std::uint64_t{1} << PERF_REG_X86_BP) | (std::uint64_t{1} << PERF_REG_X86_SP);
+      attr.sample_stack_user = stack_bytes;
     }
     attr.use_clockid = 1;  // times comparable with the session's spans
     attr.clockid = CLOCK_MONOTONIC;
@@ -334,6 +338,7 @@ std::uint64_t CpuSampler::start(Session& session, const CpuProfilerOptions& opti
                 : dwarf            ? "dwarf"
                                    : "frame-pointer";
     copy_bytes_ = options.call_graph && dwarf ? copy_bytes_for(handler_hz) : 0;
+    kernel_copy_bytes_ = kernel_stacks ? std::min(copy_bytes_for(options.hz), kMaxKernelCopyBytes) : 0;
     const double record_words =
         copy_bytes_ > 0 ? kDwarfHeaderWords + copy_bytes_ / 8.0 + 3.0 * std::min<std::uint32_t>(options.max_stack_depth, 16)
                         : 4.0 + std::min<std::uint32_t>(options.max_stack_depth, 64);
@@ -455,7 +460,8 @@ SampledThread* CpuSampler::take_free_slot() {
 
 bool CpuSampler::arm_kernel_ring(SampledThread& t, std::string& why) noexcept {
   const int fd =
-      open_perf_event(t.tid, period_ns_, PerfDelivery::KernelStack, options_.call_graph, options_.max_stack_depth);
+      open_perf_event(t.tid, period_ns_, PerfDelivery::KernelStack, options_.call_graph, options_.max_stack_depth,
+                      kernel_copy_bytes_);
   if (fd < 0) {
     why = fmt::format("perf_event_open: {}", std::strerror(errno));
     return false;
@@ -767,25 +773,35 @@ void CpuSampler::read_kernel_ring(SampledThread& t) {
         const std::uint64_t pc = word_at(32 + 8 * i);
         if (pc < static_cast<std::uint64_t>(PERF_CONTEXT_MAX) && pc != 0) chain[n++] = pc;  // not a context marker
       }
-      // The user stack copy, for the caller of a function that has no frame of its own yet.
+      // The registers (rbp, rsp) and the copy of the top of the user stack: every function
+      // that has no frame of its own there, which the kernel's walk skipped, is stepped through
+      // by its unwind rule, and the kernel's chain goes on from the first frame record the
+      // copy does not hold (FrameRules::unwind_copy).
       std::size_t at = 32 + 8 * nr;
       const std::uint64_t abi = word_at(at);
-      at += 8 + (abi != PERF_SAMPLE_REGS_ABI_NONE ? 8 : 0);
+      const bool regs = abi != PERF_SAMPLE_REGS_ABI_NONE;
+      const std::uint64_t bp = regs ? word_at(at + 8) : 0, sp = regs ? word_at(at + 16) : 0;
+      at += 8 + (regs ? 16 : 0);
       const std::uint64_t copied = word_at(at);
       const unsigned char* stack = at + 8 + copied <= end ? body + at + 8 : nullptr;
       const std::uint64_t valid = stack != nullptr ? std::min(copied, word_at(at + 8 + copied)) : 0;
-      std::uintptr_t caller = 0;
-      if (n > 0 && abi != PERF_SAMPLE_REGS_ABI_NONE) {
+      if (n > 0 && regs) {
         if (!frame_rules_) frame_rules_ = std::make_unique<collect::FrameRules>();
-        caller = frame_rules_->caller_of_frameless(static_cast<std::uintptr_t>(chain[0]), stack, valid);
-      }
-      // The interrupted instruction first, then return addresses: minus one names the call.
-      for (std::size_t i = 0; i < n && depth < options_.max_stack_depth; ++i) {
-        pcs[depth++] = static_cast<std::uintptr_t>(i == 0 ? chain[i] : chain[i] - 1);
-        if (i == 0 && caller != 0 && (n < 2 || chain[1] != caller) && depth < options_.max_stack_depth) {
-          pcs[depth++] = caller - 1;
-          ++callers_recovered_;
-        }
+        collect::StackCopy copy;
+        copy.pc = static_cast<std::uintptr_t>(chain[0]);
+        copy.sp = static_cast<std::uintptr_t>(sp);
+        copy.fp = static_cast<std::uintptr_t>(bp);
+        copy.bytes = stack;
+        copy.size = static_cast<std::size_t>(valid);
+        copy.kernel_returns = chain + 1;
+        copy.kernel_return_count = n - 1;
+        collect::UnwindEnd unwind_end = collect::UnwindEnd::Complete;
+        depth = frame_rules_->unwind_copy(copy, pcs, options_.max_stack_depth, unwind_end);
+        if (unwind_end == collect::UnwindEnd::Incomplete) ++incomplete_;
+      } else {
+        // The interrupted instruction first, then return addresses: minus one names the call.
+        for (std::size_t i = 0; i < n && depth < options_.max_stack_depth; ++i)
+          pcs[depth++] = static_cast<std::uintptr_t>(i == 0 ? chain[i] : chain[i] - 1);
       }
       if (nr >= std::min(options_.max_stack_depth, kernel_max_stack())) ++truncated_;
     }
@@ -889,7 +905,7 @@ void CpuSampler::snapshot(RawCpu& out) {
     out.warnings.push_back(fmt::format(
         "the stacks of {} samples end early: the unwind tables could not step further (code without tables, or a "
         "stack deeper than the {} bytes copied per sample) and no frame-pointer chain went on from there",
-        incomplete_, copy_bytes_));
+        incomplete_, kernel_stacks_ ? kernel_copy_bytes_ : copy_bytes_));
   if (samples_.empty()) {
     const double period_ms = static_cast<double>(period_ns_) / 1e6;
     std::string why;

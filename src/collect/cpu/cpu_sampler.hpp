@@ -9,8 +9,10 @@
 //   kernel fires these timers on its tick (HZ = 250 here), so higher rates would be capped;
 // - above 250 Hz: a perf_event_open software CPU-clock event per thread. Exact up to 10 kHz.
 //   By default (Unwinder::Auto or Kernel) the kernel walks the user stack's frame pointers when
-//   it takes the sample and writes it into the event's ring, which the manager thread reads:
-//   no signal per sample, so the cost is that of `perf record -g`; the sample's scope is found
+//   it takes the sample and writes it, with rbp, rsp and the top of the stack, into the event's
+//   ring, which the manager thread reads and unwinds through the frames the walk skipped (those
+//   without frame pointers; FrameRules::unwind_copy): no signal per sample, so the cost is
+//   that of `perf record -g`; the sample's scope is found
 //   from the spans by time when the profile is built. With Unwinder::Dwarf (alias Libunwind)
 //   or FramePointer, the overflow signals the thread instead (F_SETOWN_EX + F_SETSIG) and the
 //   handler records the stack. When perf_event_open is not allowed (perf_event_paranoid,
@@ -135,6 +137,7 @@ class CpuSampler {
   std::string mechanism_, unwinder_;
   int signal_ = 0;                  ///< the signal of this run's timers and perf events
   std::uint32_t copy_bytes_ = 0;    ///< stack bytes copied per sample (DWARF unwinding), else 0
+  std::uint32_t kernel_copy_bytes_ = 0;  ///< stack bytes the kernel copies per sample (kernel stacks)
   std::chrono::steady_clock::time_point started_{};
   std::uint64_t period_ns_ = 0;
   std::size_t ring_words_ = 0;
@@ -148,8 +151,7 @@ class CpuSampler {
   std::uint64_t dropped_ = 0, truncated_ = 0, incomplete_ = 0, over_limit_ = 0, throttled_ = 0;
   bool stopped_early_ = false;
   std::vector<unsigned char> record_bytes_;  // one perf record, copied out of its ring
-  std::unique_ptr<collect::FrameRules> frame_rules_;  // DWARF unwinding; kernel stacks: callers of frameless functions
-  std::uint64_t callers_recovered_ = 0;
+  std::unique_ptr<collect::FrameRules> frame_rules_;  // DWARF unwinding; kernel stacks: frames without frame pointers
   std::vector<RawCpuSample> samples_;
   collect::StackIds stack_ids_;
   std::vector<std::vector<std::uintptr_t>> stacks_;

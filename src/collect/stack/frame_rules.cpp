@@ -117,17 +117,6 @@ FrameRule FrameRules::at(std::uintptr_t pc) {
   return rule;
 }
 
-std::uintptr_t FrameRules::caller_of_frameless(std::uintptr_t pc, const unsigned char* stack,
-                                               std::uint64_t stack_bytes) {
-  const CfaRule rule = at(pc).cfa;
-  if (rule.base != CfaRule::Base::StackPointer || rule.offset < 8) return 0;
-  const auto at_offset = static_cast<std::uint64_t>(rule.offset - 8);  // the return address sits just below the CFA
-  if (stack == nullptr || at_offset + 8 > stack_bytes) return 0;
-  std::uintptr_t ret = 0;
-  std::memcpy(&ret, stack + at_offset, sizeof ret);
-  return ret;
-}
-
 namespace {
 
 // A word of the interrupted stack: from the copy, else from the frame-pointer pairs the
@@ -191,13 +180,39 @@ std::size_t FrameRules::unwind_copy(const StackCopy& c, std::uintptr_t* out, std
     end = UnwindEnd::Incomplete;
     return n;
   }
+  // Which record of the interrupted frame-pointer chain `fp` is, so that the kernel's return
+  // addresses can go on where the copy ends (kNoRecord: not one of those the copy lets us find).
+  constexpr std::size_t kNoRecord = ~std::size_t{0};
+  std::size_t record = kNoRecord;
+  if (c.kernel_return_count > 0) {
+    std::uintptr_t at = c.fp;
+    for (std::size_t k = 0; k < c.kernel_return_count; ++k) {
+      if (at == fp) {
+        record = k;
+        break;
+      }
+      std::uintptr_t next = 0;
+      if (!read_word(c, at, next) || next <= at) break;
+      at = next;
+    }
+  }
   while (n < max) {
     if (fp == 0) {
       end = UnwindEnd::Complete;  // the outermost frame clears rbp
       return n;
     }
     std::uintptr_t next = 0, ra = 0;
-    if (fp < sp || (fp & 7) != 0 || !read_word(c, fp + 8, ra) || !read_word(c, fp, next) || ra < 4096 ||
+    const bool consistent = fp >= sp && (fp & 7) == 0;
+    if (consistent && record != kNoRecord && !read_word(c, fp + 8, ra)) {
+      // Beyond the copy: the kernel read this record and every one after it.
+      for (std::size_t k = record; k < c.kernel_return_count && n < max; ++k) {
+        if (c.kernel_returns[k] < 4096) break;
+        out[n++] = static_cast<std::uintptr_t>(c.kernel_returns[k]) - 1;
+      }
+      end = n == max ? UnwindEnd::Depth : UnwindEnd::Complete;
+      return n;
+    }
+    if (!consistent || !read_word(c, fp + 8, ra) || !read_word(c, fp, next) || ra < 4096 ||
         (next != 0 && next <= fp)) {
       end = UnwindEnd::Incomplete;
       return n;
@@ -205,6 +220,7 @@ std::size_t FrameRules::unwind_copy(const StackCopy& c, std::uintptr_t* out, std
     out[n++] = ra - 1;
     sp = fp + 16;
     fp = next;
+    if (record != kNoRecord) ++record;
   }
   return n;
 }

@@ -4,10 +4,11 @@
 //
 // Two users, both on the CPU sampler's manager thread, never in a signal handler:
 // - kernel-walked stacks (Unwinder::Kernel, as `perf record -g`): the kernel's frame-pointer
-//   walk starts from rbp, which belongs to the caller while the interrupted function has not
-//   set up its own frame (a leaf built with -momit-leaf-frame-pointer, GCC's default on x86-64
-//   even with -fno-omit-frame-pointer, or a prologue), so it skips the direct caller;
-//   caller_of_frameless puts it back from a small copy of the top of the stack.
+//   walk starts from rbp, which belongs to the innermost function that set up a frame, so it
+//   skips every function interrupted or called since that has none (a leaf built with
+//   -momit-leaf-frame-pointer, GCC's default on x86-64 even with -fno-omit-frame-pointer, a
+//   prologue, libm, code built with -fomit-frame-pointer); unwind_copy steps through those by
+//   their rules over the kernel's copy of the top of the stack, then joins the kernel's chain.
 // - DWARF unwinding (Unwinder::Dwarf, as `perf record --call-graph dwarf`): the signal handler
 //   only copies the registers and the top of the interrupted stack; unwind_copy steps frame by
 //   frame over that copy afterwards, so code built without frame pointers keeps its callers.
@@ -58,6 +59,12 @@ struct StackCopy {
   /// triples (frame address, saved rbp, return address), innermost first.
   const std::uint64_t* chain = nullptr;
   std::size_t chain_frames = 0;
+  /// The return addresses of the frame-pointer chain from `fp` as the kernel walked it when it
+  /// took the sample (Unwinder::Kernel): kernel_returns[k] is the one saved in the k-th frame
+  /// record from `fp` outward. They go on from wherever the unwind reaches a record of that
+  /// chain that neither the copy nor `chain` holds; the kernel could read all of the stack.
+  const std::uint64_t* kernel_returns = nullptr;
+  std::size_t kernel_return_count = 0;
 };
 
 /// How an offline unwind ended.
@@ -78,15 +85,13 @@ class FrameRules {
   /// The rule at code address `pc` of this process.
   FrameRule at(std::uintptr_t pc);
 
-  /// The return address of the function interrupted at `pc`, when its rule is
-  /// stack-pointer based and `stack` (a copy of `stack_bytes` bytes of the user stack from the
-  /// stack pointer up) holds it; 0 otherwise.
-  std::uintptr_t caller_of_frameless(std::uintptr_t pc, const unsigned char* stack, std::uint64_t stack_bytes);
-
   /// Unwinds `copy` into `out`: out[0] is the interrupted pc, out[1..] call sites (return
-  /// addresses minus one, as capture_interrupted_stack writes them). Where the tables cannot
-  /// step (no table, an expression rule, the copy ends) it goes on along the frame-pointer
-  /// chain when that chain is consistent (above the stack pointer reached, growing), else stops.
+  /// addresses minus one, as capture_interrupted_stack writes them). Every frame is stepped by
+  /// its table rule while the copy holds the words the rule names, so chains of functions
+  /// without frame pointers keep every caller. Where the tables cannot step (no table, an
+  /// expression rule, the copy ends) it goes on along the frame-pointer chain when that chain is
+  /// consistent (above the stack pointer reached, growing): from the copy, then from the
+  /// handler's frame records or the kernel's return addresses; else it stops.
   std::size_t unwind_copy(const StackCopy& copy, std::uintptr_t* out, std::size_t max, UnwindEnd& end);
 
  private:
