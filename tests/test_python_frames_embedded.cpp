@@ -17,51 +17,9 @@
 #include "collect/cpu/cpu_sampler.hpp"
 #include "nnprof/nnprof.hpp"
 
-extern "C" {
-void* __libc_malloc(std::size_t);
-void* __libc_calloc(std::size_t, std::size_t);
-void* __libc_realloc(void*, std::size_t);
-void* __libc_memalign(std::size_t, std::size_t);
-void __libc_free(void*);
-}
+#include "handler_allocations.hpp"
 
-namespace {
-std::atomic<std::uint64_t> g_calls_in_handler{0};
-
-void count() {
-  if (nnprof::detail::tls_in_sample_handler != 0) g_calls_in_handler.fetch_add(1, std::memory_order_relaxed);
-}
-}  // namespace
-
-extern "C" void* malloc(std::size_t n) {
-  count();
-  return __libc_malloc(n);
-}
-extern "C" void* calloc(std::size_t n, std::size_t s) {
-  count();
-  return __libc_calloc(n, s);
-}
-extern "C" void* realloc(void* p, std::size_t n) {
-  count();
-  return __libc_realloc(p, n);
-}
-extern "C" void* aligned_alloc(std::size_t a, std::size_t n) {
-  count();
-  return __libc_memalign(a, n);
-}
-extern "C" void* memalign(std::size_t a, std::size_t n) {
-  count();
-  return __libc_memalign(a, n);
-}
-extern "C" int posix_memalign(void** out, std::size_t a, std::size_t n) {
-  count();
-  *out = __libc_memalign(a, n);
-  return *out != nullptr ? 0 : ENOMEM;
-}
-extern "C" void free(void* p) {
-  if (p != nullptr) count();
-  __libc_free(p);
-}
+using nnprof::testing::g_allocator_calls_in_handler;
 
 namespace {
 
@@ -124,7 +82,7 @@ TEST(PythonFramesEmbedded, SamplerStartedInsideThePythonProcessShowsItsFramesOnE
   EXPECT_GT(thread.samples, 10u) << "the thread started after the sampler is sampled, with its Python frames";
   for (const auto& [line, count] : hot.lines) EXPECT_TRUE(line >= 5 && line <= 8) << "line " << line << " x" << count;
   for (const nnprof::Diagnostic& d : p.diagnostics) EXPECT_EQ(d.message.find("CPython"), std::string::npos) << d.message;
-  EXPECT_EQ(g_calls_in_handler.load(), 0u) << "the handler allocated or freed while reading Python frames";
+  EXPECT_EQ(g_allocator_calls_in_handler.load(), 0u) << "the handler allocated or freed while reading Python frames";
 }
 
 }  // namespace

@@ -20,53 +20,10 @@
 #include "nnprof/cpu_profiler.hpp"
 #include "nnprof/profiler.hpp"
 
-extern "C" {
-void* __libc_malloc(std::size_t);
-void* __libc_calloc(std::size_t, std::size_t);
-void* __libc_realloc(void*, std::size_t);
-void* __libc_memalign(std::size_t, std::size_t);
-void __libc_free(void*);
-}
+#include "handler_allocations.hpp"
 
-namespace {
-std::atomic<std::uint64_t> g_calls_in_handler{0};
-std::atomic<std::uint64_t> g_calls{0};
-
-void count() {
-  g_calls.fetch_add(1, std::memory_order_relaxed);
-  if (nnprof::detail::tls_in_sample_handler != 0) g_calls_in_handler.fetch_add(1, std::memory_order_relaxed);
-}
-}  // namespace
-
-extern "C" void* malloc(std::size_t n) {
-  count();
-  return __libc_malloc(n);
-}
-extern "C" void* calloc(std::size_t n, std::size_t s) {
-  count();
-  return __libc_calloc(n, s);
-}
-extern "C" void* realloc(void* p, std::size_t n) {
-  count();
-  return __libc_realloc(p, n);
-}
-extern "C" void* aligned_alloc(std::size_t a, std::size_t n) {
-  count();
-  return __libc_memalign(a, n);
-}
-extern "C" void* memalign(std::size_t a, std::size_t n) {
-  count();
-  return __libc_memalign(a, n);
-}
-extern "C" int posix_memalign(void** out, std::size_t a, std::size_t n) {
-  count();
-  *out = __libc_memalign(a, n);
-  return *out != nullptr ? 0 : ENOMEM;
-}
-extern "C" void free(void* p) {
-  if (p != nullptr) count();
-  __libc_free(p);
-}
+using nnprof::testing::g_allocator_calls;
+using nnprof::testing::g_allocator_calls_in_handler;
 
 namespace {
 
@@ -98,17 +55,17 @@ void expect_no_allocation_in_the_handler(nnprof::Unwinder unwinder, double hz) {
   o.hz = hz;
   o.unwinder = unwinder;
   nnprof::CpuProfiler sampler(profiler, o);
-  const std::uint64_t calls_before = g_calls.load();
+  const std::uint64_t calls_before = g_allocator_calls.load();
   for (int round = 0; round < 2; ++round) {
     std::vector<std::thread> threads;
     for (int i = 0; i < 3; ++i) threads.emplace_back(allocate_and_free);
     for (auto& t : threads) t.join();
   }
   sampler.stop();
-  EXPECT_GT(g_calls.load() - calls_before, 10'000u) << "the replacement malloc is not the one called";
+  EXPECT_GT(g_allocator_calls.load() - calls_before, 10'000u) << "the replacement malloc is not the one called";
   const auto p = profiler.snapshot();
   ASSERT_GT(p.cpu_samples.size(), 10u) << p.cpu.unwinder;
-  EXPECT_EQ(g_calls_in_handler.load(), 0u) << p.cpu.unwinder << ": the signal handler called malloc or free";
+  EXPECT_EQ(g_allocator_calls_in_handler.load(), 0u) << p.cpu.unwinder << ": the signal handler called malloc or free";
 }
 
 TEST(SamplerNoAllocation, DwarfHandler) { expect_no_allocation_in_the_handler(nnprof::Unwinder::Dwarf, 199); }
