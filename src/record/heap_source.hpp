@@ -1,5 +1,5 @@
 // The seams between a recording session and its collectors: automatic heap tracking
-// (src/collect/heap), CPU sampling (src/collect/cpu) and GPU tracing (src/collect/gpu). The session asks each source it has
+// (src/collect/heap), CPU sampling (src/collect/cpu), GPU tracing (src/collect/gpu) and the system monitor (src/collect/system). The session asks each source it has
 // for its part of every snapshot.
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "record/raw_snapshot.hpp"
+#include "record/raw_system.hpp"
 
 namespace nnprof::detail {
 
@@ -61,6 +62,14 @@ class GpuSource {
   virtual ~GpuSource() = default;
   /// Fills `out` with the GPU activity traced so far (flushing what CUPTI has completed).
   virtual void snapshot_gpu(RawGpu& out) = 0;
+};
+
+/// The same seam for the system monitor (src/collect/system).
+class SystemSource {
+ public:
+  virtual ~SystemSource() = default;
+  /// Fills `out` with the tracks and energy sampled so far.
+  virtual void snapshot_system(RawSystem& out) = 0;
 };
 
 }  // namespace nnprof::detail

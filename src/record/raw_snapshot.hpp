@@ -15,6 +15,7 @@
 #include "nnprof/detail/thread_state.hpp"
 #include "record/metric_registry.hpp"
 #include "record/raw_gpu.hpp"
+#include "record/raw_system.hpp"
 #include "record/raw_symbols.hpp"
 
 namespace nnprof::detail {
@@ -211,6 +212,7 @@ struct RawSnapshot {
   RawHeap heap;
   RawCpu cpu;
   RawGpu gpu;
+  RawSystem system;  ///< the system monitor's tracks, when one is attached
   RawMetrics metrics;  ///< points are the threads' Metric records
   std::map<std::string, std::string> annotations;  ///< Profiler::annotate
   RawHost host;

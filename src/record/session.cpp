@@ -413,6 +413,7 @@ RawSnapshot Session::snapshot(bool with_records) {
     if (auto cpu = cpu_source()) cpu->snapshot_cpu(s.cpu);
     // Before the threads too: every launch record of the GPU work read here is then read below.
     if (auto gpu = gpu_source()) gpu->snapshot_gpu(s.gpu);
+    if (auto system = system_source()) system->snapshot_system(s.system);
   }
   // Heap counts that threads batch (src/collect/heap/heap_fast_path.hpp): every snapshot,
   // statistics-only ones too, merges them into the nodes, so no allocation made before it is

@@ -99,6 +99,16 @@ class Session {
     return gpu_source_;
   }
 
+  /// Makes every later snapshot include what the system monitor `source` sampled.
+  void set_system_source(std::shared_ptr<SystemSource> source) {
+    std::lock_guard lock(heap_mu_);
+    system_source_ = std::move(source);
+  }
+  std::shared_ptr<SystemSource> system_source() {
+    std::lock_guard lock(heap_mu_);
+    return system_source_;
+  }
+
   /// Sets run annotation `key` to `value` (Profiler::annotate, which checks the key).
   void annotate(std::string_view key, std::string_view value) {
     std::lock_guard lock(annotations_mu_);
@@ -184,10 +194,11 @@ class Session {
   MetricRegistry metrics_;
   RegionLog regions_;
 
-  std::mutex heap_mu_;  // heap_source_, cpu_source_, gpu_source_
+  std::mutex heap_mu_;  // heap_source_, cpu_source_, gpu_source_, system_source_
   std::shared_ptr<HeapSource> heap_source_;
   std::shared_ptr<CpuSource> cpu_source_;
   std::shared_ptr<GpuSource> gpu_source_;
+  std::shared_ptr<SystemSource> system_source_;
 
   std::mutex annotations_mu_;
   std::map<std::string, std::string> annotations_;

@@ -1,0 +1,55 @@
+// The system monitor's thread: every interval it asks each probe for one tick's readings and
+// appends them as a column of the counter tracks. It is the session's SystemSource, so every
+// snapshot of the profiler it is attached to carries what it sampled; nnprof::SystemMonitor
+// (src/api/system.cpp) owns it.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "collect/system/probe.hpp"
+#include "nnprof/system.hpp"
+#include "record/heap_source.hpp"
+
+namespace nnprof::detail {
+
+class SystemMonitorThread final : public SystemSource {
+ public:
+  /// Builds the probes `options` asks for; start() begins sampling.
+  explicit SystemMonitorThread(const SystemOptions& options);
+  /// For tests: samples exactly `probes`.
+  SystemMonitorThread(const SystemOptions& options, std::vector<std::unique_ptr<system::Probe>> probes);
+  ~SystemMonitorThread() override;
+  SystemMonitorThread(const SystemMonitorThread&) = delete;
+  SystemMonitorThread& operator=(const SystemMonitorThread&) = delete;
+
+  /// Takes the first sample on the calling thread (so that a result always has one), then
+  /// starts the thread.
+  void start();
+  /// Takes a last sample and joins the thread; idempotent, never throws.
+  void stop() noexcept;
+  /// Copies the tracks (times in CLOCK_MONOTONIC ns), energy and notes sampled so far.
+  void snapshot_system(RawSystem& out) override;
+  /// Takes one sample now, on the calling thread (tests drive the monitor with it).
+  void sample_now();
+
+ private:
+  // Implemented in monitor_thread.cpp.
+  struct Tracks;
+  void run();
+
+  SystemOptions options_;
+  std::vector<std::unique_ptr<system::Probe>> probes_;
+  mutable std::mutex mu_;  // the tracks, the probes' state while sampling or reading energy
+  std::unique_ptr<Tracks> tracks_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  bool stopped_ = false;
+  std::thread thread_;
+};
+
+}  // namespace nnprof::detail
