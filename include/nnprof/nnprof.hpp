@@ -28,6 +28,7 @@
 #include "nnprof/sampling_profiler.hpp"
 #include "nnprof/scope.hpp"
 #include "nnprof/session_metrics.hpp"
+#include "nnprof/system.hpp"
 #include "nnprof/source_location.hpp"
 #include "nnprof/timeline.hpp"
 #include "nnprof/trace.hpp"

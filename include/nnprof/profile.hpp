@@ -14,6 +14,7 @@
 #include "nnprof/gpu_profile.hpp"
 #include "nnprof/ids.hpp"
 #include "nnprof/metric_series.hpp"
+#include "nnprof/system_profile.hpp"
 #include "nnprof/roofline.hpp"
 
 namespace nnprof {
@@ -425,6 +426,9 @@ class NNPROF_API Profile {
   std::map<std::string, std::string> annotations;
   /// What CUPTI traced on NVIDIA GPUs (nnprof/gpu.hpp); gpu.summary.traced is false without it.
   GpuProfile gpu;
+  /// What the system monitor sampled (nnprof/system.hpp): counter tracks of the process, the
+  /// machine, its cgroup and GPUs, and energy per domain; system.monitored is false without one.
+  SystemProfile system;
 
   [[nodiscard]] const std::string& str(StringId id) const;
   /// The statistics of scopes named `name`, or nullptr.
@@ -435,7 +439,7 @@ class NNPROF_API Profile {
   [[nodiscard]] std::string node_path(std::uint32_t node) const;
   [[nodiscard]] bool empty() const {
     return scopes.empty() && memory_counters.empty() && spans.empty() && !heap.tracked && cpu_samples.empty() &&
-           metrics.empty() && !gpu.summary.traced;
+           metrics.empty() && !gpu.summary.traced && !system.monitored;
   }
 
   /// Writes the profile to `path` as a .nnprof file: a SQLite database whose schema is in
