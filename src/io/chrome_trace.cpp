@@ -537,6 +537,15 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
       w.event(R"({{"ph":"C","pid":{},"ts":{},"name":{},"args":{{"value":{}}}}})", pid, Micros{pt.time_ns}, track,
               pt.value);
   }
+  // The system monitor (nnprof/system.hpp): a counter track each, named with its unit; values
+  // not read at a sample are left out rather than drawn as zero.
+  for (const SystemTrack& t : p.system.tracks) {
+    const std::string track = quoted(fmt::format("system: {} ({})", t.name, t.unit));
+    for (std::size_t i = 0; i < t.values.size() && i < p.system.sample_ns.size(); ++i)
+      if (json_number(t.values[i]))
+        w.event(R"({{"ph":"C","pid":{},"ts":{},"name":{},"args":{{"value":{}}}}})", pid, Micros{p.system.sample_ns[i]},
+                track, t.values[i]);
+  }
   if (p.heap.tracked) {
     // Where the heap peaked, on the thread whose allocation reached it.
     const std::string path = p.heap.peak_node == 0 ? "[outside any scope]" : p.node_path(p.heap.peak_node);

@@ -28,6 +28,7 @@
 #include "io/flow_store.hpp"
 #include "io/gpu_store.hpp"
 #include "io/metric_store.hpp"
+#include "io/system_store.hpp"
 #include "io/output_file.hpp"
 #include "io/progress.hpp"
 #include "io/sqlite.hpp"
@@ -44,7 +45,7 @@ using io::sqlite::Database;
 using io::sqlite::Row;
 using io::sqlite::Statement;
 
-constexpr int kSchemaVersion = 9;
+constexpr int kSchemaVersion = 10;
 // Version 2 added heap tracking: heap columns on the scope tables, frame, callsite, stack,
 // leak_site, the heap timeline as counter tracks, and the heap summary in meta.
 // Version 3 added CPU sampling: cpu_profile_stack_sample, frame.inlined, the cpu_* meta keys.
@@ -60,6 +61,8 @@ constexpr int kSchemaVersion = 9;
 // 'slice_int' takes its value from slice_data.arg_int. The save opens the integer key whose
 // values are nearly all distinct (PyTorch's autograd sequence number, `seq`), which otherwise
 // gave every operator call a set of its own.
+// Version 10 added the system monitor: system_info, system_sample, system_counter_track,
+// system_counter, energy_domain and system_note (io/system_store.cpp).
 constexpr int kApplicationId = 0x6E6E7066;  // "nnpf" in the SQLite header: file(1) can tell
 
 constexpr const char* kSchema = R"sql(
@@ -309,7 +312,8 @@ constexpr RequiredTable kRequiredTables[] = {
     {"meta", 1},      {"strings", 1},      {"thread", 1},  {"scope_tree", 1},        {"scope_stats", 1},
     {"slice_data", 1}, {"memory_counter", 1}, {"counter_track", 1}, {"counter", 1}, {"diagnostic", 1},
     {"frame", 2},     {"callsite", 2},     {"stack", 2},   {"leak_site", 2},         {"cpu_profile_stack_sample", 3},
-    {"annotation", 5}, {"args", 7},
+    {"annotation", 5}, {"args", 7}, {"system_info", 10}, {"system_sample", 10}, {"system_counter_track", 10},
+    {"system_counter", 10}, {"energy_domain", 10}, {"system_note", 10},
 };
 
 // ---- span arguments: the args table, named and typed as Perfetto's ---------------------
@@ -1272,6 +1276,7 @@ void Profile::save(const std::string& path) const {
     io::write_metric_tables(db, *this);
     io::write_flow_table(db, *this);
     io::write_gpu_tables(db, *this);
+    io::write_system_tables(db, *this);
     db.exec("COMMIT");
   });
 }
@@ -1286,6 +1291,7 @@ Profile Profile::load(const std::string& path) {
   io::read_metric_tables(db, p);
   io::read_flow_table(db, p);
   io::read_gpu_tables(db, p);
+  io::read_system_tables(db, p);
   validate(p, path);
   return p;
 }

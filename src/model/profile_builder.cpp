@@ -12,6 +12,7 @@
 #include "model/duration_accumulator.hpp"
 #include "model/flow_builder.hpp"
 #include "model/gpu_builder.hpp"
+#include "model/system_builder.hpp"
 #include "model/metric_builder.hpp"
 
 namespace nnprof::model {
@@ -107,6 +108,7 @@ class Builder {
     span_args();
     flows();
     gpu();
+    build_system(profile_, raw_.system, cal_.monotonic_origin_ns);
     memory();
     symbolize();
     heap();

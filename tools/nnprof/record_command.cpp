@@ -46,6 +46,8 @@ struct RecordOptions {
   std::string out = "nnprof-record.nnprof";
   std::uint64_t stack_sample_bytes = 512 * 1024;
   std::uint64_t interval_ms = 100;
+  std::string system;      // --system[=INTERVAL]: empty when not given
+  double tdp_watts = 0.0;  // --tdp: for the CPU energy model where RAPL cannot be read
   bool quiet = false;
   std::vector<std::string> command;
 };
@@ -72,6 +74,24 @@ fs::path find_preload_library(const std::string& name) {
   for (const auto& p : tried) list += (list.empty() ? "" : ", ") + p.string();
   throw Error(fmt::format("cannot find {} (looked at {}); reinstall nnprof or set NNPROF_PRELOAD_LIBRARY to its path",
                           name, list.empty() ? "nothing: /proc/self/exe is unreadable" : list));
+}
+
+/// --system's interval: "500ms", "2s", "0.5s" or a bare number of milliseconds; 10 ms to 1 h.
+std::uint64_t system_interval_ms(const std::string& text) {
+  double value = 0.0;
+  std::size_t used = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = text.substr(used);
+  const double ms = unit == "s" ? value * 1000.0 : unit == "ms" || unit.empty() ? value : -1.0;
+  if (used == 0 || !(ms >= 10.0 && ms <= 3'600'000.0))
+    throw Error(fmt::format("--system={} is not an interval from 10ms to 1h: give it as 500ms, 2s or a number of "
+                            "milliseconds (default 500ms)",
+                            text));
+  return static_cast<std::uint64_t>(ms);
 }
 
 /// Samples per second asked for: CPU sampling is on when a rate or --wall is given, or when
@@ -253,6 +273,8 @@ class RunDirectory {
   setenv("NNPROF_SAMPLE_WALL", o.wall ? "1" : "0", 1);
   setenv("NNPROF_SAMPLE_UNWIND", o.unwind.c_str(), 1);
   setenv("NNPROF_RECORD_GPU", o.gpu ? "1" : "0", 1);
+  setenv("NNPROF_RECORD_SYSTEM_MS", std::to_string(o.system.empty() ? 0 : system_interval_ms(o.system)).c_str(), 1);
+  setenv("NNPROF_RECORD_TDP", fmt::format("{}", o.tdp_watts).c_str(), 1);
   setenv("NNPROF_RECORD_TORCH", o.no_torch_ops ? "0" : "1", 1);
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -318,6 +340,9 @@ int run_record(const RecordOptions& o) {
     throw Error(fmt::format("--sample-hz {} is out of range: give a whole number of samples per second from 1 to 10000 "
                             "(default {:.0f}; above 250 needs perf_event_open)",
                             o.sample_hz, CpuProfilerOptions{}.hz));
+  if (!o.system.empty()) (void)system_interval_ms(o.system);  // refused before the program runs
+  if (o.tdp_watts < 0.0 || o.tdp_watts > 10'000.0)
+    throw Error(fmt::format("--tdp {} is out of range: give the CPU package's thermal design power in watts", o.tdp_watts));
   const fs::path preload = find_preload_library(o.memory ? "libnnprof_preload.so" : "libnnprof_agent.so");
   const fs::path out = fs::absolute(o.out);
   check_output(out);
@@ -414,6 +439,12 @@ Action add_record_command(CLI::App& app) {
   cmd->add_flag("--gpu", o->gpu,
                 "Trace NVIDIA GPUs with CUPTI: kernels, copies, device memory, CUDA calls, each joined to the CPU "
                 "code that launched it (needs the NVIDIA driver; says why when it is off)");
+  cmd->add_flag("--system{500ms}", o->system,
+                "Sample system metrics every INTERVAL (--system=2s; default 500ms): process and host CPU, memory "
+                "against the container's limits, disk and network IO, pressure stalls, GPUs through NVML, and "
+                "energy (RAPL, NVML, else modelled and labelled so)");
+  cmd->add_option("--tdp", o->tdp_watts,
+                  "The CPU package's TDP in watts, for the CPU energy model used where RAPL cannot be read");
   cmd->add_flag("--no-torch-ops", o->no_torch_ops,
                 "Do not record PyTorch operators (by default, a program that loads LibTorch, as `import torch` does, has "
                 "every operator recorded as a scope with its input shapes and FLOPs)");

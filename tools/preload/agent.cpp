@@ -34,6 +34,8 @@
 //                              stack spliced into every sample (collect/cpu/python_frames.hpp)
 //   NNPROF_RECORD_GPU          1: trace NVIDIA GPUs with CUPTI (nnprof::CudaProfiler)
 //   NNPROF_RECORD_TORCH        1 (default): record PyTorch operators when LibTorch loads; 0: do not
+//   NNPROF_RECORD_SYSTEM_MS    > 0: run the system monitor (nnprof::SystemMonitor) at this interval
+//   NNPROF_RECORD_TDP          the CPU's TDP in W for the energy model where RAPL is unreadable
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -58,6 +60,7 @@
 #include "nnprof/gpu.hpp"
 #include "nnprof/memory.hpp"
 #include "nnprof/profiler.hpp"
+#include "nnprof/system.hpp"
 #include "say.hpp"
 #include "torch_ops.hpp"
 
@@ -95,9 +98,10 @@ constexpr std::int64_t kFlushTimeoutNs = 30'000'000'000;
 constexpr std::int64_t kStopStallNs = 5'000'000'000;
 
 /// What the flusher is doing, for the handler's verdict when it gives up.
-enum Stage : std::uint32_t { kIdle, kStoppingSampler, kStoppingGpu, kFreezingHeap, kSaving, kDone };
+enum Stage : std::uint32_t { kIdle, kStoppingSampler, kStoppingGpu, kStoppingSystem, kFreezingHeap, kSaving, kDone };
 constexpr const char* kStageText[] = {"had not started",        "was stopping the CPU sampler",
-                                      "was stopping GPU tracing", "was freezing the heap",
+                                      "was stopping GPU tracing", "was stopping the system monitor",
+                                      "was freezing the heap",
                                       "was writing the profile",  "had finished"};
 
 // Flush handshake: the handler moves kFlushIdle -> kFlushRequested, the flusher moves it on
@@ -113,6 +117,7 @@ struct Agent {
   nnprof::MemoryTracking* tracking = nullptr;
   nnprof::CpuProfiler* sampler = nullptr;
   nnprof::CudaProfiler* gpu = nullptr;
+  nnprof::SystemMonitor* system = nullptr;
   std::atomic<bool> written{false};
   alignas(4) std::uint32_t flush_state = kFlushIdle;  // a futex word, accessed through std::atomic_ref
   alignas(4) std::uint32_t stage = kIdle;              // likewise (the handler reads it while waiting)
@@ -197,6 +202,8 @@ void write_profile(const std::string& why) {
     if (a.sampler != nullptr) a.sampler->stop();  // keeps every sample taken so far
     set_stage(kStoppingGpu);
     if (a.gpu != nullptr) a.gpu->stop();  // waits for the GPUs and flushes CUPTI's buffers
+    set_stage(kStoppingSystem);
+    if (a.system != nullptr) a.system->stop();  // a last sample: the energy up to the end
     set_stage(kFreezingHeap);
     if (a.tracking != nullptr) a.tracking->stop_at_exit();  // freezes the heap as it is now
     set_stage(kSaving);
@@ -396,6 +403,17 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
     if (env_u64("NNPROF_RECORD_GPU", 0) != 0) {
       a.gpu = new nnprof::CudaProfiler(nnprof::global_profiler());
       say(a.gpu->status().tracing() ? "GPU: " + a.gpu->status().message : "warning: " + a.gpu->status().message);
+    }
+    if (const std::uint64_t ms = env_u64("NNPROF_RECORD_SYSTEM_MS", 0); ms != 0) {
+      nnprof::SystemOptions system;
+      system.interval_ms = static_cast<std::uint32_t>(ms);
+      if (const char* tdp = std::getenv("NNPROF_RECORD_TDP"); tdp != nullptr && *tdp != '\0')
+        system.cpu_tdp_watts = std::strtod(tdp, nullptr);
+      try {
+        a.system = new nnprof::SystemMonitor(nnprof::global_profiler(), system);
+      } catch (const std::exception& e) {
+        say(std::string("system monitoring is off: ") + e.what());
+      }
     }
     nnprof::agent::start_torch_ops();
     a.started.store(true);
