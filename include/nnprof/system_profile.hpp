@@ -4,6 +4,8 @@
 // (nnprof::carbon_estimate), never stored as if measured.
 #pragma once
 
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,7 +50,14 @@ struct SystemTrack {
   std::string unit;             ///< "percent", "bytes", "bytes/s", "W", "celsius", "MHz"
   std::vector<double> values;   ///< one per SystemProfile::sample_ns
 
-  bool operator==(const SystemTrack&) const = default;
+  /// Equal when every value is equal or both are NaN (not read): a saved and loaded profile
+  /// compares equal to the one saved.
+  bool operator==(const SystemTrack& o) const noexcept {
+    if (name != o.name || unit != o.unit || values.size() != o.values.size()) return false;
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (!(values[i] == o.values[i]) && !(std::isnan(values[i]) && std::isnan(o.values[i]))) return false;
+    return true;
+  }
 };
 
 /// The energy one domain used over the monitored time.

@@ -27,16 +27,6 @@ SystemOptions checked(const SystemOptions& options) {
 
 }  // namespace
 
-const char* to_string(EnergyMethod method) noexcept {
-  switch (method) {
-    case EnergyMethod::Rapl: return "rapl";
-    case EnergyMethod::NvmlEnergy: return "nvml_energy";
-    case EnergyMethod::NvmlPower: return "nvml_power";
-    case EnergyMethod::Modelled: return "modelled";
-  }
-  return "modelled";
-}
-
 SystemMonitor::SystemMonitor(Profiler& profiler, const SystemOptions& options)
     : thread_(std::make_shared<detail::SystemMonitorThread>(checked(options))), start_ns_(monotonic_ns()) {
   detail::Session& session = detail::session_of(profiler, "the system monitor");

@@ -74,6 +74,16 @@ std::optional<Severity> parse_severity(std::string_view s) noexcept {
   return std::nullopt;
 }
 
+const char* to_string(EnergyMethod method) noexcept {
+  switch (method) {
+    case EnergyMethod::Rapl: return "rapl";
+    case EnergyMethod::NvmlEnergy: return "nvml_energy";
+    case EnergyMethod::NvmlPower: return "nvml_power";
+    case EnergyMethod::Modelled: return "modelled";
+  }
+  return "modelled";
+}
+
 const char* to_string(Severity severity) noexcept {
   switch (severity) {
     case Severity::Info: return "info";
