@@ -1,6 +1,7 @@
 // CPU package and DRAM energy from the RAPL counters Linux exposes through powercap
-// (<sys_root>/class/powercap): the intel_rapl driver names them intel-rapl:<N> on Intel and,
-// since Linux 5.8 (Zen), on AMD too.
+// (<sys_root>/class/powercap). The intel_rapl driver names them intel-rapl:<N> on Intel and on
+// AMD Zen alike (AMD's counters are served by the same driver; there is no "amd-rapl" zone;
+// the older amd_energy driver was hwmon, not powercap, and is not read).
 //
 // Which zones become energy domains, and why:
 //   intel-rapl:<N>      named "package-<N>"  -> domain "package-<N>", kind "cpu"
