@@ -101,13 +101,15 @@ void add_cpu_model(SystemProfile& p, const SystemOptions& options) {
   const std::string tdp_source =
       options.cpu_tdp_watts > 0.0
           ? "given by --tdp"
-          : fmt::format("default {} per logical CPU x {} logical CPUs", watts(kDefaultWattsPerLogicalCpu), p.limits.logical_cpus);
+          : fmt::format("default {} per logical CPU x {} logical CPUs", watts(kDefaultWattsPerLogicalCpu),
+                        p.limits.logical_cpus);
   std::string note = fmt::format(
       "package power modelled from the host's CPU utilisation, between {} idle and a TDP of {} ({}); the whole "
       "package like RAPL, other processes' work included",
       watts(idle), watts(tdp), tdp_source);
   insert_track(p, std::move(power));
-  p.energy.push_back(EnergyDomain{kCpuDomain, "cpu", EnergyMethod::Modelled, joules, kCpuModelUncertainty, kCpuTrack, std::move(note)});
+  p.energy.push_back(
+      EnergyDomain{kCpuDomain, "cpu", EnergyMethod::Modelled, joules, kCpuModelUncertainty, kCpuTrack, std::move(note)});
 }
 
 void add_memory_model(SystemProfile& p) {
@@ -134,8 +136,8 @@ void add_memory_model(SystemProfile& p) {
   std::string note = fmt::format("modelled from the process's resident memory at {} per GB; not the host's DIMMs",
                                  watts(kMemoryWattsPerGigabyte));
   insert_track(p, std::move(power));
-  p.energy.push_back(
-      EnergyDomain{kMemoryDomain, "dram", EnergyMethod::Modelled, joules, kMemoryModelUncertainty, kMemoryTrack, std::move(note)});
+  p.energy.push_back(EnergyDomain{kMemoryDomain, "dram", EnergyMethod::Modelled, joules, kMemoryModelUncertainty,
+                                  kMemoryTrack, std::move(note)});
 }
 
 }  // namespace

@@ -67,7 +67,8 @@ class NvmlProbe final : public Probe {
       if (g.source != EnergySource::Counter && g.source != EnergySource::Power) continue;
       std::string note = g.name.empty() ? std::string("unnamed device") : g.name;
       if (g.source == EnergySource::Power) note += "; no energy counter: power readings integrated";
-      if (g.counter_resets > 0) note += fmt::format("; the energy counter went back {} time(s), those intervals left out", g.counter_resets);
+      if (g.counter_resets > 0)
+        note += fmt::format("; the energy counter went back {} time(s), those intervals left out", g.counter_resets);
       if (g.failed_reads > 0) note += fmt::format("; {} failed read(s), spanned by the next good one", g.failed_reads);
       const bool counter = g.source == EnergySource::Counter;
       out.push_back(EnergyDomain{g.prefix, "gpu", counter ? EnergyMethod::NvmlEnergy : EnergyMethod::NvmlPower, g.joules,
