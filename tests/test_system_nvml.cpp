@@ -86,6 +86,26 @@ TEST(NvmlProbe, TracksAndEnergyOfBothDevices) {
   EXPECT_TRUE(sink.notes.empty());
 }
 
+// codecarbon#1316: a GPU NVML cannot measure must not read as 0 J.
+TEST(NvmlProbe, GpuWithNeitherCounterNorPowerGetsANoteAndNoDomain) {
+  setenv("NNPROF_NVML_STUB_NO_POWER", "1", 1);
+  std::unique_ptr<detail::system::Probe> probe = make_nvml_probe(SystemOptions{});
+  ASSERT_NE(probe, nullptr);
+  RecordingSink sink;
+  probe->sample(0, sink);
+  probe->sample(kSecond, sink);
+  unsetenv("NNPROF_NVML_STUB_NO_POWER");
+  EXPECT_EQ(sink.values.count("gpu1.power"), 0u);
+  EXPECT_EQ(sink.values.count("energy.gpu1.power"), 0u);
+  EXPECT_DOUBLE_EQ(sink.values.at("gpu1.temperature"), 61.0) << "its other readings still come";
+  ASSERT_EQ(sink.notes.size(), 1u);
+  EXPECT_EQ(sink.notes[0], "gpu1 (NNPROF Stub GPU 1): NVML reads neither its energy counter nor its power: no energy figure for it");
+  std::vector<EnergyDomain> energy;
+  probe->energy(energy);
+  ASSERT_EQ(energy.size(), 1u);
+  EXPECT_EQ(energy[0].name, "gpu0");
+}
+
 TEST(NvmlProbe, NoProbeWhenGpusAreNotAskedFor) {
   SystemOptions options;
   options.gpus = false;

@@ -7,7 +7,10 @@
 //                                 100 W, 150 W, 200 W, ... (+50 W per call).
 // Both: utilisation 40 % (memory 20 %), 1 GiB used of 16 GiB, 60 °C (device 1: 61 °C), SM clock
 // 1400 MHz, memory clock 2600 MHz. Only the entry points nnprof resolves are exported.
+// With NNPROF_NVML_STUB_NO_POWER set, device 1 has no power reading either (NOT_SUPPORTED), as
+// some virtualised GPUs: the case where a GPU must get no energy figure at all.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace {
@@ -104,6 +107,8 @@ __attribute__((visibility("default"))) int nvmlDeviceGetPowerUsage(void* device,
   if (d == nullptr) return kInvalidArgument;
   if (d->has_energy_counter) {
     *milliwatts = 250'000;
+  } else if (std::getenv("NNPROF_NVML_STUB_NO_POWER") != nullptr) {
+    return kNotSupported;
   } else {
     *milliwatts = 100'000 + 50'000 * d->power_calls;
     ++d->power_calls;
