@@ -138,8 +138,10 @@ Loaded<CuptiApi> open_cupti() {
 
 Loaded<NvmlApi> open_nvml() {
   static NvmlApi api;
-  void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (h == nullptr) return {nullptr, fmt::format("could not load libnvidia-ml.so.1 ({})", dl_error())};
+  const char* override_path = std::getenv("NNPROF_NVML_LIBRARY");
+  const std::string path = override_path != nullptr && *override_path != '\0' ? override_path : "libnvidia-ml.so.1";
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) return {nullptr, fmt::format("could not load {} ({})", path, dl_error())};
   std::string missing;
   resolve(h, api.init, "nvmlInit_v2", missing);
   resolve(h, api.shutdown, "nvmlShutdown", missing);
@@ -147,7 +149,16 @@ Loaded<NvmlApi> open_nvml() {
   resolve(h, api.get_handle_by_pci_bus_id, "nvmlDeviceGetHandleByPciBusId_v2", missing);
   resolve(h, api.get_memory_info, "nvmlDeviceGetMemoryInfo", missing);
   resolve(h, api.get_utilization_rates, "nvmlDeviceGetUtilizationRates", missing);
-  if (!missing.empty()) return {nullptr, fmt::format("libnvidia-ml.so.1 has no {}", missing)};
+  if (!missing.empty()) return {nullptr, fmt::format("{} has no {}", path, missing)};
+  // Optional entry points: a missing one is a reading the caller skips, never a failed load.
+  std::string optional_missing;
+  resolve(h, api.get_count, "nvmlDeviceGetCount_v2", optional_missing);
+  resolve(h, api.get_handle_by_index, "nvmlDeviceGetHandleByIndex_v2", optional_missing);
+  resolve(h, api.get_name, "nvmlDeviceGetName", optional_missing);
+  resolve(h, api.get_power_usage, "nvmlDeviceGetPowerUsage", optional_missing);
+  resolve(h, api.get_total_energy, "nvmlDeviceGetTotalEnergyConsumption", optional_missing);
+  resolve(h, api.get_temperature, "nvmlDeviceGetTemperature", optional_missing);
+  resolve(h, api.get_clock_info, "nvmlDeviceGetClockInfo", optional_missing);
   api.handle = h;
   return {&api, {}};
 }

@@ -81,6 +81,16 @@ struct NvmlApi {
   nvml::DeviceGetHandleByPciBusIdFn get_handle_by_pci_bus_id = nullptr;
   nvml::DeviceGetMemoryInfoFn get_memory_info = nullptr;
   nvml::DeviceGetUtilizationRatesFn get_utilization_rates = nullptr;
+  // Optional: what the system monitor reads. A driver without one still loads; the caller
+  // skips that reading (nullptr). The energy counter exists from R384 (Volta) on, and even
+  // there answers kErrorNotSupported on boards without it.
+  nvml::DeviceGetCountFn get_count = nullptr;                      ///< nvmlDeviceGetCount_v2
+  nvml::DeviceGetHandleByIndexFn get_handle_by_index = nullptr;    ///< nvmlDeviceGetHandleByIndex_v2
+  nvml::DeviceGetNameFn get_name = nullptr;
+  nvml::DeviceGetPowerUsageFn get_power_usage = nullptr;           ///< mW
+  nvml::DeviceGetTotalEnergyConsumptionFn get_total_energy = nullptr;  ///< mJ since the driver loaded
+  nvml::DeviceGetTemperatureFn get_temperature = nullptr;
+  nvml::DeviceGetClockInfoFn get_clock_info = nullptr;
 };
 
 /// The result of loading one library: the table, or why it is not there.
@@ -98,6 +108,8 @@ Loaded<DriverApi> load_driver();
 /// must not happen), then `$NNPROF_CUPTI_PATH`, the loader's search path, and the toolkit's
 /// directories known at build time.
 Loaded<CuptiApi> load_cupti();
+/// libnvidia-ml.so.1, or the library `$NNPROF_NVML_LIBRARY` names (tests load a stub with it).
+/// Read once: the first call decides for the whole process.
 Loaded<NvmlApi> load_nvml();
 
 /// The driver loaded and initialised (cuInit) with at least one device; otherwise the sentence

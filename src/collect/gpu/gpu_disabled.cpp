@@ -1,6 +1,7 @@
 // The GPU API where libnnprof was built without the CUDA toolkit: everything answers that GPU
 // collection is not built in, so a program written for GPUs still runs and profiles its CPU.
 #include "collect/gpu/gpu_tracing.hpp"
+#include "collect/system/nvml_probe.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/gpu.hpp"
 
@@ -41,3 +42,25 @@ GpuStatus start_gpu_tracing(Session&, const CudaProfilerOptions&, std::shared_pt
 void nvtx_push(const SourceLocation*) noexcept {}
 void nvtx_pop() noexcept {}
 }  // namespace nnprof::detail
+
+// NVML is reached through the same loader as CUDA, which is not built here: GPU metrics and
+// energy are off, said once when the monitor was asked for them.
+namespace nnprof::detail::system {
+namespace {
+class NotBuiltGpuProbe final : public Probe {
+ public:
+  void sample(std::uint64_t, SampleSink& sink) override {
+    if (!noted_) sink.note("nnprof was built without CUDA support: no GPU metrics or GPU energy");
+    noted_ = true;
+  }
+
+ private:
+  bool noted_ = false;
+};
+}  // namespace
+
+std::unique_ptr<Probe> make_nvml_probe(const SystemOptions& options) {
+  if (!options.gpus) return nullptr;
+  return std::make_unique<NotBuiltGpuProbe>();
+}
+}  // namespace nnprof::detail::system
