@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <nnprof/sampling_profiler.hpp>
+#include <nnprof/system_profile.hpp>
 
 namespace nnprof::python {
 
@@ -17,6 +18,11 @@ void bind_scopes(pybind11::module_& m);
 void add_profiler_scope_method(pybind11::handle profiler_type);
 /// The classes the Python seeds' APIs are built on (CUDA timing, memory tracking, metrics).
 void bind_seed_apis(pybind11::module_& m);
+
+/// nnprof.SystemMonitor, carbon_estimate and grid_intensities (the system monitor, nnprof/system.hpp).
+void bind_system(pybind11::module_& m);
+/// Profile::system as a dict (Profile.system, SystemMonitor.result()).
+pybind11::dict system_dict(const SystemProfile& system);
 
 /// nnprof::python_line_stats as a list of dicts (Profile.python_lines(), PerformanceProfiler's line profile).
 pybind11::list python_line_list(const std::vector<PythonLineStats>& lines);

@@ -578,6 +578,8 @@ fields docs/PYTHON.md lists).)")
       .def_property_readonly("annotations", [](const Profile& p) { return p.annotations; })
       .def_property_readonly("memory_counters", &memory_counters)
       .def_property_readonly("heap", [](const Profile& p) { return heap_summary(p.heap); })
+      .def_property_readonly("system", [](const Profile& p) { return system_dict(p.system); },
+                             "What the system monitor sampled: tracks, energy per domain, notes (monitored False without one).")
       .def_property_readonly("cpu", [](const Profile& p) { return cpu_summary(p.cpu); })
       .def_property_readonly("cpu_sample_count", [](const Profile& p) { return p.cpu_samples.size(); })
       .def(

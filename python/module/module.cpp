@@ -6,4 +6,5 @@ PYBIND11_MODULE(_native, m) {
   m.doc() = "nnprof's C++ profiler (libnnprof), wrapped for Python";
   nnprof::python::bind_core(m);
   nnprof::python::bind_seed_apis(m);
+  nnprof::python::bind_system(m);
 }

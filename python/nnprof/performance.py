@@ -14,8 +14,8 @@ every memory_interval); FLOPs declared inside the region. An exception leaving t
 its figures up to then (PerformanceMetrics.completed is False).
 
 What is not measured yet is None and prints as "not measured", never a guess:
-- system (cpu_percent, memory_percent, disk_io_percent, network_io_mb, energy_kwh, carbon_kg)
-  and track_carbon: filled when nnprof samples the machine's counters (the system-metrics issue);
+- system: a figure the region's system monitor (nnprof.SystemMonitor) could not read: a disk
+  busy % without /proc/diskstats, carbon_kg without track_carbon;
 - GPU figures without a GPU nnprof can trace (no driver, no device, built without CUDA);
 - estimated_flops without estimate_flops=True; memory_leak_detected without detailed_memory=True.
 MB are 10**6 bytes and GB 10**9, as the seed prints them.
@@ -67,13 +67,15 @@ class ComputeMetrics:
 
 @dataclasses.dataclass
 class SystemMetrics:
-    """The machine's figures: not measured yet (all None) until nnprof samples them."""
-    cpu_percent: Optional[float] = None
-    memory_percent: Optional[float] = None
-    disk_io_percent: Optional[float] = None
-    network_io_mb: Optional[float] = None
-    energy_kwh: Optional[float] = None
-    carbon_kg: Optional[float] = None
+    """The machine over the region, from its system monitor (nnprof.SystemMonitor); None: not read."""
+    cpu_percent: Optional[float] = None     # mean busy % of the CPUs the process may use (cgroup quota, else all)
+    memory_percent: Optional[float] = None  # peak % of memory in use (of the cgroup's limit, else of the host's)
+    disk_io_percent: Optional[float] = None  # mean busy % of the busiest disk
+    network_io_mb: Optional[float] = None   # MB received and sent on every interface but lo
+    energy_kwh: Optional[float] = None      # every energy domain (psys excluded), measured or modelled
+    energy_measured: Optional[bool] = None  # True: RAPL/NVML only; False: some of it is modelled
+    carbon_kg: Optional[float] = None       # energy x PUE x grid intensity (track_carbon)
+    carbon_region: Optional[str] = None     # the grid intensity's region and source
 
 
 @dataclasses.dataclass
@@ -134,6 +136,59 @@ class _OpenRegion:
         self.observer = None
         self.lines = None  # the CPU sampler of enable_line_profiling
         self.notes = []
+        self.system = None  # the region's nnprof.SystemMonitor
+
+
+def _integrated(times, values):
+    """Sum of rate x interval: each value is the mean rate over the interval ending at its sample."""
+    total = 0.0
+    for i in range(1, len(times)):
+        if values[i] is not None:
+            total += values[i] * (times[i] - times[i - 1])
+    return total
+
+
+def _mean(values):
+    read = [v for v in values if v is not None]
+    return sum(read) / len(read) if read else None
+
+
+def _system_metrics(system, carbon, notes):
+    """SystemMetrics from a SystemMonitor.result() dict and its carbon dict (or None)."""
+    tracks, times = system["tracks"], system["sample_s"]
+
+    def values(name):
+        track = tracks.get(name)
+        return track["values"] if track is not None else []
+
+    metrics = SystemMetrics()
+    cgroup_cpu = _mean(values("cgroup.cpu.used"))
+    metrics.cpu_percent = cgroup_cpu if cgroup_cpu is not None else _mean(values("system.cpu.busy"))
+    memory = [v for v in values("cgroup.memory.used") if v is not None] or \
+        [v for v in values("system.memory.used") if v is not None]
+    metrics.memory_percent = max(memory) if memory else None
+    disks = [_mean(t["values"]) for name, t in tracks.items() if name.startswith("disk.") and name.endswith(".busy")]
+    disks = [d for d in disks if d is not None]
+    metrics.disk_io_percent = max(disks) if disks else None
+    if not disks:
+        notes.append("system.disk_io_percent: no disk was read (/proc/diskstats)")
+    net = [name for name in tracks if name.startswith("net.") and not name.startswith("net.lo.")
+           and (name.endswith(".rx_bytes") or name.endswith(".tx_bytes"))]
+    metrics.network_io_mb = sum(_integrated(times, values(name)) for name in net) / 1e6 if net else None
+    domains = [d for d in system["energy"] if d["kind"] != "psys"]
+    if domains:
+        metrics.energy_kwh = sum(d["joules"] for d in domains) / 3.6e6
+        metrics.energy_measured = all(d["measured"] for d in domains)
+        for d in domains:
+            if not d["measured"]:
+                notes.append(f"system.energy_kwh: {d['name']} is modelled, not measured: {d['note']}")
+    if carbon is not None:
+        metrics.carbon_kg = carbon["grams_co2"] / 1000.0
+        metrics.carbon_region = f"{carbon['region']} ({carbon['grams_per_kwh']:g} g/kWh, {carbon['source']})"
+        if carbon["defaulted_region"]:
+            notes.append("system.carbon_kg: no carbon_region given: the world average grid intensity was used")
+    notes.extend(f"system: {note}" for note in system["notes"])
+    return metrics
 
 
 class _ProfiledBlock:
@@ -161,7 +216,13 @@ class PerformanceProfiler:
 
     track_gpu: trace the GPU (CUPTI: device memory; NVML: utilisation) in each region, where
         nnprof can; elsewhere the GPU figures are None.
-    track_carbon: energy and carbon are not measured yet: the figures stay None.
+    track_carbon: give each region's carbon (system.carbon_kg): its energy (RAPL, NVML, else
+        modelled from CPU utilisation and said so in system.energy_measured and the notes) x PUE x
+        the grid intensity of `carbon_region` (ISO 3166 code; default NNPROF_CARBON_REGION, else the
+        world average, said so in the notes), from nnprof's shipped table, never a network lookup.
+    Each region runs a system monitor (nnprof.SystemMonitor) at memory_interval: system.* are the
+    machine's CPU and memory (against the container's limits when it has any), disk busy %,
+    network traffic and energy over the region.
     detailed_memory: read the glibc heap in use every memory_interval and flag a potential leak:
         memory_leak_detected is True when the heap grew by more than 1 MB over the region and
         kept at least half of what it gained at its peak (memory allocated and never given
@@ -179,7 +240,7 @@ class PerformanceProfiler:
     """
 
     def __init__(self, track_gpu=True, track_carbon=False, detailed_memory=False, memory_interval=0.5,
-                 enable_line_profiling=False, estimate_flops=False):
+                 enable_line_profiling=False, estimate_flops=False, carbon_region="", pue=1.0):
         if memory_interval <= 0:
             raise ValueError(f"PerformanceProfiler: memory_interval must be a positive number of seconds "
                              f"(got {memory_interval})")
@@ -189,9 +250,16 @@ class PerformanceProfiler:
         self.memory_interval = float(memory_interval)
         self.enable_line_profiling = bool(enable_line_profiling)
         self.estimate_flops = bool(estimate_flops)
+        self.carbon_region = str(carbon_region)
+        self.pue = float(pue)
         if self.track_carbon:
-            warnings.warn("PerformanceProfiler(track_carbon=True): energy and carbon are not measured by this "
-                          "version; system.energy_kwh and system.carbon_kg stay None", RuntimeWarning, stacklevel=2)
+            # An unknown region or a PUE below 1 fails now, not at the end of the first region.
+            regions = {g["region"] for g in _native.grid_intensities()}
+            if self.carbon_region and self.carbon_region.upper() not in regions:
+                raise ValueError(f"PerformanceProfiler: unknown carbon_region {self.carbon_region!r}; "
+                                 f"nnprof.grid_intensities() lists the regions: {', '.join(sorted(regions))}")
+            if not self.pue >= 1.0:
+                raise ValueError(f"PerformanceProfiler: pue must be at least 1.0 (got {self.pue})")
         self._profiler = _native.Profiler()  # this PerformanceProfiler's own regions and operators
         self._regions = _native._RegionProfiler(self._profiler)
         self._extras = {}       # name -> what the Python side measured of its last finished region
@@ -225,6 +293,7 @@ class PerformanceProfiler:
         try:
             region.sampler = _native._AllocatorSampler(self.memory_interval * 1000.0)
             region.sampler.start()
+            region.system = _native.SystemMonitor(interval=max(0.01, self.memory_interval))
             if self.track_gpu and self._gpu_why is None:
                 gpu = _native._GpuTrace(True)
                 if gpu.tracing:
@@ -264,6 +333,12 @@ class PerformanceProfiler:
             region.native.end(completed)
         finally:
             region.sampler.stop()
+            system = carbon = None
+            if region.system is not None:
+                region.system.stop()
+                system = region.system.result()
+                if self.track_carbon:
+                    carbon = region.system.carbon(self.carbon_region, self.pue)
             self._release_observer(region)
             line_profile = None
             if region.lines is not None:
@@ -282,7 +357,7 @@ class PerformanceProfiler:
                 gpu_streams = region.gpu.stream_report()
             flops_counted = self.estimate_flops and not any(n.startswith("estimated_flops") for n in region.notes)
             self._extras[region.name] = (region.sampler.readings(), gpu_memory, gpu_streams, region.notes, flops_counted,
-                                         line_profile)
+                                         line_profile, system, carbon)
             self._extras[None] = self._extras[region.name]
 
     # -- results ----------------------------------------------------------------------------
@@ -300,11 +375,12 @@ class PerformanceProfiler:
             if operation_name is not None:
                 raise KeyError(f"PerformanceProfiler: no finished region named {operation_name!r}")
             raise RuntimeError("PerformanceProfiler: no profiled region has finished yet")
-        readings, gpu_memory, gpu_streams, notes, flops_counted, line_profile = self._extras[
+        readings, gpu_memory, gpu_streams, notes, flops_counted, line_profile, system, carbon = self._extras[
             raw["name"] if operation_name is not None else None]
-        return self._metrics(raw, readings, gpu_memory, gpu_streams, list(notes), flops_counted, line_profile)
+        return self._metrics(raw, readings, gpu_memory, gpu_streams, list(notes), flops_counted, line_profile, system,
+                             carbon)
 
-    def _metrics(self, raw, readings, gpu_memory, gpu_streams, notes, flops_counted, line_profile):
+    def _metrics(self, raw, readings, gpu_memory, gpu_streams, notes, flops_counted, line_profile, system, carbon):
         wall_s = raw["wall_ns"] / 1e9
         peak_rss = raw["rss_peak_bytes"]
         if not raw["rss_peak_exact"] and readings:
@@ -341,9 +417,15 @@ class PerformanceProfiler:
             notes.append(f"GPU: not measured: {self._gpu_why}")
         if not self.enable_line_profiling:
             notes.append("line_profile: not measured (enable_line_profiling=False)")
-        notes.append("system: not measured by this version of nnprof")
+        if system is not None:
+            system_metrics = _system_metrics(system, carbon, notes)
+        else:
+            system_metrics = SystemMetrics()
+            notes.append("system: not measured: the region's system monitor did not start")
+        if not self.track_carbon:
+            notes.append("system.carbon_kg: not measured (track_carbon=False)")
         return PerformanceMetrics(name=raw["name"], completed=raw["completed"], memory=memory, timing=timing,
-                                  compute=compute, system=SystemMetrics(), notes=notes, line_profile=line_profile)
+                                  compute=compute, system=system_metrics, notes=notes, line_profile=line_profile)
 
     def get_timing_breakdown(self):
         """Seconds of wall time of every region name (regions of one name summed), in the

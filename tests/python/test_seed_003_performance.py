@@ -79,13 +79,15 @@ def test_metrics_attributes_dict_and_summary():
         assert hasattr(metrics.timing, attribute)
     for attribute in ("estimated_flops", "flops_per_second", "gpu_utilization_percent", "cpu_utilization_percent"):
         assert hasattr(metrics.compute, attribute)
-    # Not measured by this version: None, never a made-up number.
-    for attribute in ("cpu_percent", "memory_percent", "disk_io_percent", "network_io_mb"):
-        assert getattr(metrics.system, attribute) is None
+    # The machine over the region, from its system monitor: percentages in range.
+    assert 0.0 <= metrics.system.cpu_percent <= 100.0
+    assert 0.0 < metrics.system.memory_percent <= 100.0
+    assert metrics.system.energy_kwh > 0.0  # modelled here (no RAPL in this VM) and flagged so
+    assert metrics.system.carbon_kg is None  # track_carbon=False
     assert metrics.compute.estimated_flops is None and metrics.memory.memory_leak_detected is None
     d = metrics.to_dict()
     assert d["timing"]["wall_time_s"] == metrics.timing.wall_time_s
-    assert d["system"]["cpu_percent"] is None
+    assert d["system"]["cpu_percent"] == metrics.system.cpu_percent
     assert d["name"] == "op" and d["completed"] is True
     summary = metrics.summary()
     print(summary)
@@ -314,18 +316,31 @@ def test_best_practices_intervals_names_and_workloads():
         nnprof.PerformanceProfiler(memory_interval=0)
 
 
-def test_flags_not_measured_yet_say_so():
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        profiler = nnprof.PerformanceProfiler(track_carbon=True)
-    messages = [str(w.message) for w in caught]
-    assert any("carbon" in m for m in messages)
+def test_track_carbon_gives_carbon_from_energy_and_says_how_it_was_obtained():
+    profiler = nnprof.PerformanceProfiler(track_carbon=True, carbon_region="fr", pue=1.5)
+    with profiler.profile("op"):
+        spin(0.2)
+    metrics = profiler.get_metrics()
+    system = metrics.system
+    assert system.energy_kwh > 0.0
+    france = next(g for g in nnprof.grid_intensities() if g["region"] == "FR")
+    # grams = kWh x PUE x g/kWh, exactly as stated
+    assert system.carbon_kg == pytest.approx(system.energy_kwh * 1.5 * france["grams_per_kwh"] / 1000.0, rel=1e-9)
+    assert system.carbon_region.startswith("FR (")
+    if not system.energy_measured:
+        assert any("modelled" in n for n in metrics.notes)
+    assert not any(isinstance(v, float) and math.isnan(v) for v in metrics.to_dict()["system"].values())
+    with pytest.raises(ValueError, match="unknown carbon_region"):
+        nnprof.PerformanceProfiler(track_carbon=True, carbon_region="atlantis")
+    with pytest.raises(ValueError, match="pue"):
+        nnprof.PerformanceProfiler(track_carbon=True, pue=0.5)
+
+
+def test_flags_not_measured_say_so():
+    profiler = nnprof.PerformanceProfiler()
     with profiler.profile("op"):
         spin(0.01)
     metrics = profiler.get_metrics()
-    system = metrics.system
-    assert system.carbon_kg is None and system.energy_kwh is None
-    assert not any(isinstance(v, float) and math.isnan(v) for v in metrics.to_dict()["system"].values())
     assert metrics.line_profile is None
     assert metrics.line_report() == "line_profile: not measured (enable_line_profiling=False)"
 
