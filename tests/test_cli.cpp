@@ -385,6 +385,27 @@ TEST(CliRecordGpu, WithoutAGpuSaysWhyAndStillWritesTheProfile) {
   EXPECT_FALSE(p.cpu_samples.empty());  // everything else was profiled as usual
 }
 
+TEST(CliRecordSystem, SamplesTheProgramAndItsEnergyIntoTheProfile) {
+  const std::string out = (record_dir() / "system.nnprof").string();
+  const CliRun r = run_cli("record --system=50ms --sample-hz 100 -q -o " + out + " -- " CPU_SPIN_PATH);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nnprof::Profile p = nnprof::Profile::load(out);
+  ASSERT_TRUE(p.system.monitored);
+  EXPECT_EQ(p.system.interval_ms, 50u);
+  EXPECT_GE(p.system.sample_ns.size(), 2u);  // the first sample at start, the last one at exit
+  const nnprof::SystemTrack* user = p.system.track("process.cpu.user");
+  ASSERT_NE(user, nullptr);
+  EXPECT_EQ(user->unit, "percent");
+  EXPECT_EQ(user->values.size(), p.system.sample_ns.size());
+  ASSERT_FALSE(p.system.energy.empty());  // measured where the machine allows, else modelled
+  for (const nnprof::EnergyDomain& d : p.system.energy) EXPECT_GE(d.joules, 0.0) << d.name;
+  EXPECT_FALSE(p.cpu_samples.empty());  // everything else was profiled as usual
+
+  const CliRun bad = run_cli("record --system=5ms -q -o " + out + " -- /bin/true");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("--system=5ms is not an interval from 10ms to 1h"), std::string::npos) << bad.output;
+}
+
 // ---- nnprof record with CPU sampling ---------------------------------------------------------
 
 /// Samples of `thread` (an index) whose stack has a frame of `function`.
