@@ -269,6 +269,7 @@ class HostProbe final : public Probe {
     if (const auto text = read_text_file(stat_path_, &error); text) {
       if (const auto cpu = parse_proc_stat(*text)) {
         // A share of ticks, not of time: independent of the interval and of the tick rate.
+        // iowait may step backwards on tickless kernels; that interval is then left unknown.
         if (last_cpu_ && cpu->total > last_cpu_->total && cpu->idle >= last_cpu_->idle) {
           const double total = static_cast<double>(cpu->total - last_cpu_->total);
           const double idle = static_cast<double>(cpu->idle - last_cpu_->idle);
