@@ -41,12 +41,16 @@ class SystemMonitorThread final : public SystemSource {
   // Implemented in monitor_thread.cpp.
   struct Tracks;
   void run();
+  /// One column: every probe read at one CLOCK_MONOTONIC time. Called with mu_ held.
+  void sample_locked();
 
   SystemOptions options_;
+  SystemLimits limits_;  // read once, at construction
   std::vector<std::unique_ptr<system::Probe>> probes_;
   mutable std::mutex mu_;  // the tracks, the probes' state while sampling or reading energy
   std::unique_ptr<Tracks> tracks_;
   std::condition_variable cv_;
+  bool started_ = false;
   bool stopping_ = false;
   bool stopped_ = false;
   std::thread thread_;
