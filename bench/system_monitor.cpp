@@ -4,7 +4,7 @@
 // time read from /proc/self/task/<tid>/schedstat: what it takes from the machine whichever core it
 // runs on. Prints both ratios; docs/PERFORMANCE.md has the figures.
 //
-//   nnprof_bench_system [BLOCKS] [STEPS_PER_BLOCK] [INTERVAL_MS]
+//   nnprof_bench_system [BLOCKS] [STEPS_PER_BLOCK] [INTERVAL_MS]   (defaults 6, 1200, 500)
 #include <dirent.h>
 #include <unistd.h>
 
@@ -62,11 +62,27 @@ double thread_cpu_seconds(const std::string& name) {
 
 int main(int argc, char** argv) {
   const int blocks = argc > 1 ? std::atoi(argv[1]) : 6;
-  const int steps = argc > 2 ? std::atoi(argv[2]) : 300;
+  const int steps = argc > 2 ? std::atoi(argv[2]) : 1200;
   nnprof::SystemOptions options;
   if (argc > 3) options.interval_ms = static_cast<std::uint32_t>(std::atoi(argv[3]));
   Step step;
   for (int i = 0; i < 20; ++i) step.run();  // warm caches and clocks
+
+  // The cost of one sample: a monitor at 10 ms for 2 s, its thread's CPU time per tick.
+  double per_sample_ms = 0.0;
+  {
+    nnprof::SystemOptions fast = options;
+    fast.interval_ms = 10;
+    nnprof::SystemMonitor monitor(fast);
+    const double cpu0 = std::max(0.0, thread_cpu_seconds("nnprof-system"));
+    const std::size_t samples0 = monitor.result().sample_ns.size();
+    const auto t0 = std::chrono::steady_clock::now();
+    while (seconds_since(t0) < 2.0) step.run();
+    const double cpu1 = thread_cpu_seconds("nnprof-system");
+    const std::size_t ticks = monitor.result().sample_ns.size() - samples0;
+    monitor.stop();
+    if (ticks > 0 && cpu1 >= 0.0) per_sample_ms = 1e3 * (cpu1 - cpu0) / static_cast<double>(ticks);
+  }
 
   std::vector<double> off, on;
   double monitor_cpu = 0.0, monitored_wall = 0.0;
@@ -101,8 +117,9 @@ int main(int argc, char** argv) {
   std::printf("interval %u ms, %d blocks x %d steps, %zu samples taken\n", options.interval_ms, blocks, steps, samples);
   std::printf("step, median of blocks: without monitor %.3f ms, with monitor %.3f ms, ratio %.4f\n", off_ms, on_ms,
               on_ms / off_ms);
-  std::printf("monitor thread CPU: %.4f s over %.2f s monitored = %.3f %% of one core (%.3f ms per sample)\n",
-              monitor_cpu, monitored_wall, 100.0 * monitor_cpu / monitored_wall,
-              samples > 0 ? 1e3 * monitor_cpu / static_cast<double>(samples) : 0.0);
+  std::printf("monitor thread CPU: %.4f s over %.2f s monitored = %.4f %% of one core\n", monitor_cpu, monitored_wall,
+              100.0 * monitor_cpu / monitored_wall);
+  std::printf("one sample costs %.3f ms of CPU: %.4f %% of one core at %u ms\n", per_sample_ms,
+              100.0 * per_sample_ms / options.interval_ms, options.interval_ms);
   return 0;
 }

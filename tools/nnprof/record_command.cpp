@@ -1,4 +1,4 @@
-// `nnprof record [--sample-hz N] [--wall] [--unwind U] [--memory] [--gpu] [--out FILE] -- CMD ARGS...`: runs an
+// `nnprof record [--sample-hz N] [--wall] [--unwind U] [--memory] [--gpu] [--system[=INTERVAL]] [--out FILE] -- CMD ARGS...`: runs an
 // unmodified program with the preload agent (libnnprof_preload.so) and reports the profile it
 // writes when it ends. CPU sampling is on unless only --memory is asked for.
 #include <elf.h>
@@ -48,6 +48,7 @@ struct RecordOptions {
   std::uint64_t interval_ms = 100;
   std::string system;      // --system[=INTERVAL]: empty when not given
   double tdp_watts = 0.0;  // --tdp: for the CPU energy model where RAPL cannot be read
+  std::string system_thread;  // --system-thread: whose innermost scope each system sample carries
   bool quiet = false;
   std::vector<std::string> command;
 };
@@ -275,6 +276,7 @@ class RunDirectory {
   setenv("NNPROF_RECORD_GPU", o.gpu ? "1" : "0", 1);
   setenv("NNPROF_RECORD_SYSTEM_MS", std::to_string(o.system.empty() ? 0 : system_interval_ms(o.system)).c_str(), 1);
   setenv("NNPROF_RECORD_TDP", fmt::format("{}", o.tdp_watts).c_str(), 1);
+  setenv("NNPROF_RECORD_SYSTEM_THREAD", o.system_thread.c_str(), 1);
   setenv("NNPROF_RECORD_TORCH", o.no_torch_ops ? "0" : "1", 1);
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -443,6 +445,9 @@ Action add_record_command(CLI::App& app) {
                 "Sample system metrics every INTERVAL (--system=2s; default 500ms): process and host CPU, memory "
                 "against the container's limits, disk and network IO, pressure stalls, GPUs through NVML, and "
                 "energy (RAPL, NVML, else modelled and labelled so)");
+  cmd->add_option("--system-thread", o->system_thread,
+                  "The thread (by name) whose innermost open scope each system sample carries (default: the main "
+                  "thread), so that GPU utilisation or RSS per scope are queries");
   cmd->add_option("--tdp", o->tdp_watts,
                   "The CPU package's TDP in watts, for the CPU energy model used where RAPL cannot be read");
   cmd->add_flag("--no-torch-ops", o->no_torch_ops,

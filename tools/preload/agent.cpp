@@ -36,6 +36,7 @@
 //   NNPROF_RECORD_TORCH        1 (default): record PyTorch operators when LibTorch loads; 0: do not
 //   NNPROF_RECORD_SYSTEM_MS    > 0: run the system monitor (nnprof::SystemMonitor) at this interval
 //   NNPROF_RECORD_TDP          the CPU's TDP in W for the energy model where RAPL is unreadable
+//   NNPROF_RECORD_SYSTEM_THREAD the thread whose innermost scope each system sample carries
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -409,6 +410,7 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
       system.interval_ms = static_cast<std::uint32_t>(ms);
       if (const char* tdp = std::getenv("NNPROF_RECORD_TDP"); tdp != nullptr && *tdp != '\0')
         system.cpu_tdp_watts = std::strtod(tdp, nullptr);
+      if (const char* thread = std::getenv("NNPROF_RECORD_SYSTEM_THREAD")) system.scope_thread = thread;
       try {
         a.system = new nnprof::SystemMonitor(nnprof::global_profiler(), system);
       } catch (const std::exception& e) {
