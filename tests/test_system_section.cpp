@@ -174,3 +174,96 @@ TEST(SystemJson, SystemObjectCarriesMethodsBandsCarbonAndSteps) {
 
 }  // namespace
 }  // namespace nnprof
+
+#include "analysis/compare.hpp"
+#include "report/comparison.hpp"
+
+namespace nnprof {
+namespace {
+
+// `steps` calls of train_step of 1 s each, back to back, the package drawing `watts[i]` in
+// step i (a sample at each step's end).
+Profile stepping_profile(const std::vector<double>& watts) {
+  Profile p;
+  p.strings = {"train_step"};
+  p.threads.push_back(ThreadInfo{0, 100, "main", false, watts.size(), watts.size() * kSecond});
+  p.system.monitored = true;
+  p.system.interval_ms = 1000;
+  p.system.sample_ns.push_back(0);
+  std::vector<double> track{kNaN};
+  double joules = 0.0;
+  for (std::size_t i = 0; i < watts.size(); ++i) {
+    p.spans.push_back(Span{0, 0, 1, 1, i * kSecond, (i + 1) * kSecond});
+    p.system.sample_ns.push_back((i + 1) * kSecond);
+    track.push_back(watts[i]);
+    joules += watts[i];
+  }
+  p.system.tracks.push_back({"energy.package-0.power", "W", track});
+  p.system.energy.push_back({"package-0", "cpu", EnergyMethod::Rapl, joules, 0.05, "energy.package-0.power", ""});
+  ScopeStats step;
+  step.name = 0;
+  step.total_ns = watts.size() * kSecond;
+  step.time.count = watts.size();
+  step.time.sum_ns = step.total_ns;
+  step.time.mean_ns = 1e9;
+  step.items = 32 * watts.size();
+  p.scopes = {step};
+  CallTreeNode root;
+  CallTreeNode node;
+  node.id = 1;
+  node.parent = 0;
+  node.name = 0;
+  node.depth = 1;
+  node.time = step.time;
+  root.children = {1};
+  p.call_tree = {root, node};
+  return p;
+}
+
+TEST(SystemCompare, EnergyPerStepIsTestedLikeTime) {
+  const Profile a = stepping_profile({100, 101, 99, 100, 102, 98});
+  const Profile b = stepping_profile({150, 151, 149, 150, 152, 148});
+  const Comparison c = analysis::compare_profiles(a, b, CompareOptions{});
+  ASSERT_TRUE(c.energy_per_step.has_value());
+  const EnergyPerStep& e = *c.energy_per_step;
+  EXPECT_EQ(e.step, "train_step");
+  EXPECT_DOUBLE_EQ(e.a_joules, 100.0);
+  EXPECT_DOUBLE_EQ(e.b_joules, 150.0);
+  EXPECT_DOUBLE_EQ(e.a_joules_per_item, 100.0 / 32.0);
+  EXPECT_DOUBLE_EQ(e.ratio, 1.5);
+  EXPECT_EQ(e.test, CompareTest::MannWhitney);
+  EXPECT_EQ(e.verdict, Verdict::Regressed);
+  EXPECT_EQ(e.a_calls, 6u);
+
+  const report::Document doc = report::comparison_document(c);
+  bool said = false;
+  for (const report::Section& s : doc.sections)
+    if (s.id == "summary") said = says(a, s, "Energy per step (train_step): B/A 1.500x, regressed");
+  EXPECT_TRUE(said);
+}
+
+TEST(SystemCompare, OneValuePerRunGivesTheRatioWithoutAVerdict) {
+  Profile a = stepping_profile({100, 100, 100, 100, 100, 100});
+  Profile b = stepping_profile({120, 120, 120, 120, 120, 120});
+  // Statistics-only runs: no spans, each sample's scope instead.
+  for (Profile* p : {&a, &b}) {
+    p->spans.clear();
+    p->system.sample_scope.assign(p->system.sample_ns.size(), 0);
+  }
+  const Comparison c = analysis::compare_profiles(a, b, CompareOptions{});
+  ASSERT_TRUE(c.energy_per_step.has_value());
+  EXPECT_DOUBLE_EQ(c.energy_per_step->ratio, 1.2);
+  EXPECT_EQ(c.energy_per_step->test, CompareTest::None);
+  EXPECT_EQ(c.energy_per_step->verdict, Verdict::Unreliable);
+  EXPECT_NE(c.energy_per_step->note.find("without a significance claim"), std::string::npos);
+}
+
+TEST(SystemCompare, NoEnergyComparisonWithoutMonitors) {
+  Profile a = stepping_profile({100, 100, 100, 100, 100});
+  a.system = SystemProfile{};
+  const Comparison c = analysis::compare_profiles(a, stepping_profile({100, 100, 100, 100, 100}), CompareOptions{});
+  EXPECT_FALSE(c.energy_per_step.has_value());
+}
+
+}  // namespace
+}  // namespace nnprof

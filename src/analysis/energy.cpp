@@ -109,57 +109,85 @@ const char* energy_method_name(EnergyMethod method) noexcept {
 
 bool counts_towards_total(const EnergyDomain& domain) noexcept { return domain.kind != "psys"; }
 
-EnergyAttribution attribute_energy(const Profile& profile) {
-  const SystemProfile& system = profile.system;
-  EnergyAttribution result;
+namespace {
+
+// The power timeline of every domain that counts and has a power track.
+std::vector<EnergyTimeline> timelines_of(const SystemProfile& system, EnergyAttribution* result) {
   std::vector<EnergyTimeline> timelines;
   for (const EnergyDomain& domain : system.energy) {
     if (!counts_towards_total(domain)) continue;
-    if (domain.method == EnergyMethod::Modelled) result.total_measured = false;
+    if (result != nullptr && domain.method == EnergyMethod::Modelled) result->total_measured = false;
     const SystemTrack* track = system.track(domain.track);
     if (track == nullptr) {
-      result.domains_without_track.push_back(domain.name);
+      if (result != nullptr) result->domains_without_track.push_back(domain.name);
       continue;
     }
     timelines.emplace_back(system.sample_ns, track->values, domain.method != EnergyMethod::Modelled);
   }
-  for (const EnergyTimeline& t : timelines) result.total_joules += t.total();
-  if (timelines.empty() || system.sample_ns.size() < 2) return result;
+  return timelines;
+}
 
-  const std::uint32_t thread = system.scope_thread == kNone ? 0 : system.scope_thread;
-  result.thread = thread;
-  std::unordered_map<StringId, Accumulated> by_name;
-  std::vector<double> joules(timelines.size());
+std::uint32_t scope_thread_of(const SystemProfile& system) noexcept {
+  return system.scope_thread == kNone ? 0 : system.scope_thread;
+}
 
+// The spans of `thread`, parents before their children at the same start time, whatever order
+// the spans came in.
+std::vector<const Span*> spans_of(const Profile& profile, std::uint32_t thread) {
   std::vector<const Span*> spans;
   for (const Span& span : profile.spans)
     if (span.thread == thread) spans.push_back(&span);
-  // Parents before their children at the same start time, whatever order the spans came in.
   std::ranges::stable_sort(spans, [](const Span* a, const Span* b) {
     return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->depth < b->depth;
   });
+  return spans;
+}
+
+// Calls `visit(span, top_level, topmost_of_name)` for each span in order, tracking which spans
+// are open by their depth.
+template <typename Visit>
+void walk_spans(const std::vector<const Span*>& spans, Visit visit) {
+  std::vector<const Span*> open;
+  std::unordered_map<StringId, std::uint32_t> open_names;
+  for (const Span* span : spans) {
+    while (!open.empty() && open.back()->depth >= span->depth) {
+      --open_names[open.back()->name];
+      open.pop_back();
+    }
+    const bool topmost_of_name = open_names[span->name] == 0;
+    const bool top_level = open.empty();
+    open.push_back(span);
+    ++open_names[span->name];
+    visit(*span, top_level, topmost_of_name);
+  }
+}
+
+}  // namespace
+
+EnergyAttribution attribute_energy(const Profile& profile) {
+  const SystemProfile& system = profile.system;
+  EnergyAttribution result;
+  const std::vector<EnergyTimeline> timelines = timelines_of(system, &result);
+  for (const EnergyTimeline& t : timelines) result.total_joules += t.total();
+  if (timelines.empty() || system.sample_ns.size() < 2) return result;
+
+  const std::uint32_t thread = scope_thread_of(system);
+  result.thread = thread;
+  std::unordered_map<StringId, Accumulated> by_name;
+  std::vector<double> joules(timelines.size());
+  const std::vector<const Span*> spans = spans_of(profile, thread);
 
   if (!spans.empty()) {
     result.basis = EnergyBasis::Spans;
-    std::vector<const Span*> open;
-    std::unordered_map<StringId, std::uint32_t> open_names;
-    for (const Span* span : spans) {
-      while (!open.empty() && open.back()->depth >= span->depth) {
-        --open_names[open.back()->name];
-        open.pop_back();
-      }
-      const bool topmost_of_name = open_names[span->name] == 0;
-      const bool top_level = open.empty();
-      open.push_back(span);
-      ++open_names[span->name];
-      if (!topmost_of_name && !top_level) continue;
-      for (std::size_t d = 0; d < timelines.size(); ++d) joules[d] = timelines[d].energy_between(span->start_ns, span->end_ns);
+    walk_spans(spans, [&](const Span& span, bool top_level, bool topmost_of_name) {
+      if (!topmost_of_name && !top_level) return;
+      for (std::size_t d = 0; d < timelines.size(); ++d) joules[d] = timelines[d].energy_between(span.start_ns, span.end_ns);
       if (top_level) result.attributed_joules += std::accumulate(joules.begin(), joules.end(), 0.0);
       if (topmost_of_name) {
-        const double seconds = static_cast<double>(span->end_ns - span->start_ns) * kSecondsPerNs;
-        add_energy(joules, timelines, seconds, by_name[span->name]);
+        const double seconds = static_cast<double>(span.end_ns - span.start_ns) * kSecondsPerNs;
+        add_energy(joules, timelines, seconds, by_name[span.name]);
       }
-    }
+    });
   } else if (!system.sample_scope.empty()) {
     result.basis = EnergyBasis::Samples;
     for (std::size_t i = 1; i < system.sample_ns.size() && i < system.sample_scope.size(); ++i) {
@@ -215,6 +243,19 @@ EnergyAttribution attribute_energy(const Profile& profile) {
     result.steps.push_back(step);
   }
   return result;
+}
+
+std::vector<double> call_joules(const Profile& profile, StringId name) {
+  std::vector<double> calls;
+  const std::vector<EnergyTimeline> timelines = timelines_of(profile.system, nullptr);
+  if (timelines.empty() || profile.system.sample_ns.size() < 2) return calls;
+  walk_spans(spans_of(profile, scope_thread_of(profile.system)), [&](const Span& span, bool, bool topmost_of_name) {
+    if (span.name != name || !topmost_of_name) return;
+    double joules = 0.0;
+    for (const EnergyTimeline& t : timelines) joules += t.energy_between(span.start_ns, span.end_ns);
+    calls.push_back(joules);
+  });
+  return calls;
 }
 
 const StepEnergy* main_step(const EnergyAttribution& energy) noexcept {

@@ -72,6 +72,11 @@ struct EnergyAttribution {
 /// power before the first sample or after the last.
 [[nodiscard]] EnergyAttribution attribute_energy(const Profile& profile);
 
+/// The energy of each call of the scope `name` on the scope thread (its top-most spans, in
+/// time order), every counted domain summed: what `nnprof compare` tests energy per step on.
+/// Empty without spans or power tracks.
+[[nodiscard]] std::vector<double> call_joules(const Profile& profile, StringId name);
+
 /// The energy of the step that stands for the whole run: the first scope in the profile's order
 /// (longest total time) that reported work items; nullptr when none did.
 [[nodiscard]] const StepEnergy* main_step(const EnergyAttribution& energy) noexcept;
