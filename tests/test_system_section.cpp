@@ -133,6 +133,12 @@ TEST(SystemSection, StatesTracksEnergyCarbonAndSteps) {
   EXPECT_EQ(scopes[1][0], "forward");  // 10 + 30 J package, 10 J memory
   EXPECT_NE(scopes[1][1].find("50 J"), std::string::npos);
   EXPECT_EQ(blocks_of<report::Bullets>(s).size(), 1u);  // the monitor's notes
+  // Every track here is one a reader looks at first, read at least twice: each drawn in HTML.
+  const std::vector<const report::Picture*> charts = blocks_of<report::Picture>(s);
+  ASSERT_EQ(charts.size(), 5u);
+  const std::string chart = charts[3]->html();
+  EXPECT_NE(chart.find("process.cpu.user"), std::string::npos);
+  EXPECT_NE(chart.find("<svg"), std::string::npos);
 }
 
 TEST(SystemSection, NoRegionIsSaidToBeTheWorldAverage) {

@@ -5,12 +5,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
+#include <string_view>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "analysis/energy.hpp"
+#include "report/charts/html_charts.hpp"
+#include "report/html_escape.hpp"
 #include "report/cells.hpp"
 #include "report/format.hpp"
 #include "report/metric_values.hpp"
@@ -152,6 +156,42 @@ Table scopes_table(const Profile& profile, const analysis::EnergyAttribution& en
   return table;
 }
 
+// The tracks a reader looks at first, drawn in HTML: CPU, memory, GPU busy and power, energy.
+bool charted(std::string_view name) {
+  if (name.starts_with("energy.") || name.starts_with("process.cpu.") || name == "process.memory.rss" ||
+      name == "system.cpu.busy" || name == "system.memory.used" || name.starts_with("cgroup."))
+    return true;
+  return name.starts_with("gpu") && (name.ends_with(".utilization") || name.ends_with(".power") || name.ends_with(".memory.used"));
+}
+
+// Most system track charts one page draws; the tracks table lists every track.
+constexpr std::size_t kTrackChartLimit = 16;
+
+// One track as the metric charts draw a gauge: a line over the session's time. The chart reads
+// its title from a profile's string table, so it gets a small one of its own.
+Picture track_chart(const SystemProfile& system, const SystemTrack& track) {
+  auto own = std::make_shared<Profile>();
+  own->strings.push_back(track.name);
+  own->meta.duration_ns = system.sample_ns.empty() ? 0 : system.sample_ns.back();
+  auto series = std::make_shared<MetricSeries>();
+  series->name = 0;
+  series->kind = MetricKind::Gauge;
+  series->unit = track.unit == "percent" ? "%" : track.unit;
+  for (std::size_t i = 0; i < track.values.size() && i < system.sample_ns.size(); ++i)
+    if (std::isfinite(track.values[i])) series->points.push_back({system.sample_ns[i], track.values[i], 0});
+  series->summary.count = series->points.size();
+  series->summary.percentile_points = series->points.size();
+  Picture picture;
+  picture.style = report::html::kMemoryChartStyle;
+  picture.draw = [own, series](std::string& html) {
+    report::html::append(html, "<h3>{} <span class=\"muted\">({})</span></h3><div class=\"scroll\">",
+                         report::html::escape(own->strings[0]), report::html::escape(series->unit));
+    report::html::write_metric_chart(*own, *series, html);
+    html += "</div>";
+  };
+  return picture;
+}
+
 }  // namespace
 
 void system_energy(const ReportData& data, std::vector<Section>& out) {
@@ -179,6 +219,15 @@ void system_energy(const ReportData& data, std::vector<Section>& out) {
   if (!system.tracks.empty()) {
     section.subheading("Counter tracks");
     section.add(tracks_table(system));
+    std::size_t charts = 0;
+    for (const SystemTrack& track : monitored.tracks) {
+      if (charts == kTrackChartLimit || !charted(track.name)) continue;
+      std::size_t read = 0;
+      for (const double v : track.values) read += std::isfinite(v) ? 1 : 0;
+      if (read < 2) continue;
+      section.add(track_chart(monitored, track));
+      ++charts;
+    }
   }
 
   if (!system.domains.empty()) {
