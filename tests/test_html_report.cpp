@@ -112,7 +112,7 @@ TEST(HtmlReport, IsOneSelfContainedDocument) {
 constexpr std::string_view kSectionOrder[] = {
     "summary",    "bottlenecks", "recommendations", "hot-paths", "most-called", "throughput", "compute",    "allocators",
     "call-tree",  "callers",     "operators",   "timeline",        "threads",   "memory",       "heap",       "cpu",
-    "gpu",        "gpu-scopes",  "metrics",     "critical-path",   "insights",  "annotations", "completeness", "diagnostics"};
+    "gpu",        "gpu-scopes",  "system",      "metrics",     "critical-path",   "insights",  "annotations", "completeness", "diagnostics"};
 
 // The values of `attribute`="..." in `html`, in order.
 std::vector<std::string> attribute_values(std::string_view html, std::string_view attribute) {

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,24 @@ struct RunTotals {
   std::uint64_t counter_peak_bytes = 0;
 };
 
+/// Energy per step of two runs recorded with the system monitor (docs/SYSTEM.md): the first
+/// scope of A (longest) that reported work items and has energy in both runs, each call's
+/// energy judged with the test and thresholds the scopes' time uses.
+struct EnergyPerStep {
+  std::string step;
+  double a_joules = 0.0, b_joules = 0.0;                    ///< per call, the mean over every call
+  double a_joules_per_item = 0.0, b_joules_per_item = 0.0;  ///< 0 without items
+  bool a_measured = true, b_measured = true;                ///< false: includes modelled energy
+  std::uint64_t a_calls = 0, b_calls = 0;                   ///< calls whose own energy is known (spans kept)
+  double ratio = 0.0;   ///< b_joules / a_joules; 0 when A's is 0
+  double change = 0.0;  ///< ratio - 1: +0.10 is 10% more energy per step
+  CompareTest test = CompareTest::None;  ///< MannWhitney on every call's energy, or None
+  double p_value = 1.0;
+  double prob_b_more = 0.5;  ///< probability that a call in B used more energy than one in A
+  Verdict verdict = Verdict::Unreliable;
+  std::string note;  ///< why there is no verdict, or what differs between the runs' methods
+};
+
 /// Everything `compare` found. Scopes are in order of the absolute change of their total
 /// time, largest first; equal changes by name.
 struct NNPROF_API Comparison {
@@ -157,6 +176,8 @@ struct NNPROF_API Comparison {
   Verdict verdict = Verdict::Unreliable;
   /// Caveats a reader must know: missing spans, dropped spans, different hosts, ...
   std::vector<std::string> notes;
+  /// When both runs were monitored and share a step with energy: its energy per step.
+  std::optional<EnergyPerStep> energy_per_step;
 
   /// Scopes judged Improved, largest saving of total time first, at most `n`.
   [[nodiscard]] std::vector<const ScopeChange*> top_improvements(std::size_t n = 10) const;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/energy.hpp"
 #include "analysis/rankings.hpp"
 #include "analysis/statistics/mann_whitney.hpp"
 #include "analysis/statistics/welch.hpp"
@@ -236,6 +238,56 @@ void judge_run(Comparison& c, const Profile& a, const Profile& b) {
   }
 }
 
+// Energy per step (issue 22): the first step of A with energy in B too, each call's joules
+// tested as each call's duration is (Mann-Whitney, the same alpha and min_change).
+std::optional<EnergyPerStep> energy_per_step(const Profile& a, const Profile& b, const CompareOptions& options) {
+  if (!a.system.monitored || !b.system.monitored) return std::nullopt;
+  const EnergyAttribution ea = attribute_energy(a);
+  const EnergyAttribution eb = attribute_energy(b);
+  for (const StepEnergy& sa : ea.steps) {
+    const auto sb = std::ranges::find_if(eb.steps, [&](const StepEnergy& s) { return b.str(s.name) == a.str(sa.name); });
+    if (sb == eb.steps.end()) continue;
+    EnergyPerStep e;
+    e.step = a.str(sa.name);
+    e.a_joules = sa.joules_per_call;
+    e.b_joules = sb->joules_per_call;
+    e.a_joules_per_item = sa.joules_per_item;
+    e.b_joules_per_item = sb->joules_per_item;
+    e.a_measured = sa.measured;
+    e.b_measured = sb->measured;
+    e.ratio = e.a_joules > 0.0 ? e.b_joules / e.a_joules : 0.0;
+    e.change = e.ratio > 0.0 ? e.ratio - 1.0 : 0.0;
+    const std::vector<double> calls_a = ea.basis == EnergyBasis::Spans ? call_joules(a, sa.name) : std::vector<double>{};
+    const std::vector<double> calls_b = eb.basis == EnergyBasis::Spans ? call_joules(b, sb->name) : std::vector<double>{};
+    e.a_calls = calls_a.size();
+    e.b_calls = calls_b.size();
+    if (calls_a.empty() || calls_b.empty()) {
+      e.note = "no spans kept in one run: one value per run, so the ratio is shown without a significance claim";
+    } else if (e.a_calls < options.min_calls || e.b_calls < options.min_calls) {
+      e.note = fmt::format("too few calls: {} in A, {} in B; a verdict needs {} on each side", e.a_calls, e.b_calls,
+                           options.min_calls);
+    } else {
+      const statistics::MannWhitneyResult r = statistics::mann_whitney_u(calls_a, calls_b);
+      e.test = CompareTest::MannWhitney;
+      e.p_value = r.p_value;
+      e.prob_b_more = r.prob_y_greater();
+      e.verdict = Verdict::Stable;
+      if (e.p_value < options.alpha && std::fabs(e.change) >= options.min_change) {
+        if (e.change > 0 && e.prob_b_more > 0.5) e.verdict = Verdict::Regressed;
+        else if (e.change < 0 && e.prob_b_more < 0.5) e.verdict = Verdict::Improved;
+      }
+    }
+    if (e.a_measured != e.b_measured) {
+      const std::string methods = fmt::format("A's energy is {}, B's {}: the two were not obtained the same way",
+                                              e.a_measured ? "measured" : "partly modelled",
+                                              e.b_measured ? "measured" : "partly modelled");
+      e.note = e.note.empty() ? methods : e.note + "; " + methods;
+    }
+    return e;
+  }
+  return std::nullopt;
+}
+
 RunTotals totals_of(const Profile& p) {
   RunTotals t;
   t.command_line = p.meta.command_line;
@@ -381,6 +433,7 @@ Comparison compare_profiles(const Profile& a, const Profile& b, const CompareOpt
 
   judge_run(c, a, b);
   add_notes(a, b, c);
+  c.energy_per_step = energy_per_step(a, b, options);
   if (!too_short.empty()) {
     std::sort(too_short.begin(), too_short.end());
     constexpr std::size_t kNamed = 10;

@@ -122,6 +122,28 @@ void write_comparison_json(const Comparison& c, std::ostream& out) {
   j["removed"] = only_json(c.removed);
   j["added"] = only_json(c.added);
   j["notes"] = c.notes;
+  // Only when both runs were monitored and share a step with energy (issue 22).
+  if (c.energy_per_step) {
+    const EnergyPerStep& e = *c.energy_per_step;
+    Json energy = Json::object();
+    energy["step"] = e.step;
+    energy["a_joules"] = e.a_joules;
+    energy["b_joules"] = e.b_joules;
+    energy["a_joules_per_item"] = e.a_joules_per_item;
+    energy["b_joules_per_item"] = e.b_joules_per_item;
+    energy["a_measured"] = e.a_measured;
+    energy["b_measured"] = e.b_measured;
+    energy["a_calls"] = e.a_calls;
+    energy["b_calls"] = e.b_calls;
+    energy["ratio"] = ratio_json(e.ratio);
+    energy["change"] = e.ratio > 0.0 ? Json(e.change) : Json(nullptr);
+    energy["test"] = to_string(e.test);
+    energy["p_value"] = e.test == CompareTest::None ? Json(nullptr) : Json(e.p_value);
+    energy["prob_b_more"] = e.test == CompareTest::MannWhitney ? Json(e.prob_b_more) : Json(nullptr);
+    energy["verdict"] = to_string(e.verdict);
+    energy["note"] = e.note;
+    j["energy_per_step"] = std::move(energy);
+  }
   out << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
   out.flush();
   check(out);

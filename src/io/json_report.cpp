@@ -751,6 +751,104 @@ Json operators(const Profile& profile, const OperatorTable& table) {
   return j;
 }
 
+// The system monitor's part (ReportData::system): tracks summarised, energy per domain with its
+// method and band, energy per scope and per step, carbon. A value not read is null.
+Json finite_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+Json system_json(const Profile& profile, const report::SystemData& data) {
+  const SystemProfile& system = profile.system;
+  Json j = Json::object();
+  j["interval_ms"] = system.interval_ms;
+  j["samples"] = system.sample_ns.size();
+  j["duration_ns"] = system.sample_ns.size() < 2 ? std::uint64_t{0} : system.sample_ns.back() - system.sample_ns.front();
+  Json limits = Json::object();
+  limits["logical_cpus"] = system.limits.logical_cpus;
+  limits["host_memory_bytes"] = system.limits.host_memory_bytes;
+  limits["cgroup"] = system.limits.cgroup;
+  limits["cgroup_cpu_cores"] = system.limits.cgroup_cpu_cores;
+  limits["cgroup_memory_bytes"] = system.limits.cgroup_memory_bytes;
+  j["limits"] = std::move(limits);
+  j["tracks"] = array_of(data.tracks, [](const analysis::TrackSummary& t) {
+    Json o = Json::object();
+    o["name"] = t.name;
+    o["unit"] = t.unit;
+    o["samples"] = t.samples;
+    o["min"] = finite_or_null(t.min);
+    o["mean"] = finite_or_null(t.mean);
+    o["p95"] = finite_or_null(t.p95);
+    o["max"] = finite_or_null(t.max);
+    o["last"] = finite_or_null(t.last);
+    return o;
+  });
+  Json energy = Json::object();
+  energy["domains"] = array_of(data.domains, [](const analysis::DomainSummary& d) {
+    Json o = Json::object();
+    o["name"] = d.domain->name;
+    o["kind"] = d.domain->kind;
+    o["method"] = to_string(d.domain->method);
+    o["measured"] = d.measured;
+    o["counted"] = d.counted;
+    o["joules"] = d.domain->joules;
+    o["uncertainty"] = d.domain->uncertainty;
+    o["mean_watts"] = d.mean_watts;
+    o["track"] = d.domain->track;
+    o["note"] = d.domain->note;
+    return o;
+  });
+  const analysis::EnergyAttribution& a = data.energy;
+  energy["total_joules"] = data.carbon ? data.carbon->energy_joules : 0.0;
+  energy["measured_joules"] = data.carbon ? data.carbon->measured_joules : 0.0;
+  energy["attribution"] = a.basis == analysis::EnergyBasis::Spans     ? "spans"
+                          : a.basis == analysis::EnergyBasis::Samples ? "samples"
+                                                                      : "none";
+  energy["thread"] = a.thread == kNone ? Json(nullptr) : Json(a.thread);
+  energy["timeline_joules"] = a.total_joules;
+  energy["attributed_joules"] = a.attributed_joules;
+  energy["domains_without_track"] = a.domains_without_track;
+  energy["steps"] = array_of(a.steps, [&](const analysis::StepEnergy& s) {
+    Json o = Json::object();
+    o["name"] = profile.str(s.name);
+    o["calls"] = s.calls;
+    o["items"] = s.items;
+    o["joules"] = s.joules;
+    o["joules_per_call"] = s.joules_per_call;
+    o["joules_per_item"] = s.joules_per_item;
+    o["measured"] = s.measured;
+    return o;
+  });
+  energy["scopes"] = array_of(a.scopes, [&](const analysis::ScopeEnergy& s) {
+    Json o = Json::object();
+    o["name"] = profile.str(s.name);
+    o["joules"] = s.joules;
+    o["share"] = s.share;
+    o["seconds"] = s.seconds;
+    o["mean_watts"] = s.mean_watts;
+    o["measured"] = s.measured;
+    return o;
+  });
+  j["energy"] = std::move(energy);
+  if (data.carbon) {
+    const CarbonEstimate& c = *data.carbon;
+    Json carbon = Json::object();
+    carbon["grams_co2e"] = c.grams_co2;
+    carbon["grams_low"] = c.grams_low;
+    carbon["grams_high"] = c.grams_high;
+    carbon["energy_joules"] = c.energy_joules;
+    carbon["measured_joules"] = c.measured_joules;
+    carbon["pue"] = c.pue;
+    carbon["region"] = c.intensity.region;
+    carbon["region_name"] = c.intensity.name;
+    carbon["grams_per_kwh"] = c.intensity.grams_per_kwh;
+    carbon["source"] = c.intensity.source;
+    carbon["defaulted_region"] = c.defaulted_region;
+    j["carbon"] = std::move(carbon);
+  } else {
+    j["carbon"] = nullptr;
+  }
+  j["notes"] = system.notes;
+  return j;
+}
+
 Json report(const report::ReportData& data) {
   const Profile& profile = *data.profile;
   Json j = Json::object();
@@ -782,6 +880,8 @@ Json report(const report::ReportData& data) {
   j["throughput"] = std::move(throughput);
   // Only with metrics (nnprof/metrics.hpp): series and summaries as save_metrics writes them.
   if (!profile.metrics.empty()) j["metrics"] = metrics_json(profile);
+  // Only when the system monitor ran, like metrics.
+  if (data.system) j["system"] = system_json(profile, *data.system);
   j["call_tree"] = call_tree(profile);
   j["threads"] = array_of(profile.threads, thread);
   j["completeness"] = completeness(profile.completeness);

@@ -30,6 +30,7 @@ constexpr SectionBuilder kProfileSections[] = {
     sections::heap,
     sections::cpu_samples,
     sections::gpu,
+    sections::system_energy,
     sections::metrics,
     sections::critical_path,
     sections::insights,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analysis/bottlenecks.hpp"
+#include "analysis/carbon.hpp"
 
 namespace nnprof::report {
 namespace {
@@ -28,6 +29,18 @@ CpuData analyse_cpu(const Profile& profile, const ReportLimits& limits) {
   return cpu;
 }
 
+SystemData analyse_system(const Profile& profile, const ReportLimits& limits) {
+  SystemData system;
+  system.tracks = analysis::summarize_tracks(profile.system);
+  system.domains = analysis::summarize_domains(profile.system);
+  system.seconds = analysis::monitored_seconds(profile.system);
+  system.energy = analysis::attribute_energy(profile);
+  const bool any_energy = std::ranges::any_of(profile.system.energy, analysis::counts_towards_total);
+  // An unknown region or a PUE below 1 throws: the report would state a figure nobody asked for.
+  if (any_energy) system.carbon = analysis::estimate_carbon(profile.system, limits.carbon);
+  return system;
+}
+
 }  // namespace
 
 ReportLimits ReportLimits::with_rows(std::size_t rows) const {
@@ -36,7 +49,7 @@ ReportLimits ReportLimits::with_rows(std::size_t rows) const {
   for (std::size_t* limit : {&limits.hot_paths, &limits.most_called, &limits.allocators, &limits.leak_sites,
                              &limits.cpu_functions, &limits.hot_lines, &limits.cpu_scopes, &limits.kernels,
                              &limits.gpu_leaks, &limits.critical_path_scopes, &limits.critical_path_steps, &limits.callers_scopes,
-                             &limits.callers_per_scope, &limits.operators, &limits.call_tree.max_rows})
+                             &limits.callers_per_scope, &limits.operators, &limits.energy_scopes, &limits.call_tree.max_rows})
     *limit = rows;
   return limits;
 }
@@ -77,6 +90,7 @@ ReportData analyse(const Profile& profile, const ReportLimits& limits) {
   if (profile.gpu.summary.traced) data.gpu = report::gpu_report_data(profile);
   if (!profile.flows.empty()) data.critical_path = critical_path(profile);
   if (!profile.span_args.empty()) data.operators = operator_table(profile);
+  if (profile.system.monitored) data.system = analyse_system(profile, limits);
   return data;
 }
 

@@ -13,14 +13,17 @@
 #include "analysis/call_tree.hpp"
 #include "analysis/compute.hpp"
 #include "analysis/cpu_profile.hpp"
+#include "analysis/energy.hpp"
 #include "analysis/facts.hpp"
 #include "analysis/insights.hpp"
 #include "analysis/memory_findings.hpp"
 #include "analysis/rankings.hpp"
+#include "analysis/system_tracks.hpp"
 #include "report/gpu_data.hpp"
 #include "nnprof/critical_path.hpp"
 #include "nnprof/operators.hpp"
 #include "nnprof/profile.hpp"
+#include "nnprof/system.hpp"
 
 namespace nnprof::report {
 
@@ -49,6 +52,10 @@ struct ReportLimits {
   std::size_t operators = 30;         ///< operator groups (operator, input shapes), most self time first
   analysis::TreeLimits call_tree{12, 200};  ///< deeper or longer trees are counted, not shown
   bool full_names = false;  ///< function names in full signature, not their readable form (--full-names)
+  std::size_t energy_scopes = 15;  ///< scopes by energy in "System and energy", most joules first
+  /// Where the energy was used and the data centre's PUE, for the carbon of a monitored run:
+  /// the region defaults to NNPROF_CARBON_REGION, else the world average, said as such.
+  CarbonOptions carbon;
 
   // How much of the CPU profile ReportData keeps for programs, beyond the rows the sections
   // show: the bounds docs/JSON_SCHEMA.md documents for the JSON report. ReportData keeps the
@@ -96,6 +103,15 @@ struct ScopeThroughput {
   double calls_per_second = 0.0;
 };
 
+/// What the system monitor recorded, summarised (only for profiles with Profile::system.monitored).
+struct SystemData {
+  std::vector<analysis::TrackSummary> tracks;    ///< every track, by name
+  std::vector<analysis::DomainSummary> domains;  ///< every energy domain, psys included (not counted)
+  double seconds = 0.0;                          ///< from the first sample to the last
+  analysis::EnergyAttribution energy;            ///< per scope and per step
+  std::optional<CarbonEstimate> carbon;          ///< when some domain counts towards the energy
+};
+
 /// Everything the report of one profile shows. It refers to `profile`, which must outlive it.
 struct ReportData {
   const Profile* profile = nullptr;
@@ -122,6 +138,7 @@ struct ReportData {
   /// Framework operator calls (spans with "op_scope") by operator and input shapes: every group,
   /// for the JSON report; the section shows limits.operators. Empty without operator calls.
   OperatorTable operators;
+  std::optional<SystemData> system;  ///< when the system monitor ran (Profile::system.monitored)
 };
 
 /// Runs every analysis the report needs on `profile`, once. The result points into `profile`.

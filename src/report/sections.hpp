@@ -34,6 +34,8 @@ void memory(const ReportData& data, std::vector<Section>& out);           ///< n
 void heap(const ReportData& data, std::vector<Section>& out);
 void cpu_samples(const ReportData& data, std::vector<Section>& out);
 void gpu(const ReportData& data, std::vector<Section>& out);              ///< GPU, GPU time per scope
+/// System and energy: counter tracks, energy per domain, carbon, energy per step and per scope.
+void system_energy(const ReportData& data, std::vector<Section>& out);
 void metrics(const ReportData& data, std::vector<Section>& out);
 void critical_path(const ReportData& data, std::vector<Section>& out);
 void insights(const ReportData& data, std::vector<Section>& out);

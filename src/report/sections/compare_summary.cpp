@@ -143,7 +143,30 @@ Table summary_table(const Comparison& c) {
     bytes_row("Peak (memory counters)", opt(c.a.has_memory_counters, c.a.counter_peak_bytes),
               opt(c.b.has_memory_counters, c.b.counter_peak_bytes));
   }
+  if (c.energy_per_step) {
+    const EnergyPerStep& e = *c.energy_per_step;
+    const auto joules = [](double j, bool measured) {
+      return Cell::number(report::format_si(j, "J") + (measured ? "" : " (partly modelled)"), j);
+    };
+    t.row({Cell::words(fmt::format("Energy per step ({})", report::capped_name(e.step))), joules(e.a_joules, e.a_measured),
+           joules(e.b_joules, e.b_measured), Cell::number(report::format_si(e.b_joules - e.a_joules, "J"), e.b_joules - e.a_joules),
+           change(e.a_joules, e.b_joules)});
+  }
   return t;
+}
+
+// Energy per step judged like a scope's time: each call's joules under the same test, or, with
+// one value per run, the ratio alone and why.
+Sentence energy_sentence(const EnergyPerStep& e) {
+  Sentence s;
+  s.words("Energy per step (").name(report::capped_name(e.step)).words(fmt::format("): B/A {:.3f}x", e.ratio));
+  if (e.test == CompareTest::MannWhitney) {
+    s.words(fmt::format(", {} (Mann-Whitney on each call's energy, p = {:.3g})", to_string(e.verdict), e.p_value));
+  } else {
+    s.words(", no verdict");
+  }
+  if (!e.note.empty()) s.words(": " + e.note);
+  return s.words(".");
 }
 
 }  // namespace
@@ -155,6 +178,7 @@ void compare_summary(const Comparison& c, std::vector<Section>& out) {
   section.add(summary_table(c));
   section.say(speedup_sentence(c));
   section.say(geomean_sentence(c));
+  if (c.energy_per_step) section.say(energy_sentence(*c.energy_per_step));
   out.push_back(std::move(section));
 }
 
