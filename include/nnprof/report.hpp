@@ -11,6 +11,7 @@
 
 #include "nnprof/config.hpp"
 #include "nnprof/profile.hpp"
+#include "nnprof/system.hpp"
 
 namespace nnprof {
 
@@ -79,6 +80,10 @@ struct ReportOptions {
   /// CPU functions and lines, kernels, critical-path steps, call-tree lines); 0: the defaults (30
   /// hot paths, 15 most called, ...). `nnprof report --rows N`.
   std::size_t rows = 0;
+  /// Where a monitored run's energy was used and the data centre's PUE, for its carbon (the
+  /// region defaults to NNPROF_CARBON_REGION, else the world average, and the report says so).
+  /// `nnprof report --carbon-region FR --pue 1.2`.
+  CarbonOptions carbon;
 };
 
 /// A snapshot of a profiler, rendered on demand. `std::cout << report` prints the text

@@ -902,8 +902,11 @@ void write_json_report(const report::ReportData& data, std::ostream& out) {
 
 void write_json_report(const Profile& profile, std::ostream& out) { write_json_report(report::analyse(profile), out); }
 
-void JsonExporter::do_write(const Profile& profile, std::ostream& out, const ReportOptions& /*options: names are data here*/) const {
-  write_json_report(profile, out);
+void JsonExporter::do_write(const Profile& profile, std::ostream& out, const ReportOptions& options) const {
+  // Names are data here (both forms are written) and lists are whole: only the carbon settings apply.
+  report::ReportLimits limits;
+  limits.carbon = options.carbon;
+  write_json_report(report::analyse(profile, limits), out);
   if (!out) throw Error("could not write the JSON report: the output stream failed");
 }
 

@@ -21,6 +21,7 @@ void write_profile_document(const Profile& whole, const ReportOptions& options, 
   const Profile& profile = render::with_capped_names(whole, storage);
   report::ReportLimits limits = report::ReportLimits{}.with_rows(options.rows);
   limits.full_names = options.full_names;
+  limits.carbon = options.carbon;
   const report::ReportData data = report::analyse(profile, limits);
   write(report::profile_document(data), out);
 }

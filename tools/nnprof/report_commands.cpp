@@ -135,8 +135,17 @@ Action add_report_command(CLI::App& app) {
                   "Rows of each ranking and list (hot paths, allocators, functions, kernels, call-tree lines); "
                   "default: 30 hot paths, 15 most called, 20 functions, ...")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+  cmd->add_option("--carbon-region", options->carbon.region,
+                  "Where a monitored run's energy was used, for its carbon: an ISO 3166 code (FR, US, DE, ...; "
+                  "default: NNPROF_CARBON_REGION, else the world average, said so in the report)");
+  cmd->add_option("--pue", options->carbon.pue, "The data centre's power usage effectiveness (default 1.0)");
+  cmd->add_option("--carbon-intensity", options->carbon.grams_per_kwh,
+                  "Grid intensity in g CO2e/kWh, instead of the shipped table's (say where it comes from with "
+                  "--carbon-source)");
+  cmd->add_option("--carbon-source", options->carbon.source, "Where --carbon-intensity comes from");
   return [cmd, o, root, critical, options]() -> int {
     if (!cmd->parsed()) return -1;
+    (void)carbon_estimate(SystemProfile{}, options->carbon);  // an unknown region or a PUE < 1: said now
     if (critical->count() > 0) {
       const Profile p = load_nonempty(o->file);
       write_critical_path(p, critical_path(p, *root), std::cout);
