@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "nnprof/config.hpp"
 #include "nnprof/ids.hpp"
 
 namespace nnprof {
@@ -22,7 +23,7 @@ enum class EnergyMethod : std::uint8_t {
   Modelled,    ///< a model: CPU power from utilisation and a TDP, memory from W per GiB
 };
 /// "rapl", "nvml_energy", "nvml_power", "modelled".
-[[nodiscard]] const char* to_string(EnergyMethod method) noexcept;
+[[nodiscard]] NNPROF_API const char* to_string(EnergyMethod method) noexcept;
 
 /// One counter track: a value per monitor sample (SystemProfile::sample_ns), NaN where it was
 /// not read at that sample (a device that appeared later, a read that failed once).
