@@ -436,11 +436,17 @@ std::vector<std::size_t> cusum_change_points(const std::vector<double>& values, 
     const std::size_t left_zero = (up > h ? last_zero_up : last_zero_down) + 1;
     const std::size_t search_begin = std::max(restart + 1, left_zero > reference ? left_zero - reference : 0);
     const std::size_t search_end = std::min(n, i + 1 + warmup);
-    // Suffix sums of the clipped standardized values (clipped, so that one outlier after
-    // the change cannot pull the estimate onto itself).
+    // Suffix sums of the standardized values, clipped at twice the shift's size (the median
+    // from the alarm on, where the new level surely holds; the statistic may have left zero
+    // well before the change): large enough not to blunt the step itself (clipped at
+    // cusum_clip, an 8-sigma step cannot be told from the 2-sigma noise just before it), small
+    // enough that one outlier after the change cannot pull the estimate onto itself.
+    std::vector<double> shifted;
+    for (std::size_t j = i; j < search_end; ++j) shifted.push_back(direction * (values[j] - ref) / sigma);
+    const double glr_clip = std::max(clip, 2.0 * median_in_place(shifted));
     std::vector<double> suffix(search_end - search_begin + 1, 0.0);
     for (std::size_t j = search_end; j-- > search_begin;) {
-      const double zj = std::clamp(direction * (values[j] - ref) / sigma, -clip, clip);
+      const double zj = std::clamp(direction * (values[j] - ref) / sigma, -glr_clip, glr_clip);
       suffix[j - search_begin] = suffix[j - search_begin + 1] + zj;
     }
     double best = -1.0;
