@@ -572,7 +572,7 @@ std::vector<Anomaly> detect_anomalies(const WindowSeries& series, const TrendOpt
     a.magnitude = change_ratio;
     a.score = std::fabs(after - before) / sigma;
     a.worse = (after > before) == series.higher_is_worse;
-    a.description = series.metric + (after > before ? " rose " : " fell ") + format_percent(change_ratio) +
+    a.description = series.metric + (after > before ? " rose " : " fell ") + format_percent(std::fabs(change_ratio)).substr(1) +
                     " from " + format_value(before, series.unit) + " to " + format_value(after, series.unit) +
                     " at window " + std::to_string(a.window) + " and stayed there (a level shift of " +
                     format_number(a.score, "") + " times its noise).";
