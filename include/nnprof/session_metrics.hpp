@@ -11,8 +11,10 @@
 // false), so profiler.has_results() tells whether there is anything to read.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -59,6 +61,27 @@ struct RegionCompute {
   bool operator==(const RegionCompute&) const = default;
 };
 
+/// The machine over a region, from the system monitor attached to the profiler
+/// (nnprof::SystemMonitor): it samples at the region's start and end (at most every 10 ms), so a
+/// region shorter than the monitor's interval is covered too. Rates are integrated over the
+/// region; NaN where the monitor did not read the figure (no disk, no GPU).
+struct RegionSystem {
+  double process_cpu_percent = 0.0;  ///< of one core (200: two cores busy), mean over the region
+  double host_cpu_percent = 0.0;     ///< of all logical CPUs of the host, mean
+  double memory_percent = 0.0;       ///< peak, of the cgroup's limit when there is one, else of the host's memory
+  double disk_read_bytes = 0.0, disk_write_bytes = 0.0;  ///< every block device, whoever did the IO
+  double network_bytes = 0.0;        ///< received and sent on every interface but lo
+  double gpu_utilization_percent = 0.0;  ///< mean over the GPUs NVML reads; NaN without one
+  double energy_joules = 0.0;        ///< every domain but psys, over the region
+  bool energy_measured = false;      ///< true: RAPL/NVML only; false: some of it is modelled
+  double carbon_grams = 0.0;         ///< energy x PUE x grid intensity (NNPROF_CARBON_REGION, else the world average)
+  double carbon_low_grams = 0.0, carbon_high_grams = 0.0;
+  std::string carbon_region;         ///< the intensity's region code ("WORLD" when none was given)
+  std::size_t samples = 0;           ///< monitor samples whose interval overlaps the region
+
+  bool operator==(const RegionSystem&) const = default;
+};
+
 /// What a ProfiledRegion measured.
 struct NNPROF_API RegionMetrics {
   std::string name;
@@ -66,6 +89,8 @@ struct NNPROF_API RegionMetrics {
   RegionTiming timing;
   RegionMemory memory;
   RegionCompute compute;
+  /// With a SystemMonitor attached to the profiler: the machine, energy and carbon over the region.
+  std::optional<RegionSystem> system;
 
   /// One line with units: "training_loop: wall 12.3 s, CPU 23.1 s (user 22.0 s, system 1.10 s),
   /// CPU utilisation 188% (1.88 cores, 47.0% of 4 CPUs), RSS 120 MiB -> peak 512 MiB -> 130 MiB,

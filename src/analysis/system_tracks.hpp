@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "nnprof/profile.hpp"
+#include "nnprof/session_metrics.hpp"
 
 namespace nnprof::analysis {
 
@@ -36,6 +38,16 @@ struct DomainSummary {
 [[nodiscard]] std::vector<TrackSummary> summarize_tracks(const SystemProfile& system);
 /// Every energy domain of `system`, in its order (measured first, then modelled).
 [[nodiscard]] std::vector<DomainSummary> summarize_domains(const SystemProfile& system);
+/// The machine over [begin_ns, end_ns] (on the clock of system.sample_ns): what
+/// Profiler::profile's regions report. Sample i's values cover (t[i-1], t[i]]; each is weighted
+/// by its overlap with the window. `domains` holds each energy domain with its joules over the
+/// window (the carbon of the window is nnprof::carbon_estimate of those).
+struct WindowSystem {
+  RegionSystem figures;  ///< carbon fields left at 0: the caller adds them
+  std::vector<EnergyDomain> domains;
+};
+[[nodiscard]] WindowSystem system_between(const SystemProfile& system, std::uint64_t begin_ns, std::uint64_t end_ns);
+
 /// From the first sample to the last, in seconds; 0 with fewer than two samples.
 [[nodiscard]] double monitored_seconds(const SystemProfile& system) noexcept;
 

@@ -2,19 +2,24 @@
 #include "nnprof/session_metrics.hpp"
 
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <cmath>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/system_tracks.hpp"
 #include "collect/host_info.hpp"
 #include "report/format.hpp"
 #include "nnprof/profiler.hpp"
 #include "nnprof/scope.hpp"
+#include "nnprof/system.hpp"
 #include "record/internal_allocations.hpp"
 #include "record/session.hpp"
 
@@ -25,6 +30,12 @@ namespace detail {
 struct CpuTimes {
   std::uint64_t user_ns = 0, system_ns = 0;
 };
+
+std::uint64_t monotonic_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<std::uint64_t>(ts.tv_nsec);
+}
 
 CpuTimes process_cpu_times() noexcept {
   rusage ru{};
@@ -47,6 +58,9 @@ struct RegionState {
   bool done = false;
   RegionMetrics result;
   std::optional<ProfileGuard> scope;
+  // The profiler's system monitor, when one is attached: the machine over the region.
+  std::shared_ptr<SystemSource> system;
+  std::uint64_t monotonic_start = 0;
 
   [[nodiscard]] double scope_flops() const {
     const auto s = profiler->stats(name);
@@ -77,7 +91,31 @@ struct RegionState {
     RegionCompute& c = m.compute;
     c.flops = flops + std::max(0.0, scope_flops_now - scope_flops_start);
     c.flops_per_second = t.wall_ns > 0 ? c.flops * 1e9 / static_cast<double>(t.wall_ns) : 0.0;
+    if (system) m.system = measure_system();
     return m;
+  }
+
+  [[nodiscard]] RegionSystem measure_system() const {
+    system->sample_at_boundary();  // the end of the region, so that its last part is covered
+    const std::uint64_t now = monotonic_ns();
+    RawSystem raw;
+    system->snapshot_between(monotonic_start, now, raw);
+    analysis::WindowSystem window = analysis::system_between(raw.data, monotonic_start, now);
+    RegionSystem r = window.figures;
+    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    r.carbon_grams = r.carbon_low_grams = r.carbon_high_grams = kNaN;
+    try {
+      SystemProfile energy;
+      energy.energy = std::move(window.domains);
+      const CarbonEstimate carbon = carbon_estimate(energy);  // NNPROF_CARBON_REGION, else the world average
+      r.carbon_grams = carbon.grams_co2;
+      r.carbon_low_grams = carbon.grams_low;
+      r.carbon_high_grams = carbon.grams_high;
+      r.carbon_region = carbon.intensity.region;
+    } catch (const Error&) {
+      // NNPROF_CARBON_REGION names no region of the table: no carbon, the rest stands.
+    }
+    return r;
   }
 
   void finish(bool completed) {
@@ -100,6 +138,9 @@ ProfiledRegion::ProfiledRegion(Profiler& profiler, std::string_view name)
   s.uncaught = std::uncaught_exceptions();
   s.scope_flops_start = s.scope_flops();
   s.memory_start = collect::read_process_memory();
+  if (Session* session = profiler.core().session) s.system = session->system_source();
+  if (s.system) s.system->sample_at_boundary();  // the start of the region
+  s.monotonic_start = detail::monotonic_ns();
   s.cpu_start = detail::process_cpu_times();
   s.wall_start = std::chrono::steady_clock::now();
   s.scope.emplace(profiler, std::string_view(s.name));
@@ -147,12 +188,21 @@ std::string RegionMetrics::summary() const {
                    report::format_bytes(memory.rss_final_bytes));
   if (compute.flops > 0.0)
     s += fmt::format(", {:.3g} GFLOP/s ({:.3g} GFLOP)", compute.flops_per_second / 1e9, compute.flops / 1e9);
+  if (system) {
+    const RegionSystem& y = *system;
+    const auto percent = [](double v) { return std::isnan(v) ? std::string("n/a") : fmt::format("{:.0f}%", v); };
+    s += fmt::format(", system: process CPU {} of a core, host CPU {}, memory {}", percent(y.process_cpu_percent),
+                     percent(y.host_cpu_percent), percent(y.memory_percent));
+    if (!std::isnan(y.energy_joules))
+      s += fmt::format(", energy {:.3g} J{}", y.energy_joules, y.energy_measured ? "" : " (partly modelled)");
+    if (!std::isnan(y.carbon_grams)) s += fmt::format(", {:.3g} g CO2e ({})", y.carbon_grams, y.carbon_region);
+  }
   if (!completed) s += " (ended by an exception)";
   return s;
 }
 
 std::string RegionMetrics::to_json() const {
-  const nlohmann::json j = {
+  nlohmann::json j = {
       {"name", name},
       {"completed", completed},
       {"timing",
@@ -169,6 +219,25 @@ std::string RegionMetrics::to_json() const {
         {"rss_peak_exact", memory.rss_peak_exact}}},
       {"compute", {{"flops", compute.flops}, {"flops_per_second", compute.flops_per_second}}},
   };
+  if (system) {
+    // NaN (not read) as null: JSON has no NaN.
+    const auto number = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
+    const RegionSystem& y = *system;
+    j["system"] = {{"process_cpu_percent", number(y.process_cpu_percent)},
+                   {"host_cpu_percent", number(y.host_cpu_percent)},
+                   {"memory_percent", number(y.memory_percent)},
+                   {"disk_read_bytes", number(y.disk_read_bytes)},
+                   {"disk_write_bytes", number(y.disk_write_bytes)},
+                   {"network_bytes", number(y.network_bytes)},
+                   {"gpu_utilization_percent", number(y.gpu_utilization_percent)},
+                   {"energy_joules", number(y.energy_joules)},
+                   {"energy_measured", y.energy_measured},
+                   {"carbon_grams", number(y.carbon_grams)},
+                   {"carbon_low_grams", number(y.carbon_low_grams)},
+                   {"carbon_high_grams", number(y.carbon_high_grams)},
+                   {"carbon_region", y.carbon_region},
+                   {"samples", y.samples}};
+  }
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -70,6 +70,12 @@ class SystemSource {
   virtual ~SystemSource() = default;
   /// Fills `out` with the tracks and energy sampled so far.
   virtual void snapshot_system(RawSystem& out) = 0;
+  /// Takes a sample now unless the last one is younger than the minimum interval (a region's
+  /// start or end, so that a region shorter than the interval is covered).
+  virtual void sample_at_boundary() noexcept {}
+  /// Like snapshot_system, but only the samples whose interval (from the previous sample to
+  /// theirs) overlaps [begin_ns, end_ns] (CLOCK_MONOTONIC), with the sample before them.
+  virtual void snapshot_between(std::uint64_t begin_ns, std::uint64_t end_ns, RawSystem& out) = 0;
 };
 
 }  // namespace nnprof::detail

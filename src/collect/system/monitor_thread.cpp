@@ -155,16 +155,47 @@ void SystemMonitorThread::run() {
 void SystemMonitorThread::snapshot_system(RawSystem& out) {
   InternalAllocations internal;
   std::lock_guard lock(mu_);
+  copy_locked(0, tracks_->sample_ns.size(), out);
+}
+
+void SystemMonitorThread::snapshot_between(std::uint64_t begin_ns, std::uint64_t end_ns, RawSystem& out) {
+  InternalAllocations internal;
+  std::lock_guard lock(mu_);
+  const std::vector<std::uint64_t>& t = tracks_->sample_ns;
+  // Sample i's values cover (t[i-1], t[i]]: the first that overlaps [begin, end] is the first
+  // after `begin`, the last the first at or after `end`; the one before the first opens it.
+  const std::size_t first = static_cast<std::size_t>(std::upper_bound(t.begin(), t.end(), begin_ns) - t.begin());
+  const std::size_t last = static_cast<std::size_t>(std::lower_bound(t.begin(), t.end(), end_ns) - t.begin());
+  const std::size_t from = first > 0 ? first - 1 : 0;
+  const std::size_t to = std::min(t.size(), last + 1);
+  copy_locked(from, std::max(from, to), out);
+}
+
+void SystemMonitorThread::sample_at_boundary() noexcept {
+  InternalAllocations internal;
+  std::lock_guard lock(mu_);
+  if (!started_ || stopped_) return;
+  const std::uint64_t now = monotonic_ns();
+  const std::vector<std::uint64_t>& t = tracks_->sample_ns;
+  if (!t.empty() && now - t.back() < std::uint64_t{kMinimumIntervalMs} * 1'000'000) return;
+  sample_locked();
+}
+
+void SystemMonitorThread::copy_locked(std::size_t from, std::size_t to, RawSystem& out) const {
   SystemProfile& data = out.data;
   data.monitored = true;
   data.interval_ms = options_.interval_ms;
   data.limits = limits_;
-  data.sample_ns = tracks_->sample_ns;
+  data.sample_ns.assign(tracks_->sample_ns.begin() + static_cast<std::ptrdiff_t>(from),
+                        tracks_->sample_ns.begin() + static_cast<std::ptrdiff_t>(to));
   data.sample_scope.clear();
   data.scope_thread = kNone;
   data.tracks.clear();
   data.tracks.reserve(tracks_->by_name.size());
-  for (const auto& [name, track] : tracks_->by_name) data.tracks.push_back(track);
+  for (const auto& [name, track] : tracks_->by_name)
+    data.tracks.push_back(SystemTrack{track.name, track.unit,
+                                      std::vector<double>(track.values.begin() + static_cast<std::ptrdiff_t>(from),
+                                                          track.values.begin() + static_cast<std::ptrdiff_t>(to))});
   data.energy.clear();
   for (const auto& probe : probes_) probe->energy(data.energy);
   // Measured domains first, then modelled ones, each in the probes' order.

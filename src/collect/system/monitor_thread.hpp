@@ -34,6 +34,10 @@ class SystemMonitorThread final : public SystemSource {
   void stop() noexcept;
   /// Copies the tracks (times in CLOCK_MONOTONIC ns), energy and notes sampled so far.
   void snapshot_system(RawSystem& out) override;
+  /// The samples whose interval overlaps [begin_ns, end_ns], with the one before them.
+  void snapshot_between(std::uint64_t begin_ns, std::uint64_t end_ns, RawSystem& out) override;
+  /// A sample now, unless the last one is younger than the minimum interval (10 ms).
+  void sample_at_boundary() noexcept override;
   /// Takes one sample now, on the calling thread (tests drive the monitor with it).
   void sample_now();
 
@@ -43,6 +47,8 @@ class SystemMonitorThread final : public SystemSource {
   void run();
   /// One column: every probe read at one CLOCK_MONOTONIC time. Called with mu_ held.
   void sample_locked();
+  /// Copies samples [from, to) with the energy and notes into `out`. Called with mu_ held.
+  void copy_locked(std::size_t from, std::size_t to, RawSystem& out) const;
 
   SystemOptions options_;
   SystemLimits limits_;  // read once, at construction
