@@ -2,7 +2,6 @@
 #include "nnprof/session_metrics.hpp"
 
 #include <sys/resource.h>
-#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +17,7 @@
 #include "collect/host_info.hpp"
 #include "report/format.hpp"
 #include "nnprof/profiler.hpp"
+#include "nnprof/error.hpp"
 #include "nnprof/scope.hpp"
 #include "nnprof/system.hpp"
 #include "record/internal_allocations.hpp"
@@ -30,12 +30,6 @@ namespace detail {
 struct CpuTimes {
   std::uint64_t user_ns = 0, system_ns = 0;
 };
-
-std::uint64_t monotonic_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<std::uint64_t>(ts.tv_nsec);
-}
 
 CpuTimes process_cpu_times() noexcept {
   rusage ru{};
@@ -112,7 +106,7 @@ struct RegionState {
       r.carbon_low_grams = carbon.grams_low;
       r.carbon_high_grams = carbon.grams_high;
       r.carbon_region = carbon.intensity.region;
-    } catch (const Error&) {
+    } catch (const nnprof::Error&) {
       // NNPROF_CARBON_REGION names no region of the table: no carbon, the rest stands.
     }
     return r;
@@ -138,7 +132,7 @@ ProfiledRegion::ProfiledRegion(Profiler& profiler, std::string_view name)
   s.uncaught = std::uncaught_exceptions();
   s.scope_flops_start = s.scope_flops();
   s.memory_start = collect::read_process_memory();
-  if (Session* session = profiler.core().session) s.system = session->system_source();
+  if (detail::Session* session = profiler.core().session) s.system = session->system_source();
   if (s.system) s.system->sample_at_boundary();  // the start of the region
   s.monotonic_start = detail::monotonic_ns();
   s.cpu_start = detail::process_cpu_times();
