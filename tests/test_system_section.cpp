@@ -78,6 +78,17 @@ report::ReportLimits in_region(const char* region, double pue = 1.0) {
   return limits;
 }
 
+TEST(SystemSection, TracksThatReadZeroThroughoutAreNamedNotTabulated) {
+  Profile p = monitored_profile();
+  p.system.tracks.push_back({"net.eth1.rx_bytes", "bytes/s", {kNaN, 0, 0, 0, 0}});
+  const auto sections = build(report::sections::system_energy, report::analyse(p));
+  ASSERT_EQ(sections.size(), 1u);
+  const std::vector<Row> tracks = rows_of(table_with_id(sections[0], "system-tracks"));
+  EXPECT_EQ(tracks.size(), 5u);  // the fixture's five; not the idle interface
+  for (const Row& row : tracks) EXPECT_NE(row[0], "net.eth1.rx_bytes");
+  EXPECT_TRUE(says(p, sections[0], "Read 0 at every sample: net.eth1.rx_bytes."));
+}
+
 TEST(SystemSection, NotAddedWithoutAMonitor) {
   Profile p;
   p.strings = {"a"};

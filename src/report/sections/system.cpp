@@ -76,6 +76,10 @@ Sentence limits_sentence(const SystemLimits& limits) {
   return s;
 }
 
+// A track read at least once and 0 every time (an idle interface, a disk nobody used): listed
+// by name under the table rather than as a row of zeros.
+bool reads_zero_throughout(const analysis::TrackSummary& t) { return t.samples > 0 && t.min == 0.0 && t.max == 0.0; }
+
 Table tracks_table(const SystemData& system) {
   Table table;
   table.id = "system-tracks";
@@ -84,6 +88,7 @@ Table tracks_table(const SystemData& system) {
   table.columns = {left("Track", "track"), right("Samples", "samples"), right("Min", "min"), right("Mean", "mean"),
                    right("p95", "p95"),   right("Max", "max"),         right("Last", "last")};
   for (const analysis::TrackSummary& t : system.tracks) {
+    if (reads_zero_throughout(t)) continue;  // named in one sentence under the table
     table.row({Cell::named(t.name), count_cell(t.samples), track_cell(t.min, t.unit), track_cell(t.mean, t.unit),
                track_cell(t.p95, t.unit), track_cell(t.max, t.unit), track_cell(t.last, t.unit)});
   }
@@ -219,6 +224,10 @@ void system_energy(const ReportData& data, std::vector<Section>& out) {
   if (!system.tracks.empty()) {
     section.subheading("Counter tracks");
     section.add(tracks_table(system));
+    std::string zero;
+    for (const analysis::TrackSummary& t : system.tracks)
+      if (reads_zero_throughout(t)) zero += (zero.empty() ? "" : ", ") + t.name;
+    if (!zero.empty()) section.say(Sentence().words("Read 0 at every sample: " + zero + "."));
     std::size_t charts = 0;
     for (const SystemTrack& track : monitored.tracks) {
       if (charts == kTrackChartLimit || !charted(track.name)) continue;
