@@ -1,21 +1,14 @@
 // nnprof::SystemMonitor: starts the system monitor's thread (src/collect/system) and either hands
 // it to a profiler's session, so that every snapshot carries its tracks, or keeps it to itself.
-#include <ctime>
-
 #include "api/session_of.hpp"
 #include "collect/system/monitor_thread.hpp"
+#include "nnprof/detail/clock_read.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/system.hpp"
 
 namespace nnprof {
 
 namespace {
-
-std::uint64_t monotonic_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
-}
 
 SystemOptions checked(const SystemOptions& options) {
   if (options.interval_ms < 10)
@@ -28,14 +21,14 @@ SystemOptions checked(const SystemOptions& options) {
 }  // namespace
 
 SystemMonitor::SystemMonitor(Profiler& profiler, const SystemOptions& options)
-    : thread_(std::make_shared<detail::SystemMonitorThread>(checked(options))), start_ns_(monotonic_ns()) {
+    : thread_(std::make_shared<detail::SystemMonitorThread>(checked(options))), start_ns_(detail::monotonic_ns()) {
   detail::Session& session = detail::session_of(profiler, "the system monitor");
   thread_->start();
   session.set_system_source(thread_);
 }
 
 SystemMonitor::SystemMonitor(const SystemOptions& options)
-    : thread_(std::make_shared<detail::SystemMonitorThread>(checked(options))), start_ns_(monotonic_ns()) {
+    : thread_(std::make_shared<detail::SystemMonitorThread>(checked(options))), start_ns_(detail::monotonic_ns()) {
   thread_->start();
 }
 
