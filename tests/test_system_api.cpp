@@ -4,11 +4,16 @@
 // behind it (analysis::system_between) on hand-built tracks.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -64,6 +69,38 @@ TEST(SystemApi, ARegionWithoutAMonitorHasNoSystemFigures) {
   ASSERT_TRUE(profiler.get_metrics("plain").has_value());
   EXPECT_FALSE(profiler.get_metrics("plain")->system.has_value());
   EXPECT_EQ(nnprof::RegionMetrics{}.to_json().find("\"system\""), std::string::npos);
+}
+
+// A child forked while the monitor thread runs (a DataLoader worker, a subprocess helper) has no
+// such thread, and may inherit its lock held: stopping or reading the monitor there must neither
+// hang nor abort, and the parent's monitor goes on sampling.
+TEST(SystemApi, AForkedChildCanStopAndReadTheMonitorWithoutHanging) {
+  nnprof::SystemOptions options;
+  options.interval_ms = 10;  // the thread holds its lock often: some forks catch it held
+  nnprof::SystemMonitor monitor(options);
+  for (int i = 0; i < 20; ++i) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      (void)monitor.result();
+      monitor.stop();
+      _exit(0);
+    }
+    int status = -1;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    pid_t done = 0;
+    while ((done = waitpid(child, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (done == 0) {
+      kill(child, SIGKILL);
+      waitpid(child, &status, 0);
+      FAIL() << "fork " << i << ": the child hung in the monitor";
+    }
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "fork " << i << ": status " << status;
+  }
+  const std::size_t before = monitor.result().sample_ns.size();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_GT(monitor.result().sample_ns.size(), before);  // the parent's thread still samples
 }
 
 TEST(SystemApi, BadOptionsAreRefused) {

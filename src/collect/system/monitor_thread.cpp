@@ -1,6 +1,7 @@
 #include "collect/system/monitor_thread.hpp"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -85,7 +86,8 @@ SystemMonitorThread::SystemMonitorThread(const SystemOptions& options, std::vect
     : options_(clamped(options)),
       limits_(system::read_system_limits(options_)),
       probes_(std::move(probes)),
-      tracks_(std::make_unique<Tracks>()) {}
+      tracks_(std::make_unique<Tracks>()),
+      owner_pid_(getpid()) {}
 
 SystemMonitorThread::~SystemMonitorThread() { stop(); }
 
@@ -102,6 +104,12 @@ void SystemMonitorThread::start() {
 
 void SystemMonitorThread::stop() noexcept {
   InternalAllocations internal;
+  if (getpid() != owner_pid_) {
+    // A forked child: the thread exists only in the parent. Joining it would wait forever and
+    // destroying a joinable std::thread would terminate, so the handle is let go untouched.
+    if (thread_.joinable()) thread_.detach();
+    return;
+  }
   {
     std::lock_guard lock(mu_);
     if (stopping_) return;
@@ -154,7 +162,14 @@ void SystemMonitorThread::run() {
 
 void SystemMonitorThread::snapshot_system(RawSystem& out) {
   InternalAllocations internal;
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_, std::defer_lock);
+  if (getpid() == owner_pid_) {
+    lock.lock();
+  } else if (!lock.try_lock()) {
+    // A forked child whose parent's monitor thread held the lock at the fork: it is never
+    // released here, so the child's snapshot goes without the system part.
+    return;
+  }
   copy_locked(0, tracks_->sample_ns.size(), out);
 }
 
@@ -172,6 +187,7 @@ void SystemMonitorThread::snapshot_between(std::uint64_t begin_ns, std::uint64_t
 }
 
 void SystemMonitorThread::sample_at_boundary() noexcept {
+  if (getpid() != owner_pid_) return;  // a forked child: the samples are the parent's
   InternalAllocations internal;
   std::lock_guard lock(mu_);
   if (!started_ || stopped_) return;

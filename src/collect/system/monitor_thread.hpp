@@ -4,6 +4,8 @@
 // (src/api/system.cpp) owns it.
 #pragma once
 
+#include <sys/types.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -56,6 +58,9 @@ class SystemMonitorThread final : public SystemSource {
   mutable std::mutex mu_;  // the tracks, the probes' state while sampling or reading energy
   std::unique_ptr<Tracks> tracks_;
   std::condition_variable cv_;
+  // The process that started the thread. A child forked from it has no such thread, and the
+  // lock may have been held by it at the fork: the child neither joins, samples nor waits.
+  pid_t owner_pid_ = 0;
   bool started_ = false;
   bool stopping_ = false;
   bool stopped_ = false;
