@@ -34,6 +34,16 @@ CREATE TABLE system_note(id INTEGER PRIMARY KEY, text TEXT NOT NULL);
 constexpr EnergyMethod kMethods[] = {EnergyMethod::Rapl, EnergyMethod::NvmlEnergy, EnergyMethod::NvmlPower,
                                      EnergyMethod::Modelled};
 
+// The method stored as `text` (to_string(EnergyMethod) wrote it) into `out`; false for an unknown text.
+bool parse_energy_method(std::string_view text, EnergyMethod& out) noexcept {
+  for (EnergyMethod m : kMethods)
+    if (text == to_string(m)) {
+      out = m;
+      return true;
+    }
+  return false;
+}
+
 void write_info(sqlite::Database& db, const SystemProfile& s) {
   Statement info(db, "INSERT INTO system_info VALUES (?, ?)");
   const auto put = [&](std::string_view key, std::int64_t v) { info.bind(1, key).bind(2, v).run(); };
@@ -84,15 +94,6 @@ class InfoReader {
 };
 
 }  // namespace
-
-bool parse_energy_method(std::string_view text, EnergyMethod& out) noexcept {
-  for (EnergyMethod m : kMethods)
-    if (text == to_string(m)) {
-      out = m;
-      return true;
-    }
-  return false;
-}
 
 void write_system_tables(sqlite::Database& db, const Profile& p) {
   db.exec(kSystemSchema);

@@ -16,7 +16,4 @@ void write_system_tables(sqlite::Database& db, const Profile& profile);
 /// threads; throws nnprof::Error naming the table and row of anything damaged.
 void read_system_tables(sqlite::Database& db, Profile& profile);
 
-/// The text an energy method is stored as: to_string(EnergyMethod).
-[[nodiscard]] bool parse_energy_method(std::string_view text, EnergyMethod& out) noexcept;
-
 }  // namespace nnprof::io
