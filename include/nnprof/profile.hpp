@@ -11,6 +11,8 @@
 
 #include "nnprof/clock.hpp"
 #include "nnprof/config.hpp"
+#include "nnprof/continuous_profile.hpp"
+#include "nnprof/distributed.hpp"
 #include "nnprof/gpu_profile.hpp"
 #include "nnprof/ids.hpp"
 #include "nnprof/metric_series.hpp"
@@ -43,6 +45,7 @@ struct ThreadInfo {
   bool exited = false;      ///< the thread had ended when the profile was taken
   std::uint64_t scopes_recorded = 0;  ///< closed scopes on this thread
   std::uint64_t top_level_ns = 0;     ///< time in this thread's top-level scopes
+  std::uint32_t rank = 0;             ///< index into Profile::ranks (0 unless the profile merges ranks)
 
   bool operator==(const ThreadInfo&) const = default;
 };
@@ -429,6 +432,11 @@ class NNPROF_API Profile {
   /// What the system monitor sampled (nnprof/system.hpp): counter tracks of the process, the
   /// machine, its cgroup and GPUs, and energy per domain; system.monitored is false without one.
   SystemProfile system;
+  /// The rank of a distributed job this profile was recorded in (nnprof/distributed.hpp): empty
+  /// for a process that is not a rank, one entry for a rank, one per rank for a merged profile.
+  std::vector<RankInfo> ranks;
+  /// Trends and anomalies over the windows of a continuous run (nnprof/continuous_profile.hpp).
+  ContinuousProfile continuous;
 
   [[nodiscard]] const std::string& str(StringId id) const;
   /// The statistics of scopes named `name`, or nullptr.

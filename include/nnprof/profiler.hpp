@@ -153,6 +153,10 @@ class NNPROF_API Profiler {
 
   /// Everything recorded so far, without stopping the session.
   [[nodiscard]] Profile snapshot() const;
+  /// snapshot() without the individual spans and memory events: the statistics, call tree,
+  /// counters, CPU samples, heap, system tracks and metrics. What a live view or a periodic
+  /// window needs; its cost does not grow with the number of spans kept.
+  [[nodiscard]] Profile statistics_snapshot() const;
   /// Saves snapshot() as a .nnprof file, or as the report its extension names
   /// ("profile.json": the JSON report; see Profile::save).
   void save(const std::string& path) const;

@@ -70,6 +70,8 @@ struct Anomaly {
   double score = 0.0;
   bool worse = true;        ///< the change goes in the metric's bad direction
   std::string description;  ///< one sentence with the numbers
+
+  bool operator==(const Anomaly&) const = default;
 };
 
 /// A linear trend over the whole series.
@@ -81,6 +83,8 @@ struct Trend {
   double low = 0.0, high = 0.0;          ///< 95% confidence interval of the slope (Sen 1968)
   bool significant = false;              ///< the interval excludes 0
   std::size_t windows = 0;               ///< windows with a value
+
+  bool operator==(const Trend&) const = default;
 };
 
 /// Thresholds of the detectors. Scales are "robust sigma": the series' noise estimated from

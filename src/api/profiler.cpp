@@ -158,6 +158,13 @@ Profile Profiler::snapshot() const {
   return profile;
 }
 
+Profile Profiler::statistics_snapshot() const {
+  detail::InternalAllocations internal;
+  Profile profile = build_profile_of_process(session_->snapshot(false));
+  attach_machine_peaks(profile);
+  return profile;
+}
+
 void Profiler::annotate(std::string_view key, std::string_view value) {
   if (!is_valid_annotation_key(key))
     throw std::invalid_argument(

@@ -1,0 +1,39 @@
+// Distributed runs: which rank of a job a profile belongs to, and how its clock maps onto rank
+// 0's. A profile of one process has at most one RankInfo (Profile::ranks); a profile merged by
+// `nnprof merge` has one per rank, and ThreadInfo::rank says which rank each thread ran in.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace nnprof {
+
+/// How this rank's clock maps onto rank 0's: t_rank0 = t_local - (offset_ns + drift_ppb *
+/// 1e-9 * (t_local - reference_ns)). Estimated from round-trip exchanges with rank 0 at start
+/// and end and refined, where collectives exist, by their near-simultaneous ends.
+struct ClockAlignment {
+  bool aligned = false;            ///< false: no estimate (rank 0 itself, or no exchange possible)
+  std::string method;              ///< how it was estimated ("mpi-ping-pong", "tcp-rendezvous", ...)
+  std::int64_t reference_ns = 0;   ///< the local time (profile clock) the offset refers to
+  double offset_ns = 0.0;          ///< local clock minus rank 0's at reference_ns
+  double drift_ppb = 0.0;          ///< rate of change of the offset, in ns per second of local time
+  double residual_ns = 0.0;        ///< bound on the error left after alignment (half the best round trip, or more)
+  std::uint32_t exchanges = 0;     ///< round trips the estimate used
+
+  bool operator==(const ClockAlignment&) const = default;
+};
+
+/// One rank of a distributed job, as its launcher described it.
+struct RankInfo {
+  std::int32_t rank = -1;        ///< RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID
+  std::int32_t world_size = 0;   ///< WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE or SLURM_NTASKS
+  std::int32_t local_rank = -1;  ///< LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID; -1: not given
+  std::string launcher;          ///< "torchrun", "mpirun", "slurm", "pmi"
+  std::string hostname;
+  std::int64_t pid = 0;
+  ClockAlignment clock;
+
+  bool operator==(const RankInfo&) const = default;
+};
+
+}  // namespace nnprof
