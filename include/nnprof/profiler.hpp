@@ -40,6 +40,10 @@ struct ProfilerOptions {
   /// scopes on its timeline. NNPROF_NVTX=1 in the environment turns it on for every profiler.
   /// Off, it costs one predictable branch per scope entry and exit.
   bool nvtx = false;
+  /// "[ADDR:]PORT": serve this profiler live over HTTP while it records (nnprof/live_server.hpp:
+  /// a live page, Prometheus /metrics, pprof endpoints, JSON). Empty: no server. The address
+  /// defaults to 127.0.0.1; any other needs a token (LiveServerOptions::token or NNPROF_TOKEN).
+  std::string serve;
 };
 
 namespace detail {
