@@ -36,4 +36,17 @@ struct RankInfo {
   bool operator==(const RankInfo&) const = default;
 };
 
+/// How a collective (MPI_Allreduce through the PMPI interposer, c10d::allreduce_ through the
+/// PyTorch operator capture) appears in a profile: a scope on the calling thread whose span
+/// carries these arguments (SpanArg). `nnprof merge` matches the spans of one collective across
+/// ranks by (group, seq).
+namespace collective_arg {
+inline constexpr const char* kOperation = "collective";  ///< string: "allreduce", "broadcast", "barrier", ...
+inline constexpr const char* kGroup = "group";           ///< string: communicator or process group, the same on every member
+inline constexpr const char* kSequence = "seq";          ///< int: 0, 1, 2, ... per group, in call order
+inline constexpr const char* kBytes = "bytes";           ///< int: bytes this rank sends (or the buffer size)
+inline constexpr const char* kRoot = "root";             ///< int: root rank in the group; absent when none
+inline constexpr const char* kGroupSize = "group_size";  ///< int: ranks in the group
+}  // namespace collective_arg
+
 }  // namespace nnprof
