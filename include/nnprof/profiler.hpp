@@ -43,7 +43,7 @@ struct ProfilerOptions {
   /// "[ADDR:]PORT": serve this profiler live over HTTP while it records (nnprof/live_server.hpp:
   /// a live page, Prometheus /metrics, pprof endpoints, JSON). Empty: no server. The address
   /// defaults to 127.0.0.1; any other needs a token (LiveServerOptions::token or NNPROF_TOKEN).
-  std::string serve;
+  std::string serve{};
 };
 
 namespace detail {
