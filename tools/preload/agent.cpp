@@ -13,9 +13,12 @@
 // cannot finish, a marker file it opens itself in the private run directory.
 //
 // Environment (set by `nnprof record`; all optional):
-//   NNPROF_RECORD_OUT          output path (default: nnprof-<pid>.nnprof in the working directory)
+//   NNPROF_RECORD_OUT          output path (default: nnprof-<pid>.nnprof in the working directory);
+//                              {rank}, {world_size}, {local_rank} are this process's (launcher's
+//                              RANK, OMPI_COMM_WORLD_RANK, ...; "none" when it is not a rank)
 //   NNPROF_RECORD_PID          pid of the recorded process; other processes (children that
-//                              exec) write <out stem>.<pid>.nnprof instead
+//                              exec) write <out stem>.<pid>.nnprof instead, unless the path is
+//                              a {rank} pattern and they are the first process of their rank
 //   NNPROF_RECORD_DIR          record's private run directory (mode 0700): the agent appends
 //                              "<pid> <profile path>" lines to its `manifest` for every profile
 //                              written and leaves markers that tell record how a process ended:
@@ -61,6 +64,7 @@
 #include "nnprof/gpu.hpp"
 #include "nnprof/memory.hpp"
 #include "nnprof/profiler.hpp"
+#include "nnprof/rank_recording.hpp"
 #include "nnprof/system.hpp"
 #include "say.hpp"
 #include "torch_ops.hpp"
@@ -167,12 +171,43 @@ std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
   return x;
 }
 
+/// True when this process is the first of its rank in the run to ask: it creates rank.<r> in
+/// the run directory (O_EXCL, so exactly one process wins). The first process of a rank under
+/// `nnprof record -- torchrun` is the rank's worker; later ones (its exec'd helpers, spawned
+/// data loaders, which inherit RANK) get a file of their own.
+/// The claim holds the winner's pid, so that a process that execs keeps its claim.
+bool claim_rank_file(const std::string& run_dir, std::int32_t rank, pid_t pid) {
+  if (run_dir.empty()) return false;
+  const std::string path = run_dir + "/rank." + std::to_string(rank);
+  const std::string me = std::to_string(pid);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    [[maybe_unused]] ssize_t rc = write(fd, me.data(), me.size());
+    close(fd);
+    return true;
+  }
+  fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  char holder[32] = {};
+  const ssize_t n = read(fd, holder, sizeof holder - 1);
+  close(fd);
+  return n > 0 && me == std::string_view(holder, static_cast<std::size_t>(n));
+}
+
 std::string output_path(pid_t pid) {
   namespace fs = std::filesystem;
   const char* out = std::getenv("NNPROF_RECORD_OUT");
   const char* root = std::getenv("NNPROF_RECORD_PID");
+  const char* run_dir = std::getenv("NNPROF_RECORD_DIR");
   fs::path path = out != nullptr && *out != '\0' ? fs::path(out) : fs::path("nnprof-" + std::to_string(pid) + ".nnprof");
-  if (root != nullptr && *root != '\0' && std::to_string(pid) != root) {
+  // A path pattern ({rank}): each process writes the file its own rank names.
+  const bool rank_pattern = nnprof::is_rank_pattern(path.string());
+  const nnprof::RankEnvironment env = nnprof::read_rank_environment();
+  if (rank_pattern) path = nnprof::expand_rank_pattern(path.string(), env.rank);
+  const bool is_root = root == nullptr || *root == '\0' || std::to_string(pid) == root;
+  const bool owns_rank_file =
+      rank_pattern && env.rank && claim_rank_file(run_dir != nullptr ? run_dir : "", env.rank->rank, pid);
+  if (!is_root && !owns_rank_file) {
     // A process that the recorded one started (and that exec'd): a file of its own.
     path.replace_filename(path.stem().string() + "." + std::to_string(pid) + path.extension().string());
   }

@@ -1,0 +1,60 @@
+// How one rank's clock maps onto rank 0's, from NTP-style round trips (nnprof/rank_recording.hpp).
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+
+#include "nnprof/rank_recording.hpp"
+
+namespace nnprof {
+
+std::optional<ClockOffsetSample> best_clock_offset(std::span<const ClockRoundTrip> trips) {
+  const ClockRoundTrip* best = nullptr;
+  for (const ClockRoundTrip& t : trips) {
+    // Impossible trips (an answer before its question, a negative wait at rank 0) say the
+    // times were mixed up; they would pass the minimum-round-trip filter first.
+    if (t.t4 < t.t1 || t.t3 < t.t2 || t.round_trip_ns() < 0) continue;
+    if (best == nullptr || t.round_trip_ns() < best->round_trip_ns()) best = &t;
+  }
+  if (best == nullptr) return std::nullopt;
+  ClockOffsetSample s;
+  s.offset_ns = best->offset_ns();
+  s.local_ns = best->t1 + (best->t4 - best->t1) / 2;
+  s.round_trip_ns = best->round_trip_ns();
+  s.exchanges = static_cast<std::uint32_t>(trips.size());
+  return s;
+}
+
+ClockAlignment align_clock(const ClockOffsetSample& start, const std::optional<ClockOffsetSample>& end,
+                           std::string method) {
+  ClockAlignment a;
+  a.aligned = true;
+  a.method = std::move(method);
+  a.reference_ns = start.local_ns;
+  a.offset_ns = start.offset_ns;
+  a.exchanges = start.exchanges;
+  // Each offset is known to within half its round trip (the two legs could be as unequal as
+  // one taking all of it).
+  double residual = 0.5 * static_cast<double>(start.round_trip_ns);
+  if (end && end->local_ns > start.local_ns) {
+    const double span_ns = static_cast<double>(end->local_ns - start.local_ns);
+    a.drift_ppb = (end->offset_ns - start.offset_ns) / span_ns * 1e9;
+    a.exchanges += end->exchanges;
+    // Between the two ends, the error of the interpolation is at most the larger of the two
+    // ends' errors; past them, the drift's error grows with time, but a profile ends there.
+    residual = std::max(residual, 0.5 * static_cast<double>(end->round_trip_ns));
+  }
+  a.residual_ns = residual;
+  return a;
+}
+
+std::int64_t injected_clock_offset_ns() {
+  const char* text = std::getenv("NNPROF_TEST_CLOCK_OFFSET_NS");
+  if (text == nullptr || *text == '\0') return 0;
+  std::int64_t value = 0;
+  const char* end = text + std::strlen(text);
+  const auto [ptr, ec] = std::from_chars(text, end, value);
+  return ec == std::errc{} && ptr == end ? value : 0;
+}
+
+}  // namespace nnprof

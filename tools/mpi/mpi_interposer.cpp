@@ -1,0 +1,349 @@
+// libnnprof_mpi.so: MPI through the standard profiling interface (PMPI). Preloaded by
+// `nnprof record` into a program that links libmpi (or with --mpi), it defines the MPI_*
+// functions below, records each call as an nnprof scope in the process's global profiler and
+// calls the PMPI_* entry point that every MPI library provides for exactly this purpose.
+//
+// - Collectives carry the arguments of nnprof/distributed.hpp (collective_arg): the operation,
+//   a group name that is the same on every member (MPI_COMM_WORLD, else the world ranks of the
+//   members hashed, with an ordinal for several communicators of the same members), a sequence
+//   number per communicator in call order, the bytes this rank contributes, the root and the
+//   group's size. `nnprof merge` matches one collective's spans across ranks by (group, seq).
+// - MPI_Init and MPI_Init_thread measure this rank's clock against rank 0's with NTP-style
+//   round trips over a duplicate of MPI_COMM_WORLD (so that no message of the program can
+//   match them); MPI_Finalize measures again, and the two give the offset, its drift and the
+//   residual uncertainty, stored in the profile's RankInfo (Profiler::set_clock_alignment).
+#include <mpi.h>
+#include <time.h>
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "nnprof/profiler.hpp"
+#include "nnprof/rank_recording.hpp"
+#include "nnprof/scope.hpp"
+
+namespace {
+
+namespace arg = nnprof::collective_arg;
+
+// ---- communicators: a name every member agrees on, and a sequence number per communicator ----
+
+struct CommState {
+  std::string group;
+  int size = 0;
+  std::int64_t next_seq = 0;
+};
+
+std::mutex g_comms_mu;
+// Keyed by the handle, erased by MPI_Comm_free (a freed handle's value may be reused).
+std::unordered_map<MPI_Comm, CommState>& comms() {
+  static auto* map = new std::unordered_map<MPI_Comm, CommState>;  // used until the very end
+  return *map;
+}
+// How many communicators with the same members this rank has named so far: the ordinal that
+// tells two such communicators apart (members create them in the same order, as MPI requires).
+std::unordered_map<std::string, int>& member_counts() {
+  static auto* map = new std::unordered_map<std::string, int>;
+  return *map;
+}
+
+/// "world", "self", or "comm<size>-<hash of the members' world ranks>#<ordinal>".
+std::string name_of(MPI_Comm comm, int size) {
+  if (comm == MPI_COMM_WORLD) return "world";
+  if (comm == MPI_COMM_SELF) return "self";
+  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+  std::vector<int> local(static_cast<std::size_t>(size)), global(static_cast<std::size_t>(size), MPI_UNDEFINED);
+  for (int i = 0; i < size; ++i) local[static_cast<std::size_t>(i)] = i;
+  PMPI_Comm_group(comm, &group);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  PMPI_Group_translate_ranks(group, size, local.data(), world, global.data());
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&world);
+  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a over the world ranks, in group order
+  for (const int r : global) {
+    for (int b = 0; b < 4; ++b) {
+      hash ^= static_cast<std::uint8_t>(static_cast<unsigned>(r) >> (8 * b));
+      hash *= 1099511628211ull;
+    }
+  }
+  const std::string members = fmt::format("comm{}-{:016x}", size, hash);
+  const int ordinal = member_counts()[members]++;
+  return fmt::format("{}#{}", members, ordinal);
+}
+
+struct CommCall {
+  std::string group;
+  int size = 0;
+  std::int64_t seq = 0;
+};
+
+CommCall next_call(MPI_Comm comm) {
+  std::lock_guard lock(g_comms_mu);
+  auto it = comms().find(comm);
+  if (it == comms().end()) {
+    int size = 0;
+    PMPI_Comm_size(comm, &size);
+    it = comms().emplace(comm, CommState{name_of(comm, size), size, 0}).first;
+  }
+  return {it->second.group, it->second.size, it->second.next_seq++};
+}
+
+std::int64_t type_bytes(MPI_Datatype type, std::int64_t count) {
+  int size = 0;
+  if (type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS) return 0;
+  return count * size;
+}
+
+std::int64_t sum(const int counts[], int n) {
+  std::int64_t total = 0;
+  if (counts != nullptr)
+    for (int i = 0; i < n; ++i) total += counts[i];
+  return total;
+}
+
+/// The span of one collective: opened before the PMPI call, closed after it.
+class CollectiveScope {
+ public:
+  CollectiveScope(const nnprof::SourceLocation& site, const char* operation, MPI_Comm comm, std::int64_t bytes,
+                  std::optional<int> root)
+      : guard_(nnprof::global_profiler(), site) {
+    const CommCall call = next_call(comm);
+    guard_.arg(arg::kOperation, std::string_view(operation));
+    guard_.arg(arg::kGroup, std::string_view(call.group));
+    guard_.arg(arg::kSequence, call.seq);
+    guard_.arg(arg::kBytes, bytes);
+    if (root) guard_.arg(arg::kRoot, static_cast<std::int64_t>(*root));
+    guard_.arg(arg::kGroupSize, static_cast<std::int64_t>(call.size));
+  }
+
+ private:
+  nnprof::ProfileGuard guard_;
+};
+
+int comm_size(MPI_Comm comm) {
+  int size = 0;
+  PMPI_Comm_size(comm, &size);
+  return size;
+}
+
+#define NNPROF_MPI_SITE(name) \
+  static constexpr nnprof::SourceLocation site { "MPI_" name, __func__, __FILE__, __LINE__ }
+
+// ---- one clock: round trips with rank 0 at MPI_Init and at MPI_Finalize ----
+
+constexpr int kClockTag = 0x6e6e;
+constexpr int kRoundTrips = 64;  // per rank and exchange; the shortest one is kept
+
+MPI_Comm g_clock_comm = MPI_COMM_NULL;
+std::optional<nnprof::ClockOffsetSample> g_start_sample;
+
+/// This profiler's clock (nanoseconds since the session started), plus the test hook's offset.
+std::int64_t local_now_ns(std::int64_t injected) {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  const std::int64_t mono = static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+  return mono - static_cast<std::int64_t>(nnprof::global_profiler().start_monotonic_ns()) + injected;
+}
+
+/// One exchange: rank 0 answers each other rank in turn; each other rank returns the offset of
+/// its shortest round trip. Every rank takes part (a collective in all but name).
+std::optional<nnprof::ClockOffsetSample> exchange_clocks() {
+  if (g_clock_comm == MPI_COMM_NULL) return std::nullopt;
+  int rank = 0, size = 0;
+  PMPI_Comm_rank(g_clock_comm, &rank);
+  PMPI_Comm_size(g_clock_comm, &size);
+  const std::int64_t injected = nnprof::injected_clock_offset_ns();
+  if (rank == 0) {
+    for (int peer = 1; peer < size; ++peer) {
+      for (int i = 0; i < kRoundTrips; ++i) {
+        std::int64_t ping = 0;
+        PMPI_Recv(&ping, 1, MPI_INT64_T, peer, kClockTag, g_clock_comm, MPI_STATUS_IGNORE);
+        std::array<std::int64_t, 2> times{};
+        times[0] = local_now_ns(injected);
+        times[1] = local_now_ns(injected);
+        PMPI_Send(times.data(), 2, MPI_INT64_T, peer, kClockTag, g_clock_comm);
+      }
+    }
+    return std::nullopt;
+  }
+  std::vector<nnprof::ClockRoundTrip> trips(kRoundTrips);
+  for (nnprof::ClockRoundTrip& trip : trips) {
+    trip.t1 = local_now_ns(injected);
+    PMPI_Send(&trip.t1, 1, MPI_INT64_T, 0, kClockTag, g_clock_comm);
+    std::array<std::int64_t, 2> times{};
+    PMPI_Recv(times.data(), 2, MPI_INT64_T, 0, kClockTag, g_clock_comm, MPI_STATUS_IGNORE);
+    trip.t4 = local_now_ns(injected);
+    trip.t2 = times[0];
+    trip.t3 = times[1];
+  }
+  return nnprof::best_clock_offset(trips);
+}
+
+void start_clock_exchange() {
+  if (PMPI_Comm_dup(MPI_COMM_WORLD, &g_clock_comm) != MPI_SUCCESS) {
+    g_clock_comm = MPI_COMM_NULL;
+    return;
+  }
+  g_start_sample = exchange_clocks();
+}
+
+void finish_clock_exchange() {
+  if (g_clock_comm == MPI_COMM_NULL) return;
+  const std::optional<nnprof::ClockOffsetSample> end = exchange_clocks();
+  PMPI_Comm_free(&g_clock_comm);
+  if (g_start_sample)
+    nnprof::global_profiler().set_clock_alignment(nnprof::align_clock(*g_start_sample, end, "mpi-ping-pong"));
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Init(int* argc, char*** argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) start_clock_exchange();
+  return rc;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) start_clock_exchange();
+  return rc;
+}
+
+int MPI_Finalize() {
+  finish_clock_exchange();
+  return PMPI_Finalize();
+}
+
+int MPI_Comm_free(MPI_Comm* comm) {
+  if (comm != nullptr) {
+    std::lock_guard lock(g_comms_mu);
+    comms().erase(*comm);
+  }
+  return PMPI_Comm_free(comm);
+}
+
+int MPI_Barrier(MPI_Comm comm) {
+  NNPROF_MPI_SITE("Barrier");
+  CollectiveScope scope(site, "barrier", comm, 0, std::nullopt);
+  return PMPI_Barrier(comm);
+}
+
+int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  NNPROF_MPI_SITE("Bcast");
+  CollectiveScope scope(site, "broadcast", comm, type_bytes(type, count), root);
+  return PMPI_Bcast(buffer, count, type, root, comm);
+}
+
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  NNPROF_MPI_SITE("Allreduce");
+  CollectiveScope scope(site, "allreduce", comm, type_bytes(type, count), std::nullopt);
+  return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+}
+
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+  NNPROF_MPI_SITE("Reduce");
+  CollectiveScope scope(site, "reduce", comm, type_bytes(type, count), root);
+  return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+}
+
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  NNPROF_MPI_SITE("Allgather");
+  // MPI_IN_PLACE: this rank's part is already in the receive buffer, recvcount elements.
+  const std::int64_t bytes =
+      sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, recvcount) : type_bytes(sendtype, sendcount);
+  CollectiveScope scope(site, "allgather", comm, bytes, std::nullopt);
+  return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  NNPROF_MPI_SITE("Allgatherv");
+  std::int64_t bytes = type_bytes(sendtype, sendcount);
+  if (sendbuf == MPI_IN_PLACE) {
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    bytes = recvcounts != nullptr ? type_bytes(recvtype, recvcounts[rank]) : 0;
+  }
+  CollectiveScope scope(site, "allgatherv", comm, bytes, std::nullopt);
+  return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+
+int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+               MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  NNPROF_MPI_SITE("Gather");
+  const std::int64_t bytes =
+      sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, recvcount) : type_bytes(sendtype, sendcount);
+  CollectiveScope scope(site, "gather", comm, bytes, root);
+  return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  NNPROF_MPI_SITE("Gatherv");
+  CollectiveScope scope(site, "gatherv", comm, sendbuf == MPI_IN_PLACE ? 0 : type_bytes(sendtype, sendcount), root);
+  return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+}
+
+int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  NNPROF_MPI_SITE("Scatter");
+  // The size of this rank's part (what it receives; the root's own part when in place).
+  const std::int64_t bytes =
+      recvbuf == MPI_IN_PLACE ? type_bytes(sendtype, sendcount) : type_bytes(recvtype, recvcount);
+  CollectiveScope scope(site, "scatter", comm, bytes, root);
+  return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  NNPROF_MPI_SITE("Scatterv");
+  CollectiveScope scope(site, "scatterv", comm, recvbuf == MPI_IN_PLACE ? 0 : type_bytes(recvtype, recvcount), root);
+  return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm) {
+  NNPROF_MPI_SITE("Alltoall");
+  const int n = comm_size(comm);
+  const std::int64_t bytes =
+      sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, std::int64_t{recvcount} * n) : type_bytes(sendtype, std::int64_t{sendcount} * n);
+  CollectiveScope scope(site, "alltoall", comm, bytes, std::nullopt);
+  return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  NNPROF_MPI_SITE("Alltoallv");
+  const int n = comm_size(comm);
+  const std::int64_t bytes = sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, sum(recvcounts, n))
+                                                     : type_bytes(sendtype, sum(sendcounts, n));
+  CollectiveScope scope(site, "alltoallv", comm, bytes, std::nullopt);
+  return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+}
+
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type, MPI_Op op,
+                       MPI_Comm comm) {
+  NNPROF_MPI_SITE("Reduce_scatter");
+  CollectiveScope scope(site, "reduce_scatter", comm, type_bytes(type, sum(recvcounts, comm_size(comm))), std::nullopt);
+  return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+}
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm) {
+  NNPROF_MPI_SITE("Reduce_scatter_block");
+  CollectiveScope scope(site, "reduce_scatter_block", comm, type_bytes(type, std::int64_t{recvcount} * comm_size(comm)),
+                        std::nullopt);
+  return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+}
+
+}  // extern "C"
