@@ -210,6 +210,7 @@ TEST_F(DistributedRecord, TwoGlooRanksUnderTorchrunTagTheirC10dCollectives) {
   // torchrun itself is no rank: its profile says so in the file name.
   EXPECT_TRUE(fs::exists(path("torch.ranknone.nnprof"))) << r.output;
   std::vector<std::vector<Collective>> seen;
+  std::vector<nnprof::Profile> profiles;
   for (int i = 0; i < 2; ++i) {
     const std::string file = path("torch.rank" + std::to_string(i) + ".nnprof");
     ASSERT_TRUE(fs::exists(file)) << file << "\n" << r.output;
@@ -220,7 +221,19 @@ TEST_F(DistributedRecord, TwoGlooRanksUnderTorchrunTagTheirC10dCollectives) {
     EXPECT_EQ(p.ranks[0].local_rank, i);
     EXPECT_EQ(p.ranks[0].launcher, "torchrun");
     seen.push_back(collectives(p));
+    profiles.push_back(p);
   }
+  // Rank 1's clock, measured over TCP at MASTER_ADDR: one host, so the true offset is the
+  // difference of the sessions' starts.
+  const nnprof::ClockAlignment& clock = profiles[1].ranks[0].clock;
+  ASSERT_TRUE(clock.aligned) << r.output;
+  EXPECT_EQ(clock.method, "tcp-rendezvous");
+  const double expected = static_cast<double>(profiles[0].meta.clock.monotonic_origin_ns) -
+                          static_cast<double>(profiles[1].meta.clock.monotonic_origin_ns);
+  std::printf("torch rank 1: offset %.0f ns, expected %.0f ns, residual %.0f ns\n", clock.offset_ns, expected,
+              clock.residual_ns);
+  EXPECT_LT(std::abs(clock.offset_ns - expected), 50'000.0);
+  EXPECT_LE(std::abs(clock.offset_ns - expected), clock.residual_ns + 1.0);
   // The script: 3 rounds of all_reduce, broadcast from rank 1 and barrier on the world group.
   ASSERT_EQ(seen[0].size(), 9u);
   ASSERT_EQ(seen[1].size(), seen[0].size());

@@ -333,6 +333,7 @@ class RunDirectory {
   setenv("NNPROF_RECORD_TDP", fmt::format("{}", o.tdp_watts).c_str(), 1);
   setenv("NNPROF_RECORD_SYSTEM_THREAD", o.system_thread.c_str(), 1);
   setenv("NNPROF_RECORD_TORCH", o.no_torch_ops ? "0" : "1", 1);
+  setenv("NNPROF_RECORD_MPI", preload.find("libnnprof_mpi") != std::string::npos ? "1" : "0", 1);
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

@@ -40,6 +40,10 @@
 //   NNPROF_RECORD_SYSTEM_MS    > 0: run the system monitor (nnprof::SystemMonitor) at this interval
 //   NNPROF_RECORD_TDP          the CPU's TDP in W for the energy model where RAPL is unreadable
 //   NNPROF_RECORD_SYSTEM_THREAD the thread whose innermost scope each system sample carries
+//   NNPROF_RECORD_MPI          1: libnnprof_mpi is preloaded too (it aligns the clock over MPI)
+//   NNPROF_RECORD_CLOCK        0: no TCP clock exchange with rank 0 (by default a rank with
+//                              MASTER_ADDR/MASTER_PORT and no MPI measures its offset there;
+//                              NNPROF_CLOCK_PORT overrides the port, MASTER_PORT + 1)
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -67,6 +71,7 @@
 #include "nnprof/rank_recording.hpp"
 #include "nnprof/system.hpp"
 #include "say.hpp"
+#include "tcp_clock.hpp"
 #include "torch_ops.hpp"
 
 namespace {
@@ -194,7 +199,9 @@ bool claim_rank_file(const std::string& run_dir, std::int32_t rank, pid_t pid) {
   return n > 0 && me == std::string_view(holder, static_cast<std::size_t>(n));
 }
 
-std::string output_path(pid_t pid) {
+/// The profile's path for this process; `rank_owner` is set when the process is its rank's main
+/// one (the recorded process, or the first of its rank under a {rank} pattern).
+std::string output_path(pid_t pid, bool* rank_owner) {
   namespace fs = std::filesystem;
   const char* out = std::getenv("NNPROF_RECORD_OUT");
   const char* root = std::getenv("NNPROF_RECORD_PID");
@@ -207,6 +214,7 @@ std::string output_path(pid_t pid) {
   const bool is_root = root == nullptr || *root == '\0' || std::to_string(pid) == root;
   const bool owns_rank_file =
       rank_pattern && env.rank && claim_rank_file(run_dir != nullptr ? run_dir : "", env.rank->rank, pid);
+  *rank_owner = env.rank && (is_root || owns_rank_file);
   if (!is_root && !owns_rank_file) {
     // A process that the recorded one started (and that exec'd): a file of its own.
     path.replace_filename(path.stem().string() + "." + std::to_string(pid) + path.extension().string());
@@ -242,6 +250,7 @@ void write_profile(const std::string& why) {
     if (a.system != nullptr) a.system->stop();  // a last sample: the energy up to the end
     set_stage(kFreezingHeap);
     if (a.tracking != nullptr) a.tracking->stop_at_exit();  // freezes the heap as it is now
+    nnprof::agent::finish_tcp_clock();  // bounded: a rank 0 that has ended answers nothing
     set_stage(kSaving);
     nnprof::global_profiler().save(a.out);
     say("profile written to " + a.out + " (" + why + ")");
@@ -391,7 +400,8 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
   Agent& a = agent();
   a.pid = getpid();
   try {
-    a.out = output_path(a.pid);
+    bool rank_owner = false;
+    a.out = output_path(a.pid, &rank_owner);
     if (const char* d = std::getenv("NNPROF_RECORD_DIR"); d != nullptr && *d != '\0') {
       a.run_dir = d;
       const std::string stuck = a.run_dir + "/stuck." + std::to_string(a.pid);
@@ -453,6 +463,12 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
       }
     }
     nnprof::agent::start_torch_ops();
+    // Ranks without MPI measure their clock against rank 0's over TCP; with the MPI interposer
+    // loaded, MPI_Init and MPI_Finalize do it over MPI instead.
+    if (rank_owner && env_u64("NNPROF_RECORD_MPI", 0) == 0 && env_u64("NNPROF_RECORD_CLOCK", 1) != 0) {
+      if (const auto env = nnprof::read_rank_environment(); env.rank)
+        nnprof::agent::start_tcp_clock(env.rank->rank, env.rank->world_size);
+    }
     a.started.store(true);
     install_handlers();
     std::atexit(at_exit);
