@@ -4,8 +4,10 @@
 // gloo under torchrun (c10d collectives through the operator observer). Each test skips when
 // its launcher is missing.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -24,13 +26,13 @@ namespace {
 namespace fs = std::filesystem;
 namespace arg = nnprof::collective_arg;
 
-struct Run {
+struct ShellRun {
   int status = -1;
   std::string output;
 };
 
-Run run_shell(const std::string& command) {
-  Run r;
+ShellRun run_shell(const std::string& command) {
+  ShellRun r;
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (pipe == nullptr) return r;
   std::array<char, 4096> buf{};
@@ -92,7 +94,7 @@ std::string record(const std::string& pattern) {
 TEST_F(DistributedRecord, FourMpiRanksWriteOneProfileEachWithMatchingCollectives) {
   if (!fs::exists(MPIEXEC_PATH)) GTEST_SKIP() << MPIEXEC_PATH << " is not installed";
   const std::string pattern = path("mpi.rank{rank}.nnprof");
-  const Run r = run_shell(mpirun_prefix() + " -np 4 " + record(pattern));
+  const ShellRun r = run_shell(mpirun_prefix() + " -np 4 " + record(pattern));
   ASSERT_EQ(r.status, 0) << r.output;
   std::vector<nnprof::Profile> ranks;
   for (int i = 0; i < 4; ++i) {
@@ -150,13 +152,19 @@ TEST_F(DistributedRecord, FourMpiRanksWriteOneProfileEachWithMatchingCollectives
   EXPECT_NE(halves_of(0), halves_of(1));
   // Bytes and roots as the program passed them.
   for (const Collective& c : zero) {
-    if (c.operation == "allreduce" && c.group == "world") EXPECT_EQ(c.bytes, 1024 * 8);
+    if (c.operation == "allreduce" && c.group == "world") {
+      EXPECT_EQ(c.bytes, 1024 * 8);
+    }
     if (c.operation == "broadcast") {
       EXPECT_EQ(c.bytes, 256 * 8);
       EXPECT_EQ(c.root, 1);
     }
-    if (c.operation == "alltoall") EXPECT_EQ(c.bytes, 8 * 8 * 4);
-    if (c.operation == "barrier") EXPECT_EQ(c.root, -1);
+    if (c.operation == "alltoall") {
+      EXPECT_EQ(c.bytes, 8 * 8 * 4);
+    }
+    if (c.operation == "barrier") {
+      EXPECT_EQ(c.root, -1);
+    }
     EXPECT_EQ(c.group_size, c.group == "world" ? 4 : 2);
   }
 }
@@ -166,7 +174,7 @@ TEST_F(DistributedRecord, AnInjectedClockOffsetIsRecoveredWithItsResidual) {
   // Rank 2's clock reads 7 ms ahead (the test hook, read only by the clock-alignment code).
   const std::int64_t injected = 7'000'000;
   const std::string pattern = path("clock.rank{rank}.nnprof");
-  const Run r = run_shell(mpirun_prefix() + " -np 2 " + record(pattern) + " : -np 1 env NNPROF_TEST_CLOCK_OFFSET_NS=" +
+  const ShellRun r = run_shell(mpirun_prefix() + " -np 2 " + record(pattern) + " : -np 1 env NNPROF_TEST_CLOCK_OFFSET_NS=" +
                           std::to_string(injected) + " " + record(pattern) + " : -np 1 " + record(pattern));
   ASSERT_EQ(r.status, 0) << r.output;
   std::vector<nnprof::Profile> ranks;
@@ -191,7 +199,7 @@ TEST_F(DistributedRecord, AnInjectedClockOffsetIsRecoveredWithItsResidual) {
 }
 
 TEST_F(DistributedRecord, RecordRefusesToRunALauncher) {
-  const Run r = run_shell(std::string(NNPROF_CLI_PATH) + " record -- mpirun -np 2 /bin/true");
+  const ShellRun r = run_shell(std::string(NNPROF_CLI_PATH) + " record -- mpirun -np 2 /bin/true");
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("put it after mpirun"), std::string::npos) << r.output;
 }
@@ -203,7 +211,7 @@ TEST_F(DistributedRecord, TwoGlooRanksUnderTorchrunTagTheirC10dCollectives) {
   if (run_shell("/usr/bin/python3 -c 'import torch.distributed'").status != 0)
     GTEST_SKIP() << "/usr/bin/python3 has no torch.distributed";
   const std::string pattern = path("torch.rank{rank}.nnprof");
-  const Run r = run_shell("cd " + dir_.string() + " && timeout 240 " + NNPROF_CLI_PATH + " record -q -o '" + pattern +
+  const ShellRun r = run_shell("cd " + dir_.string() + " && timeout 240 " + NNPROF_CLI_PATH + " record -q -o '" + pattern +
                           "' -- /usr/bin/python3 -m torch.distributed.run --standalone --nproc_per_node 2 " +
                           TORCH_GLOO_SCRIPT);
   ASSERT_EQ(r.status, 0) << r.output;

@@ -3,6 +3,7 @@
 // and a snapshot's RankInfo from the environment.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -176,18 +177,30 @@ TEST(ClockOffset, ShortestRoundTripWins) {
 
 TEST(ClockOffset, DriftFromTheTwoEnds) {
   nnprof::ClockOffsetSample start{1'000.0, 10'000'000, 4'000, 64};
-  nnprof::ClockOffsetSample end{1'000.0 + 2'000.0, 10'000'000 + 1'000'000'000, 10'000, 64};  // +2 us over 1 s
+  nnprof::ClockOffsetSample end{1'000.0 + 20'000.0, 10'000'000 + 1'000'000'000, 10'000, 64};  // +20 us over 1 s
   const nnprof::ClockAlignment a = nnprof::align_clock(start, end, "mpi-ping-pong");
   EXPECT_TRUE(a.aligned);
   EXPECT_EQ(a.method, "mpi-ping-pong");
   EXPECT_EQ(a.reference_ns, 10'000'000);
   EXPECT_DOUBLE_EQ(a.offset_ns, 1'000.0);
-  EXPECT_NEAR(a.drift_ppb, 2'000.0, 1e-9);  // 2 us per s = 2000 ppb
+  EXPECT_NEAR(a.drift_ppb, 20'000.0, 1e-9);  // 20 us per s = 20000 ppb
   EXPECT_DOUBLE_EQ(a.residual_ns, 5'000.0);  // half the longer of the two best round trips
   EXPECT_EQ(a.exchanges, 128u);
   const nnprof::ClockAlignment only_start = nnprof::align_clock(start, std::nullopt, "tcp-rendezvous");
   EXPECT_DOUBLE_EQ(only_start.drift_ppb, 0.0);
   EXPECT_DOUBLE_EQ(only_start.residual_ns, 2'000.0);
+}
+
+TEST(ClockOffset, NoDriftWhereTheErrorsExplainTheChange) {
+  // 1.5 us apart after 3 ms, with errors of 0.8 and 0.4 us: no drift, the tighter offset.
+  nnprof::ClockOffsetSample start{24'298'679.5, 5'000'000, 1'600, 64};
+  nnprof::ClockOffsetSample end{24'298'678.0, 8'000'000, 800, 64};
+  const nnprof::ClockAlignment a = nnprof::align_clock(start, end, "mpi-ping-pong");
+  EXPECT_DOUBLE_EQ(a.drift_ppb, 0.0);
+  EXPECT_DOUBLE_EQ(a.offset_ns, 24'298'678.0);
+  EXPECT_EQ(a.reference_ns, 8'000'000);
+  EXPECT_DOUBLE_EQ(a.residual_ns, 400.0);
+  EXPECT_EQ(a.exchanges, 128u);
 }
 
 TEST(ClockOffset, InjectedOffsetIsReadFromTheTestHook) {

@@ -1,5 +1,6 @@
 // How one rank's clock maps onto rank 0's, from NTP-style round trips (nnprof/rank_recording.hpp).
 #include <algorithm>
+#include <cmath>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -35,16 +36,25 @@ ClockAlignment align_clock(const ClockOffsetSample& start, const std::optional<C
   a.exchanges = start.exchanges;
   // Each offset is known to within half its round trip (the two legs could be as unequal as
   // one taking all of it).
-  double residual = 0.5 * static_cast<double>(start.round_trip_ns);
-  if (end && end->local_ns > start.local_ns) {
-    const double span_ns = static_cast<double>(end->local_ns - start.local_ns);
-    a.drift_ppb = (end->offset_ns - start.offset_ns) / span_ns * 1e9;
-    a.exchanges += end->exchanges;
-    // Between the two ends, the error of the interpolation is at most the larger of the two
-    // ends' errors; past them, the drift's error grows with time, but a profile ends there.
-    residual = std::max(residual, 0.5 * static_cast<double>(end->round_trip_ns));
+  const double start_error = 0.5 * static_cast<double>(start.round_trip_ns);
+  a.residual_ns = start_error;
+  if (!end || end->local_ns <= start.local_ns) return a;
+  a.exchanges += end->exchanges;
+  const double end_error = 0.5 * static_cast<double>(end->round_trip_ns);
+  const double change = end->offset_ns - start.offset_ns;
+  if (std::abs(change) > start_error + end_error) {
+    // A drift the two exchanges' errors cannot explain: between them the interpolated offset is
+    // wrong by at most the larger of the two errors.
+    a.drift_ppb = change / static_cast<double>(end->local_ns - start.local_ns) * 1e9;
+    a.residual_ns = std::max(start_error, end_error);
+  } else if (end_error < start_error) {
+    // No drift shows (one host shares one clock; a short run cannot tell drift from the
+    // exchanges' errors, and dividing those by a few milliseconds would invent hundreds of
+    // ppm): the offset is constant, taken from the tighter exchange.
+    a.reference_ns = end->local_ns;
+    a.offset_ns = end->offset_ns;
+    a.residual_ns = end_error;
   }
-  a.residual_ns = residual;
   return a;
 }
 
