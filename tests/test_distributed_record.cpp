@@ -198,10 +198,27 @@ TEST_F(DistributedRecord, AnInjectedClockOffsetIsRecoveredWithItsResidual) {
   }
 }
 
-TEST_F(DistributedRecord, RecordRefusesToRunALauncher) {
-  const ShellRun r = run_shell(std::string(NNPROF_CLI_PATH) + " record -- mpirun -np 2 /bin/true");
+TEST_F(DistributedRecord, RanksWriteTheDefaultPatternWithoutDashO) {
+  if (!fs::exists(MPIEXEC_PATH)) GTEST_SKIP() << MPIEXEC_PATH << " is not installed";
+  const ShellRun r = run_shell("cd " + dir_.string() + " && " + mpirun_prefix() + " -np 2 " + NNPROF_CLI_PATH +
+                               " record -- " + MPI_RANKS_PATH);
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (int i = 0; i < 2; ++i) {
+    const std::string file = path("nnprof-record.rank" + std::to_string(i) + ".nnprof");
+    ASSERT_TRUE(fs::exists(file)) << file << "\n" << r.output;
+    EXPECT_EQ(nnprof::Profile::load(file).ranks.at(0).rank, i);
+  }
+  // Rank 1 prints no report, only where its profile went; rank 0 prints its report.
+  EXPECT_NE(r.output.find("nnprof-record.rank1.nnprof"), std::string::npos) << r.output;
+}
+
+TEST_F(DistributedRecord, RecordRefusesALauncherAndAMalformedPattern) {
+  ShellRun r = run_shell(std::string(NNPROF_CLI_PATH) + " record -- mpirun -np 2 /bin/true");
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("put it after mpirun"), std::string::npos) << r.output;
+  r = run_shell(std::string(NNPROF_CLI_PATH) + " record -o '" + path("p{rnk}.nnprof") + "' -- /bin/true");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("names {rnk}, which is not a field"), std::string::npos) << r.output;
 }
 #endif
 
