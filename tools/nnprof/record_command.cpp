@@ -452,7 +452,7 @@ int run_record(RecordOptions o) {
   std::cout.flush();
   const pid_t child = fork();
   if (child < 0) throw Error(fmt::format("cannot start '{}': fork failed: {}", o.command[0], std::strerror(errno)));
-  if (child == 0) exec_child(o, preload, rank_pattern ? pattern : out, run.path());
+  if (child == 0) exec_child(o, preload, pattern, run.path());
 
   // Ctrl-C reaches the whole process group: let the program handle it and stay to report.
   // A SIGTERM or SIGHUP sent to nnprof alone is passed on to the program.

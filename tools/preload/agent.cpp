@@ -15,7 +15,8 @@
 // Environment (set by `nnprof record`; all optional):
 //   NNPROF_RECORD_OUT          output path (default: nnprof-<pid>.nnprof in the working directory);
 //                              {rank}, {world_size}, {local_rank} are this process's (launcher's
-//                              RANK, OMPI_COMM_WORLD_RANK, ...; "none" when it is not a rank)
+//                              RANK, OMPI_COMM_WORLD_RANK, ...; "none" when it is not a rank);
+//                              {{ and }} are braces
 //   NNPROF_RECORD_PID          pid of the recorded process; other processes (children that
 //                              exec) write <out stem>.<pid>.nnprof instead, unless the path is
 //                              a {rank} pattern and they are the first process of their rank
@@ -210,7 +211,7 @@ std::string output_path(pid_t pid, bool* rank_owner) {
   // A path pattern ({rank}): each process writes the file its own rank names.
   const bool rank_pattern = nnprof::is_rank_pattern(path.string());
   const nnprof::RankEnvironment env = nnprof::read_rank_environment();
-  if (rank_pattern) path = nnprof::expand_rank_pattern(path.string(), env.rank);
+  path = nnprof::expand_rank_pattern(path.string(), env.rank);  // also turns {{ and }} into braces
   const bool is_root = root == nullptr || *root == '\0' || std::to_string(pid) == root;
   const bool owns_rank_file =
       rank_pattern && env.rank && claim_rank_file(run_dir != nullptr ? run_dir : "", env.rank->rank, pid);
