@@ -140,6 +140,20 @@ TEST_F(DistributedRecord, FourMpiRanksWriteOneProfileEachWithMatchingCollectives
       }
     }
   }
+  // The ring: a send to the right and a receive from the left, as scopes with peer, tag and bytes.
+  for (int i = 0; i < 4; ++i) {
+    const nnprof::Profile& p = ranks[static_cast<std::size_t>(i)];
+    std::map<std::string, std::map<std::string, std::int64_t>> p2p;
+    for (const nnprof::SpanArg& a : p.span_args) {
+      const std::string name = p.str(p.spans[a.span].name);
+      if (name == "MPI_Send" || name == "MPI_Irecv") p2p[name][a.key] = a.int_value;
+    }
+    EXPECT_EQ(p2p["MPI_Send"]["peer"], (i + 1) % 4);
+    EXPECT_EQ(p2p["MPI_Irecv"]["peer"], (i + 3) % 4);
+    EXPECT_EQ(p2p["MPI_Send"]["tag"], 7);
+    EXPECT_EQ(p2p["MPI_Send"]["bytes"], 800);
+    EXPECT_NE(p.find_scope("MPI_Wait"), nullptr);
+  }
   // The halves: ranks 0 and 2 share a communicator, 1 and 3 another, named alike by both.
   auto halves_of = [&](int i) {
     std::string group;

@@ -1,6 +1,6 @@
 // An unmodified MPI program for the distributed-recording tests (tests/test_distributed_record.cpp):
 // each collective the interposer wraps, on MPI_COMM_WORLD and on a split communicator, a few
-// rounds each. Knows nothing of nnprof.
+// rounds each, then a ring of point-to-point messages. Knows nothing of nnprof.
 #include <mpi.h>
 
 #include <cstdio>
@@ -27,6 +27,11 @@ int main(int argc, char** argv) {
     MPI_Allreduce(MPI_IN_PLACE, data.data(), 512, MPI_DOUBLE, MPI_MAX, halves);
     MPI_Barrier(MPI_COMM_WORLD);
   }
+  // A ring of point-to-point messages: blocking to the right, non-blocking from the left.
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Irecv(out.data(), 100, MPI_DOUBLE, (rank + size - 1) % size, 7, MPI_COMM_WORLD, &request);
+  MPI_Send(data.data(), 100, MPI_DOUBLE, (rank + 1) % size, 7, MPI_COMM_WORLD);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
   MPI_Comm_free(&halves);
   MPI_Finalize();
   std::printf("rank %d of %d: %.0f\n", rank, size, total);

@@ -8,6 +8,8 @@
 //   members hashed, with an ordinal for several communicators of the same members), a sequence
 //   number per communicator in call order, the bytes this rank contributes, the root and the
 //   group's size. `nnprof merge` matches one collective's spans across ranks by (group, seq).
+// - Point-to-point calls (Send, Recv, Sendrecv, Isend, Irecv) and waits (Wait, Waitall) are
+//   scopes too, with the peer, tag and bytes: where a rank waits for another shows there.
 // - MPI_Init and MPI_Init_thread measure this rank's clock against rank 0's with NTP-style
 //   round trips over a duplicate of MPI_COMM_WORLD (so that no message of the program can
 //   match them); MPI_Finalize measures again, and the two give the offset, its drift and the
@@ -138,6 +140,30 @@ class CollectiveScope {
   const nnprof::SourceLocation* site_ = nullptr;
 };
 
+/// The span of a point-to-point call or a wait: no collective arguments (`nnprof merge` matches
+/// collectives only), the peer, tag and bytes where the call names them.
+class PointToPointScope {
+ public:
+  PointToPointScope(const char* name, std::optional<int> peer, std::optional<int> tag, std::optional<std::int64_t> bytes)
+      : profiler_(nnprof::global_profiler()), name_(name) {
+    using nnprof::detail::arg_value;
+    nnprof::detail::SpanArgInput args[3];
+    std::size_t n = 0;
+    if (peer) args[n++] = {"peer", arg_value(static_cast<std::int64_t>(*peer))};
+    if (tag) args[n++] = {"tag", arg_value(static_cast<std::int64_t>(*tag))};
+    if (bytes) args[n++] = {arg::kBytes, arg_value(*bytes)};
+    site_ = nnprof::detail::open_framework_scope(profiler_, name_, {args, n});
+  }
+  ~PointToPointScope() { nnprof::detail::close_framework_scope(profiler_, site_, name_, 0.0, 0, {}); }
+  PointToPointScope(const PointToPointScope&) = delete;
+  PointToPointScope& operator=(const PointToPointScope&) = delete;
+
+ private:
+  nnprof::Profiler& profiler_;
+  const char* name_;
+  const nnprof::SourceLocation* site_ = nullptr;
+};
+
 int comm_size(MPI_Comm comm) {
   int size = 0;
   PMPI_Comm_size(comm, &size);
@@ -238,6 +264,45 @@ int MPI_Comm_free(MPI_Comm* comm) {
     comms().erase(*comm);
   }
   return PMPI_Comm_free(comm);
+}
+
+// Point to point: the peer is the communicator's rank the program named (MPI_ANY_SOURCE, -1, for
+// a receive from anyone).
+int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  PointToPointScope scope(__func__, dest, tag, type_bytes(type, count));
+  return PMPI_Send(buf, count, type, dest, tag, comm);
+}
+
+int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  PointToPointScope scope(__func__, source, tag, type_bytes(type, count));
+  return PMPI_Recv(buf, count, type, source, tag, comm, status);
+}
+
+int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  PointToPointScope scope(__func__, dest, sendtag, type_bytes(sendtype, sendcount));
+  return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
+                       status);
+}
+
+int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  PointToPointScope scope(__func__, dest, tag, type_bytes(type, count));
+  return PMPI_Isend(buf, count, type, dest, tag, comm, request);
+}
+
+int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
+  PointToPointScope scope(__func__, source, tag, type_bytes(type, count));
+  return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+}
+
+int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+  PointToPointScope scope(__func__, std::nullopt, std::nullopt, std::nullopt);
+  return PMPI_Wait(request, status);
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  PointToPointScope scope(__func__, std::nullopt, std::nullopt, std::nullopt);
+  return PMPI_Waitall(count, requests, statuses);
 }
 
 int MPI_Barrier(MPI_Comm comm) {
