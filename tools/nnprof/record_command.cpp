@@ -424,6 +424,12 @@ int run_record(RecordOptions o) {
   // checks and locks the file its own rank names (the program's, under mpirun).
   const fs::path pattern = fs::absolute(o.out);
   const fs::path out = fs::absolute(expand_rank_pattern(o.out, rank_env.rank));
+  if (!rank_pattern && rank_env.rank && rank_env.rank->world_size > 1)
+    std::cerr << fmt::format("nnprof: warning: this is rank {} of {}, and -o {} names no {{rank}}: every rank on this "
+                             "host writes that same file (the second one is refused); give -o '{}.rank{{rank}}{}'\n",
+                             rank_env.rank->rank, rank_env.rank->world_size, o.out,
+                             (fs::path(o.out).parent_path() / fs::path(o.out).stem()).string(),
+                             fs::path(o.out).extension().string());
   if (rank_pattern && !rank_env.rank)
     std::cerr << fmt::format("nnprof: note: -o {} names {{rank}} but this process is not a rank (no "
                              "OMPI_COMM_WORLD_RANK, PMI_RANK, RANK or SLURM_PROCID): processes without a rank write "
