@@ -112,7 +112,7 @@ TEST_F(DistributedRecord, FourMpiRanksWriteOneProfileEachWithMatchingCollectives
       EXPECT_FALSE(p.ranks[0].clock.aligned);  // the reference
     } else {
       EXPECT_TRUE(p.ranks[0].clock.aligned) << i;
-      EXPECT_EQ(p.ranks[0].clock.method, "mpi-ping-pong");
+      EXPECT_TRUE(p.ranks[0].clock.method.starts_with("mpi-ping-pong")) << p.ranks[0].clock.method;
       EXPECT_EQ(p.ranks[0].clock.exchanges, 128u);
       EXPECT_GT(p.ranks[0].clock.residual_ns, 0.0);
     }
@@ -201,8 +201,8 @@ TEST_F(DistributedRecord, AnInjectedClockOffsetIsRecoveredWithItsResidual) {
     ASSERT_TRUE(c.aligned) << i;
     const double expected = origin(0) - origin(i) + (i == 2 ? static_cast<double>(injected) : 0.0);
     const double error = c.offset_ns - expected;
-    std::printf("rank %d: offset %.0f ns, expected %.0f ns, error %.0f ns, residual %.0f ns, drift %.1f ppb\n", i,
-                c.offset_ns, expected, error, c.residual_ns, c.drift_ppb);
+    std::printf("rank %d: offset %.0f ns, expected %.0f ns, error %.0f ns, residual %.0f ns, drift %.1f ppb, %s\n", i,
+                c.offset_ns, expected, error, c.residual_ns, c.drift_ppb, c.method.c_str());
     RecordProperty("rank" + std::to_string(i) + "_residual_ns", static_cast<int>(c.residual_ns));
     RecordProperty("rank" + std::to_string(i) + "_error_ns", static_cast<int>(error));
     EXPECT_LT(std::abs(error), 50'000.0) << "rank " << i;

@@ -203,6 +203,35 @@ TEST(ClockOffset, NoDriftWhereTheErrorsExplainTheChange) {
   EXPECT_EQ(a.exchanges, 128u);
 }
 
+TEST(ClockOffset, CollectivesNarrowTheRoundTripsInterval) {
+  // True offset 1000 ns. Rank 0 enters a barrier at 500 and leaves at 800 (its clock); this
+  // rank enters at 1700 and leaves at 1750 (its clock: 700 and 750 on rank 0's).
+  const nnprof::ClockBound b = nnprof::collective_clock_bound(1'700, 1'750, 500, 800);
+  EXPECT_DOUBLE_EQ(b.lower_ns, 900.0);   // 1700 - 800
+  EXPECT_DOUBLE_EQ(b.upper_ns, 1'250.0);  // 1750 - 500
+  EXPECT_EQ(b.local_ns, 1'725);
+  nnprof::ClockAlignment clock{true, "mpi-ping-pong", 0, 1'100.0, 0.0, 300.0, 128};  // [800, 1400]
+  bool narrowed = false;
+  const nnprof::ClockAlignment refined = nnprof::refine_clock(clock, std::vector{b}, &narrowed);
+  EXPECT_TRUE(narrowed);
+  EXPECT_EQ(refined.method, "mpi-ping-pong+collectives");
+  EXPECT_DOUBLE_EQ(refined.offset_ns, 1'075.0);  // middle of [900, 1250]
+  EXPECT_DOUBLE_EQ(refined.residual_ns, 175.0);
+  EXPECT_LE(std::abs(refined.offset_ns - 1'000.0), refined.residual_ns);
+  // A bound that contradicts the round trips changes nothing.
+  const nnprof::ClockBound wrong{5'000.0, 6'000.0, 0};
+  EXPECT_EQ(nnprof::refine_clock(clock, std::vector{wrong}, &narrowed), clock);
+  EXPECT_FALSE(narrowed);
+  // Nor does one looser than the round trips.
+  const nnprof::ClockBound loose{0.0, 10'000.0, 0};
+  EXPECT_EQ(nnprof::refine_clock(clock, std::vector{loose}), clock);
+  // The drift moves each bound to the reference time: +1 us per ms, a bound 1 ms later.
+  nnprof::ClockAlignment drifting = clock;
+  drifting.drift_ppb = 1e6;
+  const nnprof::ClockBound later{1'900.0, 2'250.0, 1'000'000};
+  EXPECT_DOUBLE_EQ(nnprof::refine_clock(drifting, std::vector{later}).offset_ns, 1'075.0);
+}
+
 TEST(ClockOffset, InjectedOffsetIsReadFromTheTestHook) {
   ::setenv("NNPROF_TEST_CLOCK_OFFSET_NS", "-12345", 1);
   EXPECT_EQ(nnprof::injected_clock_offset_ns(), -12345);

@@ -73,6 +73,29 @@ NNPROF_API std::optional<ClockOffsetSample> best_clock_offset(std::span<const Cl
 NNPROF_API ClockAlignment align_clock(const ClockOffsetSample& start, const std::optional<ClockOffsetSample>& end,
                                       std::string method);
 
+/// What causality proves about the offset (local clock minus rank 0's) near local time
+/// `local_ns`: it lies in [lower_ns, upper_ns]. A round trip gives [t1 - t2, t4 - t3], whose
+/// middle is ClockRoundTrip::offset_ns(); so does every collective that no rank can leave
+/// before all have entered it (a barrier, an allreduce).
+struct ClockBound {
+  double lower_ns = 0.0;
+  double upper_ns = 0.0;
+  std::int64_t local_ns = 0;
+};
+
+/// The bound one synchronising collective gives: this rank left it after rank 0 entered it, and
+/// rank 0 left it after this rank entered it (each time on its own rank's clock).
+NNPROF_API ClockBound collective_clock_bound(std::int64_t local_enter_ns, std::int64_t local_exit_ns,
+                                             std::int64_t rank0_enter_ns, std::int64_t rank0_exit_ns);
+
+/// `clock` narrowed by `bounds` (each moved to the reference time by the drift): the offset
+/// becomes the middle of what the round trips' interval and every bound leave, the residual
+/// half its width, and the method gains "+collectives". Unchanged when the bounds narrow
+/// nothing, or contradict the round trips (a clock that stepped): `narrowed`, when given, says
+/// which.
+NNPROF_API ClockAlignment refine_clock(const ClockAlignment& clock, std::span<const ClockBound> bounds,
+                                       bool* narrowed = nullptr);
+
 /// Test hook: nanoseconds that the clock-alignment code adds to every local time it reads
 /// (NNPROF_TEST_CLOCK_OFFSET_NS), so that a test can check an injected offset is recovered.
 /// Read only by the code that measures offsets, never by recording; 0 when unset or unreadable.

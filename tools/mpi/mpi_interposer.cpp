@@ -13,11 +13,15 @@
 // - MPI_Init and MPI_Init_thread measure this rank's clock against rank 0's with NTP-style
 //   round trips over a duplicate of MPI_COMM_WORLD (so that no message of the program can
 //   match them); MPI_Finalize measures again, and the two give the offset, its drift and the
-//   residual uncertainty, stored in the profile's RankInfo (Profiler::set_clock_alignment).
+//   residual uncertainty, narrowed by the bounds that the world's barriers, allreduces,
+//   allgathers and alltoalls give (no rank leaves one before all entered it), and stored in the
+//   profile's RankInfo (Profiler::set_clock_alignment).
 #include <mpi.h>
 #include <time.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -110,13 +114,41 @@ std::int64_t sum(const int counts[], int n) {
   return total;
 }
 
+// ---- the ends of synchronising collectives on MPI_COMM_WORLD, for the clock ----
+//
+// No rank leaves a barrier (or an allreduce, allgather, alltoall, reduce-scatter) before every
+// rank has entered it, so each one bounds the offset between this rank's clock and rank 0's
+// (collective_clock_bound). Their enter and exit times on this rank's clock are kept, in call
+// order (the same order on every rank), up to kMaxSyncTimes; MPI_Finalize intersects the bounds
+// with the round trips' (refine_clock).
+
+constexpr std::size_t kMaxSyncTimes = 65536;  // 1 MiB: far more bounds than narrowing needs
+std::mutex g_sync_mu;
+std::vector<std::array<std::int64_t, 2>>& sync_times() {
+  static auto* times = new std::vector<std::array<std::int64_t, 2>>;  // used until the very end
+  return *times;
+}
+std::atomic<bool> g_keep_sync_times{false};  // from MPI_Init to MPI_Finalize
+std::int64_t g_injected = 0;                 // the test hook's offset, read once at MPI_Init
+
+/// This profiler's clock (nanoseconds since the session started), plus the test hook's offset.
+std::int64_t local_now_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  const std::int64_t mono = static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+  return mono - static_cast<std::int64_t>(nnprof::global_profiler().start_monotonic_ns()) + g_injected;
+}
+
+enum class Sync : bool { No, Yes };
+
 /// The span of one collective: opened before the PMPI call, closed after it. Its arguments go in
 /// with the scope under one lock (detail::open_framework_scope, as the LibTorch observer does):
 /// six ProfileGuard::arg calls cost six locks, 2.5-4 us per collective against an MPI_Allreduce
 /// of 0.5 us on one host.
 class CollectiveScope {
  public:
-  CollectiveScope(const char* name, const char* operation, MPI_Comm comm, std::int64_t bytes, std::optional<int> root)
+  CollectiveScope(const char* name, const char* operation, MPI_Comm comm, std::int64_t bytes, std::optional<int> root,
+                  Sync sync = Sync::No)
       : profiler_(nnprof::global_profiler()), name_(name) {
     const CommCall call = next_call(comm);
     using nnprof::detail::arg_value;
@@ -129,8 +161,20 @@ class CollectiveScope {
     if (root) args[n++] = {arg::kRoot, arg_value(static_cast<std::int64_t>(*root))};
     args[n++] = {arg::kGroupSize, arg_value(static_cast<std::int64_t>(call.size))};
     site_ = nnprof::detail::open_framework_scope(profiler_, name_, {args, n});
+    // An allreduce of nothing may return at once without a message: only a barrier or a
+    // collective with data waits for every rank.
+    const bool synchronising = sync == Sync::Yes && (bytes > 0 || std::string_view(operation) == "barrier");
+    if (synchronising && comm == MPI_COMM_WORLD && g_keep_sync_times.load(std::memory_order_relaxed))
+      enter_ns_ = local_now_ns();  // last, as close to the collective as this can be
   }
-  ~CollectiveScope() { nnprof::detail::close_framework_scope(profiler_, site_, name_, 0.0, 0, {}); }
+  ~CollectiveScope() {
+    if (enter_ns_ >= 0) {
+      const std::int64_t exit_ns = local_now_ns();
+      std::lock_guard lock(g_sync_mu);
+      if (sync_times().size() < kMaxSyncTimes) sync_times().push_back({enter_ns_, exit_ns});
+    }
+    nnprof::detail::close_framework_scope(profiler_, site_, name_, 0.0, 0, {});
+  }
   CollectiveScope(const CollectiveScope&) = delete;
   CollectiveScope& operator=(const CollectiveScope&) = delete;
 
@@ -138,6 +182,7 @@ class CollectiveScope {
   nnprof::Profiler& profiler_;
   const char* name_;
   const nnprof::SourceLocation* site_ = nullptr;
+  std::int64_t enter_ns_ = -1;  // -1: not a synchronising collective on the world
 };
 
 /// The span of a point-to-point call or a wait: no collective arguments (`nnprof merge` matches
@@ -179,14 +224,6 @@ constexpr int kRoundTrips = 64;  // per rank and exchange; the shortest one is k
 MPI_Comm g_clock_comm = MPI_COMM_NULL;
 std::optional<nnprof::ClockOffsetSample> g_start_sample;
 
-/// This profiler's clock (nanoseconds since the session started), plus the test hook's offset.
-std::int64_t local_now_ns(std::int64_t injected) {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  const std::int64_t mono = static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-  return mono - static_cast<std::int64_t>(nnprof::global_profiler().start_monotonic_ns()) + injected;
-}
-
 /// One exchange: rank 0 answers each other rank in turn; each other rank returns the offset of
 /// its shortest round trip. Every rank takes part (a collective in all but name).
 std::optional<nnprof::ClockOffsetSample> exchange_clocks() {
@@ -194,15 +231,14 @@ std::optional<nnprof::ClockOffsetSample> exchange_clocks() {
   int rank = 0, size = 0;
   PMPI_Comm_rank(g_clock_comm, &rank);
   PMPI_Comm_size(g_clock_comm, &size);
-  const std::int64_t injected = nnprof::injected_clock_offset_ns();
   if (rank == 0) {
     for (int peer = 1; peer < size; ++peer) {
       for (int i = 0; i < kRoundTrips; ++i) {
         std::int64_t ping = 0;
         PMPI_Recv(&ping, 1, MPI_INT64_T, peer, kClockTag, g_clock_comm, MPI_STATUS_IGNORE);
         std::array<std::int64_t, 2> times{};
-        times[0] = local_now_ns(injected);
-        times[1] = local_now_ns(injected);
+        times[0] = local_now_ns();
+        times[1] = local_now_ns();
         PMPI_Send(times.data(), 2, MPI_INT64_T, peer, kClockTag, g_clock_comm);
       }
     }
@@ -210,11 +246,11 @@ std::optional<nnprof::ClockOffsetSample> exchange_clocks() {
   }
   std::vector<nnprof::ClockRoundTrip> trips(kRoundTrips);
   for (nnprof::ClockRoundTrip& trip : trips) {
-    trip.t1 = local_now_ns(injected);
+    trip.t1 = local_now_ns();
     PMPI_Send(&trip.t1, 1, MPI_INT64_T, 0, kClockTag, g_clock_comm);
     std::array<std::int64_t, 2> times{};
     PMPI_Recv(times.data(), 2, MPI_INT64_T, 0, kClockTag, g_clock_comm, MPI_STATUS_IGNORE);
-    trip.t4 = local_now_ns(injected);
+    trip.t4 = local_now_ns();
     trip.t2 = times[0];
     trip.t3 = times[1];
   }
@@ -222,19 +258,49 @@ std::optional<nnprof::ClockOffsetSample> exchange_clocks() {
 }
 
 void start_clock_exchange() {
+  g_injected = nnprof::injected_clock_offset_ns();
   if (PMPI_Comm_dup(MPI_COMM_WORLD, &g_clock_comm) != MPI_SUCCESS) {
     g_clock_comm = MPI_COMM_NULL;
     return;
   }
   g_start_sample = exchange_clocks();
+  g_keep_sync_times.store(true, std::memory_order_relaxed);
+}
+
+/// The bounds of the synchronising collectives both this rank and rank 0 kept (rank 0 sends its
+/// times to all); empty on rank 0.
+std::vector<nnprof::ClockBound> collective_bounds() {
+  int rank = 0;
+  PMPI_Comm_rank(g_clock_comm, &rank);
+  std::vector<std::array<std::int64_t, 2>> mine;
+  {
+    std::lock_guard lock(g_sync_mu);
+    mine = sync_times();
+  }
+  int count = rank == 0 ? static_cast<int>(mine.size()) : 0;
+  PMPI_Bcast(&count, 1, MPI_INT, 0, g_clock_comm);
+  std::vector<std::array<std::int64_t, 2>> zero(static_cast<std::size_t>(count));
+  if (rank == 0) zero = mine;
+  PMPI_Bcast(zero.data(), 2 * count, MPI_INT64_T, 0, g_clock_comm);
+  std::vector<nnprof::ClockBound> bounds;
+  if (rank == 0) return bounds;
+  const std::size_t n = std::min(mine.size(), zero.size());
+  bounds.reserve(n);
+  for (std::size_t k = 0; k < n; ++k)
+    bounds.push_back(nnprof::collective_clock_bound(mine[k][0], mine[k][1], zero[k][0], zero[k][1]));
+  return bounds;
 }
 
 void finish_clock_exchange() {
   if (g_clock_comm == MPI_COMM_NULL) return;
+  g_keep_sync_times.store(false, std::memory_order_relaxed);
   const std::optional<nnprof::ClockOffsetSample> end = exchange_clocks();
+  const std::vector<nnprof::ClockBound> bounds = collective_bounds();
   PMPI_Comm_free(&g_clock_comm);
-  if (g_start_sample)
-    nnprof::global_profiler().set_clock_alignment(nnprof::align_clock(*g_start_sample, end, "mpi-ping-pong"));
+  if (g_start_sample) {
+    const nnprof::ClockAlignment measured = nnprof::align_clock(*g_start_sample, end, "mpi-ping-pong");
+    nnprof::global_profiler().set_clock_alignment(nnprof::refine_clock(measured, bounds));
+  }
 }
 
 }  // namespace
@@ -306,7 +372,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 }
 
 int MPI_Barrier(MPI_Comm comm) {
-  CollectiveScope scope(__func__, "barrier", comm, 0, std::nullopt);
+  CollectiveScope scope(__func__, "barrier", comm, 0, std::nullopt, Sync::Yes);
   return PMPI_Barrier(comm);
 }
 
@@ -316,7 +382,7 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm com
 }
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  CollectiveScope scope(__func__, "allreduce", comm, type_bytes(type, count), std::nullopt);
+  CollectiveScope scope(__func__, "allreduce", comm, type_bytes(type, count), std::nullopt, Sync::Yes);
   return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
 }
 
@@ -330,7 +396,7 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   // MPI_IN_PLACE: this rank's part is already in the receive buffer, recvcount elements.
   const std::int64_t bytes =
       sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, recvcount) : type_bytes(sendtype, sendcount);
-  CollectiveScope scope(__func__, "allgather", comm, bytes, std::nullopt);
+  CollectiveScope scope(__func__, "allgather", comm, bytes, std::nullopt, Sync::Yes);
   return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -380,7 +446,7 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   const int n = comm_size(comm);
   const std::int64_t bytes =
       sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, std::int64_t{recvcount} * n) : type_bytes(sendtype, std::int64_t{sendcount} * n);
-  CollectiveScope scope(__func__, "alltoall", comm, bytes, std::nullopt);
+  CollectiveScope scope(__func__, "alltoall", comm, bytes, std::nullopt, Sync::Yes);
   return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 

@@ -58,6 +58,37 @@ ClockAlignment align_clock(const ClockOffsetSample& start, const std::optional<C
   return a;
 }
 
+ClockBound collective_clock_bound(std::int64_t local_enter_ns, std::int64_t local_exit_ns, std::int64_t rank0_enter_ns,
+                                  std::int64_t rank0_exit_ns) {
+  // local_exit - offset >= rank0_enter, and rank0_exit >= local_enter - offset.
+  ClockBound b;
+  b.lower_ns = static_cast<double>(local_enter_ns - rank0_exit_ns);
+  b.upper_ns = static_cast<double>(local_exit_ns - rank0_enter_ns);
+  b.local_ns = local_enter_ns + (local_exit_ns - local_enter_ns) / 2;
+  return b;
+}
+
+ClockAlignment refine_clock(const ClockAlignment& clock, std::span<const ClockBound> bounds, bool* narrowed) {
+  if (narrowed != nullptr) *narrowed = false;
+  if (!clock.aligned) return clock;
+  double lower = clock.offset_ns - clock.residual_ns;
+  double upper = clock.offset_ns + clock.residual_ns;
+  for (const ClockBound& b : bounds) {
+    const double shift = clock.drift_ppb * 1e-9 * static_cast<double>(b.local_ns - clock.reference_ns);
+    lower = std::max(lower, b.lower_ns - shift);
+    upper = std::min(upper, b.upper_ns - shift);
+  }
+  // Empty: the bounds contradict the round trips, so one of the assumptions (one steady clock
+  // per rank, the drift) is wrong, and narrowing would only hide it.
+  if (lower > upper || upper - lower >= 2.0 * clock.residual_ns) return clock;
+  ClockAlignment refined = clock;
+  refined.offset_ns = 0.5 * (lower + upper);
+  refined.residual_ns = 0.5 * (upper - lower);
+  refined.method += "+collectives";
+  if (narrowed != nullptr) *narrowed = true;
+  return refined;
+}
+
 std::int64_t injected_clock_offset_ns() {
   const char* text = std::getenv("NNPROF_TEST_CLOCK_OFFSET_NS");
   if (text == nullptr || *text == '\0') return 0;
