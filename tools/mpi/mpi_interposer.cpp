@@ -130,13 +130,14 @@ std::vector<std::array<std::int64_t, 2>>& sync_times() {
 }
 std::atomic<bool> g_keep_sync_times{false};  // from MPI_Init to MPI_Finalize
 std::int64_t g_injected = 0;                 // the test hook's offset, read once at MPI_Init
+std::int64_t g_origin_ns = 0;                // the global profiler's start on CLOCK_MONOTONIC, read at MPI_Init
 
 /// This profiler's clock (nanoseconds since the session started), plus the test hook's offset.
 std::int64_t local_now_ns() {
   timespec t{};
   clock_gettime(CLOCK_MONOTONIC, &t);
   const std::int64_t mono = static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-  return mono - static_cast<std::int64_t>(nnprof::global_profiler().start_monotonic_ns()) + g_injected;
+  return mono - g_origin_ns + g_injected;
 }
 
 enum class Sync : bool { No, Yes };
@@ -259,6 +260,7 @@ std::optional<nnprof::ClockOffsetSample> exchange_clocks() {
 
 void start_clock_exchange() {
   g_injected = nnprof::injected_clock_offset_ns();
+  g_origin_ns = static_cast<std::int64_t>(nnprof::global_profiler().start_monotonic_ns());
   if (PMPI_Comm_dup(MPI_COMM_WORLD, &g_clock_comm) != MPI_SUCCESS) {
     g_clock_comm = MPI_COMM_NULL;
     return;
