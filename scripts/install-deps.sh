@@ -15,6 +15,8 @@ packages=(
   pybind11-dev python3-dev
   # PyTorch operators: LibTorch for libnnprof_torch, Debian's torch and pytest for its tests.
   libtorch-dev python3-torch python3-pytest
+  # Distributed runs: Open MPI for libnnprof_mpi (the PMPI interposer) and the mpirun tests.
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

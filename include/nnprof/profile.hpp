@@ -365,6 +365,7 @@ enum class DiagnosticKind : std::uint8_t {
   MetricsIncomplete,   ///< metric points not kept, or metric calls ignored (wrong kind, non-finite value, too many names)
   GpuTracing,          ///< GPU tracing could not see everything (records dropped, clocks mapped, launches unmatched)
   SpanArgsDropped,     ///< span arguments past the per-thread limit, or whose span was not kept
+  Distributed,         ///< the launcher's rank variables were unreadable or disagreed, or the clock could not be aligned to rank 0's
 };
 
 enum class Severity : std::uint8_t { Info, Warning, Error };

@@ -151,6 +151,15 @@ class NNPROF_API Profiler {
   /// Throws std::invalid_argument when `key` is empty or not printable ASCII (' ' to '~').
   void annotate(std::string_view key, std::string_view value);
 
+  /// How this process's clock maps onto rank 0's in a distributed job (nnprof/distributed.hpp),
+  /// as the MPI interposer or `nnprof record`'s agent measured it. Every later snapshot of a
+  /// process that is a rank (its launcher's RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or
+  /// SLURM_PROCID) carries it in Profile::ranks. Thread-safe; the last call wins.
+  void set_clock_alignment(const ClockAlignment& clock);
+  /// CLOCK_MONOTONIC when this profiler started: a profile's time t is this plus t nanoseconds.
+  /// For code that compares this profiler's clock with another process's.
+  [[nodiscard]] std::uint64_t start_monotonic_ns() const noexcept;
+
   /// While disabled, scopes cost one relaxed atomic load and record nothing.
   void set_enabled(bool enabled) noexcept { core_.enabled.store(enabled, std::memory_order_relaxed); }
   [[nodiscard]] bool enabled() const noexcept { return core_.enabled.load(std::memory_order_relaxed); }

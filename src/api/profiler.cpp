@@ -8,11 +8,14 @@
 #include <mutex>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "collect/host_info.hpp"
 #include "collect/snapshot_facts.hpp"
 #include "model/annotation_key.hpp"
 #include "model/profile_builder.hpp"
 #include "nnprof/error.hpp"
+#include "nnprof/rank_recording.hpp"
 #include "nnprof/report.hpp"
 #include "nnprof/scope.hpp"
 #include "record/internal_allocations.hpp"
@@ -149,12 +152,39 @@ void attach_machine_peaks(Profile& profile) {
                                              "this machine again so that reports can place scopes on its roofline"});
   }
 }
+
+
+// The rank this process is in a distributed job, read from its launcher's environment at each
+// snapshot (a launcher sets it before the program starts; reading it late costs nothing on the
+// hot path), with the clock alignment measured by the MPI interposer or the agent. Variables
+// that could not be read become a diagnostic, so that a merge that finds no rank can say why.
+void attach_rank(Profile& profile, const detail::Session& session) {
+  const RankEnvironment env = read_rank_environment();
+  for (const std::string& problem : env.problems)
+    profile.diagnostics.push_back(
+        Diagnostic{DiagnosticKind::Distributed, Severity::Warning, kNone, kNone, 0,
+                   "the launcher's rank variables: " + problem});
+  if (!env.rank) return;
+  RankInfo info = *env.rank;
+  info.hostname = profile.meta.hostname;
+  info.pid = profile.meta.pid;
+  info.clock = session.clock_alignment();
+  if (!info.clock.aligned && info.rank != 0)
+    profile.diagnostics.push_back(Diagnostic{
+        DiagnosticKind::Distributed, Severity::Info, kNone, kNone, 0,
+        fmt::format("rank {}'s clock was not aligned to rank 0's (no exchange: the program did not call MPI_Init "
+                    "under nnprof's MPI interposer, and no rendezvous address was given), so a merge places its "
+                    "times by the host clocks alone",
+                    info.rank)});
+  profile.ranks.push_back(std::move(info));
+}
 }  // namespace
 
 Profile Profiler::snapshot() const {
   detail::InternalAllocations internal;
   Profile profile = build_profile_of_process(session_->snapshot(true));
   attach_machine_peaks(profile);
+  attach_rank(profile, *session_);
   return profile;
 }
 
@@ -162,8 +192,16 @@ Profile Profiler::statistics_snapshot() const {
   detail::InternalAllocations internal;
   Profile profile = build_profile_of_process(session_->snapshot(false));
   attach_machine_peaks(profile);
+  attach_rank(profile, *session_);
   return profile;
 }
+
+void Profiler::set_clock_alignment(const ClockAlignment& clock) {
+  detail::InternalAllocations internal;
+  session_->set_clock_alignment(clock);
+}
+
+std::uint64_t Profiler::start_monotonic_ns() const noexcept { return session_->start_monotonic_ns(); }
 
 void Profiler::annotate(std::string_view key, std::string_view value) {
   if (!is_valid_annotation_key(key))

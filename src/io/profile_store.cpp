@@ -26,6 +26,7 @@
 #include "report/format.hpp"
 #include "io/exporter_registry.hpp"
 #include "io/flow_store.hpp"
+#include "io/rank_store.hpp"
 #include "io/gpu_store.hpp"
 #include "io/metric_store.hpp"
 #include "io/system_store.hpp"
@@ -45,7 +46,7 @@ using io::sqlite::Database;
 using io::sqlite::Row;
 using io::sqlite::Statement;
 
-constexpr int kSchemaVersion = 10;
+constexpr int kSchemaVersion = 11;
 // Version 2 added heap tracking: heap columns on the scope tables, frame, callsite, stack,
 // leak_site, the heap timeline as counter tracks, and the heap summary in meta.
 // Version 3 added CPU sampling: cpu_profile_stack_sample, frame.inlined, the cpu_* meta keys.
@@ -63,6 +64,7 @@ constexpr int kSchemaVersion = 10;
 // gave every operator call a set of its own.
 // Version 10 added the system monitor: system_info, system_sample, system_counter_track,
 // system_counter, energy_domain and system_note (io/system_store.cpp).
+// Version 11 added the ranks of a distributed job: rank and thread_rank (io/rank_store.cpp).
 constexpr int kApplicationId = 0x6E6E7066;  // "nnpf" in the SQLite header: file(1) can tell
 
 constexpr const char* kSchema = R"sql(
@@ -314,6 +316,7 @@ constexpr RequiredTable kRequiredTables[] = {
     {"frame", 2},     {"callsite", 2},     {"stack", 2},   {"leak_site", 2},         {"cpu_profile_stack_sample", 3},
     {"annotation", 5}, {"args", 7}, {"system_info", 10}, {"system_sample", 10}, {"system_counter_track", 10},
     {"system_counter", 10}, {"energy_domain", 10}, {"system_note", 10},
+    {"rank", 11}, {"thread_rank", 11},
 };
 
 // ---- span arguments: the args table, named and typed as Perfetto's ---------------------
@@ -1277,6 +1280,7 @@ void Profile::save(const std::string& path) const {
     io::write_flow_table(db, *this);
     io::write_gpu_tables(db, *this);
     io::write_system_tables(db, *this);
+    io::write_rank_tables(db, *this);
     db.exec("COMMIT");
   });
 }
@@ -1292,6 +1296,7 @@ Profile Profile::load(const std::string& path) {
   io::read_flow_table(db, p);
   io::read_gpu_tables(db, p);
   io::read_system_tables(db, p);
+  io::read_rank_tables(db, p);
   validate(p, path);
   return p;
 }
@@ -1389,7 +1394,7 @@ StatementPtr prepare_one(Database& db, QueryGuard& guard, const std::string& sql
                             "memory_counter, counter_track, counter, frame, callsite, stack, leak_site, "
                             "cpu_profile_stack_sample, metric, metric_point, flow, diagnostic, annotation, gpu_device, gpu_track, "
                             "gpu_slice, gpu_kernel, gpu_memcpy, gpu_memset, gpu_api_call, gpu_sync, gpu_memory_event, "
-                            "gpu_counter_track, gpu_counter, gpu_scope; see docs/FORMAT.md)",
+                            "gpu_counter_track, gpu_counter, gpu_scope, rank, thread_rank; see docs/FORMAT.md)",
                             sqlite3_errmsg(db.handle())));
   }
   if (!st)

@@ -54,6 +54,7 @@ const char* to_string(DiagnosticKind kind) noexcept {
     case DiagnosticKind::MetricsIncomplete: return "metrics_incomplete";
     case DiagnosticKind::GpuTracing: return "gpu_tracing";
     case DiagnosticKind::SpanArgsDropped: return "span_args_dropped";
+    case DiagnosticKind::Distributed: return "distributed";
   }
   return "unknown";
 }

@@ -1,7 +1,7 @@
 // Scopes opened and closed by a framework's callbacks (the LibTorch operator observer), with
 // their arguments in one call each: one thread-state lookup, one name lookup and one lock per
 // end, where Profiler::start + arg + arg + ... pays each per argument. Exported for
-// libnnprof_torch, which is built beside libnnprof; not a public API.
+// libnnprof_torch and libnnprof_mpi, which are built beside libnnprof; not a public API.
 #pragma once
 
 #include <cstdint>

@@ -109,6 +109,17 @@ class Session {
     return system_source_;
   }
 
+  /// How this process's clock maps onto rank 0's (Profiler::set_clock_alignment).
+  void set_clock_alignment(const ClockAlignment& clock) {
+    std::lock_guard lock(clock_mu_);
+    clock_alignment_ = clock;
+  }
+  [[nodiscard]] ClockAlignment clock_alignment() const {
+    std::lock_guard lock(clock_mu_);
+    return clock_alignment_;
+  }
+  /// CLOCK_MONOTONIC at the session's start: the origin of a profile's times.
+  [[nodiscard]] std::uint64_t start_monotonic_ns() const noexcept { return start_.monotonic_ns; }
   /// Sets run annotation `key` to `value` (Profiler::annotate, which checks the key).
   void annotate(std::string_view key, std::string_view value) {
     std::lock_guard lock(annotations_mu_);
@@ -200,6 +211,8 @@ class Session {
   std::shared_ptr<GpuSource> gpu_source_;
   std::shared_ptr<SystemSource> system_source_;
 
+  mutable std::mutex clock_mu_;
+  ClockAlignment clock_alignment_;
   std::mutex annotations_mu_;
   std::map<std::string, std::string> annotations_;
 

@@ -1,4 +1,4 @@
-// `nnprof record [--sample-hz N] [--wall] [--unwind U] [--memory] [--gpu] [--system[=INTERVAL]] [--out FILE] -- CMD ARGS...`: runs an
+// `nnprof record [--sample-hz N] [--wall] [--unwind U] [--memory] [--gpu] [--system[=INTERVAL]] [--mpi] [--out FILE] -- CMD ARGS...`: runs an
 // unmodified program with the preload agent (libnnprof_preload.so) and reports the profile it
 // writes when it ends. CPU sampling is on unless only --memory is asked for.
 #include <elf.h>
@@ -28,6 +28,7 @@
 #include "nnprof/cpu_profiler.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/profile.hpp"
+#include "nnprof/rank_recording.hpp"
 #include "nnprof/report.hpp"
 
 namespace nnprof::cli {
@@ -40,10 +41,12 @@ struct RecordOptions {
   bool memory = false;
   bool gpu = false;
   bool no_torch_ops = false;
+  bool mpi = false;     // --mpi: preload the MPI interposer whatever the program links
+  bool no_mpi = false;  // --no-mpi: never preload it
   double sample_hz = 0;  // 0: not given
   bool wall = false;
   std::string unwind = "auto";
-  std::string out = "nnprof-record.nnprof";
+  std::string out;  // empty: kDefaultOut, or kDefaultRankOut in a rank of a distributed job
   std::uint64_t stack_sample_bytes = 512 * 1024;
   std::uint64_t interval_ms = 100;
   std::string system;      // --system[=INTERVAL]: empty when not given
@@ -52,6 +55,13 @@ struct RecordOptions {
   bool quiet = false;
   std::vector<std::string> command;
 };
+
+constexpr const char* kDefaultOut = "nnprof-record.nnprof";
+constexpr const char* kDefaultRankOut = "nnprof-record.rank{rank}.nnprof";
+
+/// Launchers that start the ranks of a job, possibly on other hosts: `nnprof record` goes
+/// after them, once per rank, not before (see run_record).
+constexpr const char* kJobLaunchers[] = {"mpirun", "mpiexec", "orterun", "prterun", "srun", "aprun", "jsrun", "hydra_pmi_proxy"};
 
 /// The preload agent: NNPROF_PRELOAD_LIBRARY, else `name` next to this executable (build tree
 /// and install tree both keep it in ../lib*/ relative to bin/). libnnprof_preload.so carries
@@ -147,6 +157,51 @@ bool is_static_executable(const fs::path& file, int depth = 0) {
     if (ph.p_type == PT_INTERP) return false;
   }
   return true;
+}
+
+/// True when the ELF file `file` names a libmpi (libmpi.so.40, libmpi_mpifh, ...) among its
+/// DT_NEEDED entries: the program calls MPI, so the interposer is preloaded. A script, a
+/// static executable or an unreadable file: false (--mpi says so instead).
+bool links_libmpi(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  Elf64_Ehdr eh{};
+  if (!in.read(reinterpret_cast<char*>(&eh), sizeof eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64)
+    return false;
+  std::vector<Elf64_Phdr> headers(eh.e_phnum);
+  in.seekg(static_cast<std::streamoff>(eh.e_phoff));
+  if (!in.read(reinterpret_cast<char*>(headers.data()), static_cast<std::streamsize>(headers.size() * sizeof(Elf64_Phdr))))
+    return false;
+  // The dynamic section gives the string table by address: map it to a file offset through
+  // the PT_LOAD segment that holds it.
+  auto file_offset = [&](std::uint64_t address) -> std::optional<std::uint64_t> {
+    for (const Elf64_Phdr& ph : headers)
+      if (ph.p_type == PT_LOAD && address >= ph.p_vaddr && address < ph.p_vaddr + ph.p_filesz)
+        return address - ph.p_vaddr + ph.p_offset;
+    return std::nullopt;
+  };
+  for (const Elf64_Phdr& ph : headers) {
+    if (ph.p_type != PT_DYNAMIC) continue;
+    std::vector<Elf64_Dyn> dynamic(ph.p_filesz / sizeof(Elf64_Dyn));
+    in.seekg(static_cast<std::streamoff>(ph.p_offset));
+    if (!in.read(reinterpret_cast<char*>(dynamic.data()), static_cast<std::streamsize>(dynamic.size() * sizeof(Elf64_Dyn))))
+      return false;
+    std::uint64_t strtab = 0;
+    for (const Elf64_Dyn& d : dynamic)
+      if (d.d_tag == DT_STRTAB) strtab = d.d_un.d_ptr;
+    const auto table = file_offset(strtab);
+    if (!table) return false;
+    for (const Elf64_Dyn& d : dynamic) {
+      if (d.d_tag == DT_NULL) break;
+      if (d.d_tag != DT_NEEDED) continue;
+      char name[64] = {};
+      in.clear();
+      in.seekg(static_cast<std::streamoff>(*table + d.d_un.d_val));
+      in.read(name, sizeof name - 1);
+      if (std::string_view(name).starts_with("libmpi")) return true;
+    }
+  }
+  return false;
 }
 
 /// Before the program runs: can a profile be written at `out`? Refuses a directory, a missing
@@ -259,9 +314,9 @@ class RunDirectory {
   fs::path path_;
 };
 
-[[noreturn]] void exec_child(const RecordOptions& o, const fs::path& preload, const fs::path& out,
+[[noreturn]] void exec_child(const RecordOptions& o, const std::string& preload, const fs::path& out,
                              const fs::path& run_dir) {
-  std::string ld = preload.string();
+  std::string ld = preload;
   if (const char* old = std::getenv("LD_PRELOAD"); old != nullptr && *old != '\0') ld += std::string(":") + old;
   setenv("LD_PRELOAD", ld.c_str(), 1);
   setenv("NNPROF_RECORD_OUT", out.c_str(), 1);
@@ -278,6 +333,7 @@ class RunDirectory {
   setenv("NNPROF_RECORD_TDP", fmt::format("{}", o.tdp_watts).c_str(), 1);
   setenv("NNPROF_RECORD_SYSTEM_THREAD", o.system_thread.c_str(), 1);
   setenv("NNPROF_RECORD_TORCH", o.no_torch_ops ? "0" : "1", 1);
+  setenv("NNPROF_RECORD_MPI", preload.find("libnnprof_mpi") != std::string::npos ? "1" : "0", 1);
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -336,8 +392,26 @@ int program_status(int status) {
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 }
 
-int run_record(const RecordOptions& o) {
+int run_record(RecordOptions o) {
   if (o.command.empty()) throw Error("no program to record: put it after --, as in 'nnprof record -- ./app'");
+  // A launcher starts ranks that may run on other hosts, where neither LD_PRELOAD nor this
+  // run's private directory reaches, and the profile nnprof would report is the launcher's:
+  // one `nnprof record` per rank, started by the launcher, is what works everywhere.
+  const std::string launcher = fs::path(o.command[0]).filename().string();
+  for (const char* name : kJobLaunchers)
+    if (launcher == name)
+      throw Error(fmt::format("nnprof record runs one process: put it after {0}, so that each rank runs under its "
+                              "own, as in '{0} -np 4 nnprof record -o \'nnprof-record.rank{{rank}}.nnprof\' -- ./app' "
+                              "(each rank writes the file its rank names; `nnprof merge` joins them)",
+                              launcher));
+  const RankEnvironment rank_env = read_rank_environment();
+  for (const std::string& problem : rank_env.problems)
+    std::cerr << "nnprof: warning: the launcher's rank variables: " << problem << '\n';
+  if (o.out.empty()) o.out = rank_env.rank ? kDefaultRankOut : kDefaultOut;
+  const bool rank_pattern = is_rank_pattern(o.out);  // throws on a malformed pattern
+  // In a rank other than 0 the report would repeat on every rank's terminal: say only where
+  // the profile went.
+  if (rank_env.rank && rank_env.rank->rank != 0) o.quiet = true;
   if (o.sample_hz != 0 && (o.sample_hz < 1 || o.sample_hz > 10'000 || o.sample_hz != std::floor(o.sample_hz)))
     throw Error(fmt::format("--sample-hz {} is out of range: give a whole number of samples per second from 1 to 10000 "
                             "(default {:.0f}; above 250 needs perf_event_open)",
@@ -345,11 +419,35 @@ int run_record(const RecordOptions& o) {
   if (!o.system.empty()) (void)system_interval_ms(o.system);  // refused before the program runs
   if (o.tdp_watts < 0.0 || o.tdp_watts > 10'000.0)
     throw Error(fmt::format("--tdp {} is out of range: give the CPU package's thermal design power in watts", o.tdp_watts));
-  const fs::path preload = find_preload_library(o.memory ? "libnnprof_preload.so" : "libnnprof_agent.so");
-  const fs::path out = fs::absolute(o.out);
+  std::string preload = find_preload_library(o.memory ? "libnnprof_preload.so" : "libnnprof_agent.so").string();
+  // The agent expands the pattern in each process with that process's rank; this process
+  // checks and locks the file its own rank names (the program's, under mpirun).
+  const fs::path pattern = fs::absolute(o.out);
+  const fs::path out = fs::absolute(expand_rank_pattern(o.out, rank_env.rank));
+  if (!rank_pattern && rank_env.rank && rank_env.rank->world_size > 1)
+    std::cerr << fmt::format("nnprof: warning: this is rank {} of {}, and -o {} names no {{rank}}: every rank on this "
+                             "host writes that same file (the second one is refused); give -o '{}.rank{{rank}}{}'\n",
+                             rank_env.rank->rank, rank_env.rank->world_size, o.out,
+                             (fs::path(o.out).parent_path() / fs::path(o.out).stem()).string(),
+                             fs::path(o.out).extension().string());
+  if (rank_pattern && !rank_env.rank)
+    std::cerr << fmt::format("nnprof: note: -o {} names {{rank}} but this process is not a rank (no "
+                             "OMPI_COMM_WORLD_RANK, PMI_RANK, RANK or SLURM_PROCID): processes without a rank write "
+                             "'none' there, ranks their number\n",
+                             o.out);
   check_output(out);
   const OutputLock lock(fs::weakly_canonical(out));
   const fs::path program = resolve_command(o.command[0]);
+  const bool wants_mpi = !o.no_mpi && (o.mpi || (!program.empty() && links_libmpi(program)));
+  if (wants_mpi) {
+#ifdef NNPROF_MPI_INTERPOSER
+    preload += ":" + find_preload_library("libnnprof_mpi.so").string();
+#else
+    if (o.mpi)
+      throw Error("--mpi: this nnprof was built without MPI (no MPI was found when it was built, or it is a "
+                  "sanitizer build), so MPI calls cannot be recorded; install libopenmpi-dev and rebuild");
+#endif
+  }
   const bool static_exe = !program.empty() && is_static_executable(program);
   if (static_exe)
     std::cerr << fmt::format("nnprof: warning: '{}' is a statically linked executable (no program interpreter): "
@@ -360,7 +458,7 @@ int run_record(const RecordOptions& o) {
   std::cout.flush();
   const pid_t child = fork();
   if (child < 0) throw Error(fmt::format("cannot start '{}': fork failed: {}", o.command[0], std::strerror(errno)));
-  if (child == 0) exec_child(o, preload, out, run.path());
+  if (child == 0) exec_child(o, preload, pattern, run.path());
 
   // Ctrl-C reaches the whole process group: let the program handle it and stay to report.
   // A SIGTERM or SIGHUP sent to nnprof alone is passed on to the program.
@@ -453,7 +551,14 @@ Action add_record_command(CLI::App& app) {
   cmd->add_flag("--no-torch-ops", o->no_torch_ops,
                 "Do not record PyTorch operators (by default, a program that loads LibTorch, as `import torch` does, has "
                 "every operator recorded as a scope with its input shapes and FLOPs)");
-  cmd->add_option("-o,--out", o->out, "Profile to write (.nnprof)")->capture_default_str();
+  cmd->add_flag("--mpi", o->mpi,
+                "Record MPI calls (collectives as spans, the clock offset to rank 0) whatever the program links; by "
+                "default they are recorded when the program links libmpi");
+  cmd->add_flag("--no-mpi", o->no_mpi, "Do not record MPI calls, even in a program that links libmpi");
+  cmd->add_option("-o,--out", o->out,
+                  "Profile to write (.nnprof): default nnprof-record.nnprof, and nnprof-record.rank{rank}.nnprof in a "
+                  "rank of a distributed job; {rank}, {world_size} and {local_rank} are replaced by each process's "
+                  "own (from its launcher's RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID)");
   cmd->add_option("--stack-sample", o->stack_sample_bytes,
                   "Mean bytes between allocations whose full call stack is kept (1: every one, 0: none)")
       ->capture_default_str();

@@ -13,9 +13,13 @@
 // cannot finish, a marker file it opens itself in the private run directory.
 //
 // Environment (set by `nnprof record`; all optional):
-//   NNPROF_RECORD_OUT          output path (default: nnprof-<pid>.nnprof in the working directory)
+//   NNPROF_RECORD_OUT          output path (default: nnprof-<pid>.nnprof in the working directory);
+//                              {rank}, {world_size}, {local_rank} are this process's (launcher's
+//                              RANK, OMPI_COMM_WORLD_RANK, ...; "none" when it is not a rank);
+//                              {{ and }} are braces
 //   NNPROF_RECORD_PID          pid of the recorded process; other processes (children that
-//                              exec) write <out stem>.<pid>.nnprof instead
+//                              exec) write <out stem>.<pid>.nnprof instead, unless the path is
+//                              a {rank} pattern and they are the first process of their rank
 //   NNPROF_RECORD_DIR          record's private run directory (mode 0700): the agent appends
 //                              "<pid> <profile path>" lines to its `manifest` for every profile
 //                              written and leaves markers that tell record how a process ended:
@@ -37,6 +41,10 @@
 //   NNPROF_RECORD_SYSTEM_MS    > 0: run the system monitor (nnprof::SystemMonitor) at this interval
 //   NNPROF_RECORD_TDP          the CPU's TDP in W for the energy model where RAPL is unreadable
 //   NNPROF_RECORD_SYSTEM_THREAD the thread whose innermost scope each system sample carries
+//   NNPROF_RECORD_MPI          1: libnnprof_mpi is preloaded too (it aligns the clock over MPI)
+//   NNPROF_RECORD_CLOCK        0: no TCP clock exchange with rank 0 (by default a rank with
+//                              MASTER_ADDR/MASTER_PORT and no MPI measures its offset there;
+//                              NNPROF_CLOCK_PORT overrides the port, MASTER_PORT + 1)
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -61,8 +69,10 @@
 #include "nnprof/gpu.hpp"
 #include "nnprof/memory.hpp"
 #include "nnprof/profiler.hpp"
+#include "nnprof/rank_recording.hpp"
 #include "nnprof/system.hpp"
 #include "say.hpp"
+#include "tcp_clock.hpp"
 #include "torch_ops.hpp"
 
 namespace {
@@ -167,12 +177,46 @@ std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
   return x;
 }
 
-std::string output_path(pid_t pid) {
+/// True when this process is the first of its rank in the run to ask: it creates rank.<r> in
+/// the run directory (O_EXCL, so exactly one process wins). The first process of a rank under
+/// `nnprof record -- torchrun` is the rank's worker; later ones (its exec'd helpers, spawned
+/// data loaders, which inherit RANK) get a file of their own.
+/// The claim holds the winner's pid, so that a process that execs keeps its claim.
+bool claim_rank_file(const std::string& run_dir, std::int32_t rank, pid_t pid) {
+  if (run_dir.empty()) return false;
+  const std::string path = run_dir + "/rank." + std::to_string(rank);
+  const std::string me = std::to_string(pid);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    [[maybe_unused]] ssize_t rc = write(fd, me.data(), me.size());
+    close(fd);
+    return true;
+  }
+  fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  char holder[32] = {};
+  const ssize_t n = read(fd, holder, sizeof holder - 1);
+  close(fd);
+  return n > 0 && me == std::string_view(holder, static_cast<std::size_t>(n));
+}
+
+/// The profile's path for this process; `rank_owner` is set when the process is its rank's main
+/// one (the recorded process, or the first of its rank under a {rank} pattern).
+std::string output_path(pid_t pid, bool* rank_owner) {
   namespace fs = std::filesystem;
   const char* out = std::getenv("NNPROF_RECORD_OUT");
   const char* root = std::getenv("NNPROF_RECORD_PID");
+  const char* run_dir = std::getenv("NNPROF_RECORD_DIR");
   fs::path path = out != nullptr && *out != '\0' ? fs::path(out) : fs::path("nnprof-" + std::to_string(pid) + ".nnprof");
-  if (root != nullptr && *root != '\0' && std::to_string(pid) != root) {
+  // A path pattern ({rank}): each process writes the file its own rank names.
+  const bool rank_pattern = nnprof::is_rank_pattern(path.string());
+  const nnprof::RankEnvironment env = nnprof::read_rank_environment();
+  path = nnprof::expand_rank_pattern(path.string(), env.rank);  // also turns {{ and }} into braces
+  const bool is_root = root == nullptr || *root == '\0' || std::to_string(pid) == root;
+  const bool owns_rank_file =
+      rank_pattern && env.rank && claim_rank_file(run_dir != nullptr ? run_dir : "", env.rank->rank, pid);
+  *rank_owner = env.rank && (is_root || owns_rank_file);
+  if (!is_root && !owns_rank_file) {
     // A process that the recorded one started (and that exec'd): a file of its own.
     path.replace_filename(path.stem().string() + "." + std::to_string(pid) + path.extension().string());
   }
@@ -207,6 +251,7 @@ void write_profile(const std::string& why) {
     if (a.system != nullptr) a.system->stop();  // a last sample: the energy up to the end
     set_stage(kFreezingHeap);
     if (a.tracking != nullptr) a.tracking->stop_at_exit();  // freezes the heap as it is now
+    nnprof::agent::finish_tcp_clock();  // bounded: a rank 0 that has ended answers nothing
     set_stage(kSaving);
     nnprof::global_profiler().save(a.out);
     say("profile written to " + a.out + " (" + why + ")");
@@ -356,7 +401,8 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
   Agent& a = agent();
   a.pid = getpid();
   try {
-    a.out = output_path(a.pid);
+    bool rank_owner = false;
+    a.out = output_path(a.pid, &rank_owner);
     if (const char* d = std::getenv("NNPROF_RECORD_DIR"); d != nullptr && *d != '\0') {
       a.run_dir = d;
       const std::string stuck = a.run_dir + "/stuck." + std::to_string(a.pid);
@@ -418,6 +464,12 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
       }
     }
     nnprof::agent::start_torch_ops();
+    // Ranks without MPI measure their clock against rank 0's over TCP; with the MPI interposer
+    // loaded, MPI_Init and MPI_Finalize do it over MPI instead.
+    if (rank_owner && env_u64("NNPROF_RECORD_MPI", 0) == 0 && env_u64("NNPROF_RECORD_CLOCK", 1) != 0) {
+      if (const auto env = nnprof::read_rank_environment(); env.rank)
+        nnprof::agent::start_tcp_clock(env.rank->rank, env.rank->world_size);
+    }
     a.started.store(true);
     install_handlers();
     std::atexit(at_exit);

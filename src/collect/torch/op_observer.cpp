@@ -8,18 +8,23 @@
 // operator that began before the observer (or whose start was skipped) closes nothing.
 #include <ATen/record_function.h>
 #include <torch/csrc/api/include/torch/version.h>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 #include <atomic>
 #include <charconv>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "record/framework_scopes.hpp"
 #include "collect/torch/op_cost.hpp"
+#include "nnprof/distributed.hpp"
 #include "nnprof/torch.hpp"
 
 namespace nnprof::torch {
@@ -166,6 +171,110 @@ void read_inputs(const at::RecordFunction& fn, ThreadOps& ops) {
   ops.dtypes += ']';
 }
 
+// ---- torch.distributed collectives (c10d::allreduce_, c10d::broadcast_, ...) ----
+//
+// A collective's span carries nnprof/distributed.hpp's collective arguments. The group is
+// named by its backend, size and the order in which this rank first used groups of that
+// backend and size ("gloo-2#0"): torch 1.13 gives a process group no name, and its own
+// sequence number for gloo is not the same across ranks, so the sequence is counted here,
+// per group, in call order. Members use their groups in the same order (torch requires that
+// of collectives), so both agree across ranks.
+
+struct CollectiveGroup {
+  std::string name;
+  std::int64_t size = 0;
+  std::int64_t next_seq = 0;
+};
+
+std::mutex g_groups_mu;
+std::unordered_map<const void*, CollectiveGroup>& groups() {
+  static auto* map = new std::unordered_map<const void*, CollectiveGroup>;  // used until the process ends
+  return *map;
+}
+std::unordered_map<std::string, int>& groups_seen() {
+  static auto* map = new std::unordered_map<std::string, int>;
+  return *map;
+}
+
+struct CollectiveCall {
+  std::string group;
+  std::int64_t size = 0;
+  std::int64_t seq = 0;
+  std::int64_t bytes = 0;
+  std::int64_t root = -1;  ///< -1: none
+  std::string_view operation;
+};
+
+std::int64_t tensor_bytes(const c10::IValue& v) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    return t.defined() ? static_cast<std::int64_t>(t.nbytes()) : 0;
+  }
+  std::int64_t total = 0;
+  if (v.isTensorList()) {
+    for (const at::Tensor& t : v.toTensorVector())
+      if (t.defined()) total += static_cast<std::int64_t>(t.nbytes());
+  } else if (v.isList()) {
+    for (const c10::IValue& inner : v.toListRef()) total += tensor_bytes(inner);
+  }
+  return total;
+}
+
+bool is_tensor_input(const c10::IValue& v) {
+  return v.isTensor() || v.isTensorList() || (v.isList() && v.toListRef().size() > 0 && v.toListRef()[0].isTensorList());
+}
+
+/// The collective arguments of a c10d operator; nullopt when no process group is among its inputs.
+std::optional<CollectiveCall> read_collective(const at::RecordFunction& fn, std::string_view name) {
+  CollectiveCall call;
+  call.operation = name.substr(6);  // after "c10d::"
+  if (call.operation.ends_with('_')) call.operation.remove_suffix(1);  // allreduce_ is in place
+  const auto inputs = fn.inputs();
+  std::size_t pg_index = inputs.size();
+  c10::intrusive_ptr<c10d::ProcessGroup> pg;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].isCustomClass()) continue;
+    try {
+      pg = inputs[i].toCustomClass<c10d::ProcessGroup>();
+      pg_index = i;
+      break;
+    } catch (const std::exception&) {
+      // Another custom class (a ReduceOp): not the group.
+    }
+  }
+  if (!pg) return std::nullopt;
+  // The data this rank contributes: the last tensor input before the group (allgather_'s
+  // input list, not its output lists).
+  for (std::size_t i = 0; i < pg_index; ++i)
+    if (is_tensor_input(inputs[i])) call.bytes = tensor_bytes(inputs[i]);
+  if (call.operation == "barrier") call.bytes = 0;  // its tensor is a placeholder
+  if (call.operation == "broadcast" || call.operation == "reduce" || call.operation == "gather" ||
+      call.operation == "scatter") {
+    for (std::size_t i = pg_index + 1; i < inputs.size(); ++i)
+      if (inputs[i].isInt()) {
+        call.root = inputs[i].toInt();
+        break;
+      }
+  }
+  std::lock_guard lock(g_groups_mu);
+  auto it = groups().find(pg.get());
+  if (it == groups().end()) {
+    std::string backend;
+    try {
+      backend = pg->getBackendName();
+    } catch (const std::exception&) {
+      backend = "c10d";
+    }
+    const std::string kind = backend + "-" + std::to_string(pg->getSize());
+    const int ordinal = groups_seen()[kind]++;
+    it = groups().emplace(pg.get(), CollectiveGroup{kind + "#" + std::to_string(ordinal), pg->getSize(), 0}).first;
+  }
+  call.group = it->second.name;
+  call.size = it->second.size;
+  call.seq = it->second.next_seq++;
+  return call;
+}
+
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   Profiler* profiler = g_profiler.load(std::memory_order_acquire);
   if (profiler == nullptr) return nullptr;
@@ -176,10 +285,28 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   OpFrame& frame = ops.frames[ops.depth++];
   frame = OpFrame{fn.handle(), fn.name(), nullptr, {}, {}};
   using detail::arg_value;
-  detail::SpanArgInput args[5];
+  detail::SpanArgInput args[11];
   std::size_t n = 0;
   args[n++] = {"op_scope", arg_value(std::string_view(scope_name(fn.scope())))};
-  if (fn.seqNr() >= 0) args[n++] = {"seq", arg_value(fn.seqNr())};
+  std::optional<CollectiveCall> collective;
+  if (std::string_view(frame.name).starts_with("c10d::")) {
+    try {
+      collective = read_collective(fn, frame.name);
+    } catch (const std::exception&) {
+      // Inputs torch could not give: the operator keeps its scope without the collective's arguments.
+    }
+  }
+  if (collective) {
+    // The collective's own sequence ("seq"), not autograd's, which c10d operators do not have.
+    args[n++] = {collective_arg::kOperation, arg_value(collective->operation)};
+    args[n++] = {collective_arg::kGroup, arg_value(std::string_view(collective->group))};
+    args[n++] = {collective_arg::kSequence, arg_value(collective->seq)};
+    args[n++] = {collective_arg::kBytes, arg_value(collective->bytes)};
+    if (collective->root >= 0) args[n++] = {collective_arg::kRoot, arg_value(collective->root)};
+    args[n++] = {collective_arg::kGroupSize, arg_value(collective->size)};
+  } else if (fn.seqNr() >= 0) {
+    args[n++] = {"seq", arg_value(fn.seqNr())};
+  }
   if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION && fn.forwardThreadId() != 0)
     args[n++] = {"fwd_thread", arg_value(fn.forwardThreadId())};
   if (fn.needsInputs() && g_record_shapes.load(std::memory_order_relaxed)) {

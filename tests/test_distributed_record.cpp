@@ -1,0 +1,304 @@
+// `nnprof record` in the ranks of real distributed jobs (issue 24): 4 MPI ranks under Open MPI's
+// mpirun (collectives through the PMPI interposer, the clock exchange at MPI_Init and
+// MPI_Finalize, an offset injected into one rank recovered), and 2 torch.distributed ranks on
+// gloo (c10d collectives through the operator observer, the clock over TCP). Each test skips when
+// its launcher is missing.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "nnprof/distributed.hpp"
+#include "nnprof/profile.hpp"
+#include "test_directory.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace arg = nnprof::collective_arg;
+
+struct ShellRun {
+  int status = -1;
+  std::string output;
+};
+
+ShellRun run_shell(const std::string& command) {
+  ShellRun r;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) r.output += buf.data();
+  const int raw = pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return r;
+}
+
+/// A collective as the spans of one rank show it.
+struct Collective {
+  std::string name, operation, group;
+  std::int64_t seq = -1, bytes = -1, root = -1, group_size = -1;
+  std::uint64_t start_ns = 0, end_ns = 0;
+};
+
+/// The spans that carry collective arguments, in the order of (group, seq).
+std::vector<Collective> collectives(const nnprof::Profile& p) {
+  std::map<std::uint32_t, Collective> by_span;
+  for (const nnprof::SpanArg& a : p.span_args) {
+    Collective& c = by_span[a.span];
+    if (a.key == arg::kOperation) c.operation = a.string_value;
+    if (a.key == arg::kGroup) c.group = a.string_value;
+    if (a.key == arg::kSequence) c.seq = a.int_value;
+    if (a.key == arg::kBytes) c.bytes = a.int_value;
+    if (a.key == arg::kRoot) c.root = a.int_value;
+    if (a.key == arg::kGroupSize) c.group_size = a.int_value;
+  }
+  std::vector<Collective> out;
+  for (auto& [span, c] : by_span) {
+    if (c.group.empty()) continue;
+    c.name = p.str(p.spans[span].name);
+    c.start_ns = p.spans[span].start_ns;
+    c.end_ns = p.spans[span].end_ns;
+    out.push_back(c);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Collective& a, const Collective& b) { return std::tie(a.group, a.seq) < std::tie(b.group, b.seq); });
+  return out;
+}
+
+class DistributedRecord : public nnprof::testing::TestDirectory {
+ protected:
+  DistributedRecord() : TestDirectory("distributed_record") {}
+};
+
+#ifdef MPIEXEC_PATH
+std::string mpirun_prefix() {
+  // Root in a container needs --allow-run-as-root; a 2-core machine needs --oversubscribe
+  // for 4 ranks. Bounded: a hung rank fails the test instead of the suite's timeout.
+  return std::string("timeout 240 ") + MPIEXEC_PATH + (geteuid() == 0 ? " --allow-run-as-root" : "") +
+         " --oversubscribe --mca btl self,vader,tcp";
+}
+
+std::string record(const std::string& pattern) {
+  return std::string(NNPROF_CLI_PATH) + " record -q -o '" + pattern + "' -- " + MPI_RANKS_PATH;
+}
+
+TEST_F(DistributedRecord, FourMpiRanksWriteOneProfileEachWithMatchingCollectives) {
+  if (!fs::exists(MPIEXEC_PATH)) GTEST_SKIP() << MPIEXEC_PATH << " is not installed";
+  const std::string pattern = path("mpi.rank{rank}.nnprof");
+  const ShellRun r = run_shell(mpirun_prefix() + " -np 4 " + record(pattern));
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::vector<nnprof::Profile> ranks;
+  for (int i = 0; i < 4; ++i) {
+    const std::string file = path("mpi.rank" + std::to_string(i) + ".nnprof");
+    ASSERT_TRUE(fs::exists(file)) << file << "\n" << r.output;
+    ranks.push_back(nnprof::Profile::load(file));
+    const nnprof::Profile& p = ranks.back();
+    ASSERT_EQ(p.ranks.size(), 1u);
+    EXPECT_EQ(p.ranks[0].rank, i);
+    EXPECT_EQ(p.ranks[0].world_size, 4);
+    EXPECT_EQ(p.ranks[0].local_rank, i);  // one host
+    EXPECT_EQ(p.ranks[0].launcher, "mpirun");
+    EXPECT_EQ(p.ranks[0].pid, p.meta.pid);
+    if (i == 0) {
+      EXPECT_FALSE(p.ranks[0].clock.aligned);  // the reference
+    } else {
+      EXPECT_TRUE(p.ranks[0].clock.aligned) << i;
+      EXPECT_TRUE(p.ranks[0].clock.method.starts_with("mpi-ping-pong")) << p.ranks[0].clock.method;
+      EXPECT_EQ(p.ranks[0].clock.exchanges, 128u);
+      EXPECT_GT(p.ranks[0].clock.residual_ns, 0.0);
+    }
+  }
+  // 5 rounds of 8 collectives on the world, 5 on the halves; the same (group, seq, operation)
+  // on every rank, and the same group size.
+  const std::vector<Collective> zero = collectives(ranks[0]);
+  ASSERT_EQ(zero.size(), 45u);
+  std::map<std::string, int> per_operation;
+  for (const Collective& c : zero) ++per_operation[c.operation];
+  EXPECT_EQ(per_operation["allreduce"], 10);
+  EXPECT_EQ(per_operation["broadcast"], 5);
+  EXPECT_EQ(per_operation["barrier"], 5);
+  for (int i = 1; i < 4; ++i) {
+    const std::vector<Collective> other = collectives(ranks[static_cast<std::size_t>(i)]);
+    ASSERT_EQ(other.size(), zero.size()) << i;
+    for (std::size_t k = 0; k < zero.size(); ++k) {
+      const Collective& a = zero[k];
+      const Collective& b = other[k];
+      if (a.group == "world") {
+        EXPECT_EQ(b.group, "world");
+        EXPECT_EQ(std::tie(a.seq, a.operation, a.name, a.group_size, a.root),
+                  std::tie(b.seq, b.operation, b.name, b.group_size, b.root))
+            << "rank " << i << " collective " << k;
+      }
+    }
+  }
+  // The ring: a send to the right and a receive from the left, as scopes with peer, tag and bytes.
+  for (int i = 0; i < 4; ++i) {
+    const nnprof::Profile& p = ranks[static_cast<std::size_t>(i)];
+    std::map<std::string, std::map<std::string, std::int64_t>> p2p;
+    for (const nnprof::SpanArg& a : p.span_args) {
+      const std::string name = p.str(p.spans[a.span].name);
+      if (name == "MPI_Send" || name == "MPI_Irecv") p2p[name][a.key] = a.int_value;
+    }
+    EXPECT_EQ(p2p["MPI_Send"]["peer"], (i + 1) % 4);
+    EXPECT_EQ(p2p["MPI_Irecv"]["peer"], (i + 3) % 4);
+    EXPECT_EQ(p2p["MPI_Send"]["tag"], 7);
+    EXPECT_EQ(p2p["MPI_Send"]["bytes"], 800);
+    EXPECT_NE(p.find_scope("MPI_Wait"), nullptr);
+  }
+  // The halves: ranks 0 and 2 share a communicator, 1 and 3 another, named alike by both.
+  auto halves_of = [&](int i) {
+    std::string group;
+    for (const Collective& c : collectives(ranks[static_cast<std::size_t>(i)]))
+      if (c.group != "world") group = c.group;
+    return group;
+  };
+  EXPECT_EQ(halves_of(0), halves_of(2));
+  EXPECT_EQ(halves_of(1), halves_of(3));
+  EXPECT_NE(halves_of(0), halves_of(1));
+  // Bytes and roots as the program passed them.
+  for (const Collective& c : zero) {
+    if (c.operation == "allreduce" && c.group == "world") {
+      EXPECT_EQ(c.bytes, 1024 * 8);
+    }
+    if (c.operation == "broadcast") {
+      EXPECT_EQ(c.bytes, 256 * 8);
+      EXPECT_EQ(c.root, 1);
+    }
+    if (c.operation == "alltoall") {
+      EXPECT_EQ(c.bytes, 8 * 8 * 4);
+    }
+    if (c.operation == "barrier") {
+      EXPECT_EQ(c.root, -1);
+    }
+    EXPECT_EQ(c.group_size, c.group == "world" ? 4 : 2);
+  }
+}
+
+TEST_F(DistributedRecord, AnInjectedClockOffsetIsRecoveredWithItsResidual) {
+  if (!fs::exists(MPIEXEC_PATH)) GTEST_SKIP() << MPIEXEC_PATH << " is not installed";
+  // Rank 2's clock reads 7 ms ahead (the test hook, read only by the clock-alignment code).
+  const std::int64_t injected = 7'000'000;
+  const std::string pattern = path("clock.rank{rank}.nnprof");
+  const ShellRun r = run_shell(mpirun_prefix() + " -np 2 " + record(pattern) + " : -np 1 env NNPROF_TEST_CLOCK_OFFSET_NS=" +
+                          std::to_string(injected) + " " + record(pattern) + " : -np 1 " + record(pattern));
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::vector<nnprof::Profile> ranks;
+  for (int i = 0; i < 4; ++i) ranks.push_back(nnprof::Profile::load(path("clock.rank" + std::to_string(i) + ".nnprof")));
+  // One host, one CLOCK_MONOTONIC: the true offset between two profiles' clocks is the
+  // difference of their sessions' starts; rank 2's must come out 7 ms more.
+  const auto origin = [&](int i) { return static_cast<double>(ranks[static_cast<std::size_t>(i)].meta.clock.monotonic_origin_ns); };
+  for (int i = 1; i < 4; ++i) {
+    const nnprof::ClockAlignment& c = ranks[static_cast<std::size_t>(i)].ranks.at(0).clock;
+    ASSERT_TRUE(c.aligned) << i;
+    const double expected = origin(0) - origin(i) + (i == 2 ? static_cast<double>(injected) : 0.0);
+    const double error = c.offset_ns - expected;
+    std::printf("rank %d: offset %.0f ns, expected %.0f ns, error %.0f ns, residual %.0f ns, drift %.1f ppb, %s\n", i,
+                c.offset_ns, expected, error, c.residual_ns, c.drift_ppb, c.method.c_str());
+    RecordProperty("rank" + std::to_string(i) + "_residual_ns", static_cast<int>(c.residual_ns));
+    RecordProperty("rank" + std::to_string(i) + "_error_ns", static_cast<int>(error));
+    EXPECT_LT(std::abs(error), 50'000.0) << "rank " << i;
+    // The residual is a bound on the error, and it is reported.
+    EXPECT_GT(c.residual_ns, 0.0);
+    EXPECT_LE(std::abs(error), c.residual_ns + 1.0) << "rank " << i;
+  }
+}
+
+TEST_F(DistributedRecord, RanksWriteTheDefaultPatternWithoutDashO) {
+  if (!fs::exists(MPIEXEC_PATH)) GTEST_SKIP() << MPIEXEC_PATH << " is not installed";
+  const ShellRun r = run_shell("cd " + dir_.string() + " && " + mpirun_prefix() + " -np 2 " + NNPROF_CLI_PATH +
+                               " record -- " + MPI_RANKS_PATH);
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (int i = 0; i < 2; ++i) {
+    const std::string file = path("nnprof-record.rank" + std::to_string(i) + ".nnprof");
+    ASSERT_TRUE(fs::exists(file)) << file << "\n" << r.output;
+    EXPECT_EQ(nnprof::Profile::load(file).ranks.at(0).rank, i);
+  }
+  // Rank 1 prints no report, only where its profile went; rank 0 prints its report.
+  EXPECT_NE(r.output.find("nnprof-record.rank1.nnprof"), std::string::npos) << r.output;
+}
+
+TEST_F(DistributedRecord, RecordRefusesALauncherAndAMalformedPattern) {
+  ShellRun r = run_shell(std::string(NNPROF_CLI_PATH) + " record -- mpirun -np 2 /bin/true");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("put it after mpirun"), std::string::npos) << r.output;
+  r = run_shell(std::string(NNPROF_CLI_PATH) + " record -o '" + path("p{rnk}.nnprof") + "' -- /bin/true");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("names {rnk}, which is not a field"), std::string::npos) << r.output;
+}
+#endif
+
+#ifdef TORCH_GLOO_SCRIPT
+// Two processes started as torch.distributed's env:// expects (RANK, WORLD_SIZE, MASTER_ADDR,
+// MASTER_PORT), each under its own `nnprof record`: Debian's torchrun (torch 1.13 on Python
+// 3.11) fails before starting any worker (`to_map` of its `redirects` default), so the test
+// plays the launcher itself.
+TEST_F(DistributedRecord, TwoGlooRanksTagTheirC10dCollectivesAndAlignTheirClocks) {
+  if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "/usr/bin/python3 is not installed";
+  if (run_shell("/usr/bin/python3 -c 'import torch.distributed'").status != 0)
+    GTEST_SKIP() << "/usr/bin/python3 has no torch.distributed";
+  const std::string pattern = path("torch.rank{rank}.nnprof");
+  const int port = 20000 + static_cast<int>(getpid() % 20000);  // the clock exchange uses port + 1
+  auto rank = [&](int r) {
+    return "env RANK=" + std::to_string(r) + " WORLD_SIZE=2 LOCAL_RANK=" + std::to_string(r) +
+           " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " timeout 240 " + NNPROF_CLI_PATH +
+           " record -q -o '" + pattern + "' -- /usr/bin/python3 " + TORCH_GLOO_SCRIPT;
+  };
+  const ShellRun r = run_shell("cd " + dir_.string() + " && { " + rank(1) + " & one=$!; " + rank(0) +
+                               "; zero=$?; wait $one; exit $((zero | $?)); }");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::vector<std::vector<Collective>> seen;
+  std::vector<nnprof::Profile> profiles;
+  for (int i = 0; i < 2; ++i) {
+    const std::string file = path("torch.rank" + std::to_string(i) + ".nnprof");
+    ASSERT_TRUE(fs::exists(file)) << file << "\n" << r.output;
+    const nnprof::Profile p = nnprof::Profile::load(file);
+    ASSERT_EQ(p.ranks.size(), 1u);
+    EXPECT_EQ(p.ranks[0].rank, i);
+    EXPECT_EQ(p.ranks[0].world_size, 2);
+    EXPECT_EQ(p.ranks[0].local_rank, i);
+    EXPECT_EQ(p.ranks[0].launcher, "env");
+    seen.push_back(collectives(p));
+    profiles.push_back(p);
+  }
+  // Rank 1's clock, measured over TCP at MASTER_ADDR: one host, so the true offset is the
+  // difference of the sessions' starts.
+  const nnprof::ClockAlignment& clock = profiles[1].ranks[0].clock;
+  ASSERT_TRUE(clock.aligned) << r.output;
+  EXPECT_EQ(clock.method, "tcp-rendezvous");
+  const double expected = static_cast<double>(profiles[0].meta.clock.monotonic_origin_ns) -
+                          static_cast<double>(profiles[1].meta.clock.monotonic_origin_ns);
+  std::printf("torch rank 1: offset %.0f ns, expected %.0f ns, residual %.0f ns\n", clock.offset_ns, expected,
+              clock.residual_ns);
+  EXPECT_LT(std::abs(clock.offset_ns - expected), 50'000.0);
+  EXPECT_LE(std::abs(clock.offset_ns - expected), clock.residual_ns + 1.0);
+  // The script: 3 rounds of all_reduce, broadcast from rank 1 and barrier on the world group.
+  ASSERT_EQ(seen[0].size(), 9u);
+  ASSERT_EQ(seen[1].size(), seen[0].size());
+  for (std::size_t k = 0; k < seen[0].size(); ++k) {
+    const Collective& a = seen[0][k];
+    const Collective& b = seen[1][k];
+    EXPECT_EQ(std::tie(a.group, a.seq, a.operation, a.name, a.root, a.group_size),
+              std::tie(b.group, b.seq, b.operation, b.name, b.root, b.group_size));
+    EXPECT_EQ(a.group, "gloo-2#0");
+    EXPECT_EQ(a.seq, static_cast<std::int64_t>(k));
+    EXPECT_EQ(a.group_size, 2);
+    EXPECT_TRUE(a.name.starts_with("c10d::")) << a.name;
+  }
+  EXPECT_EQ(seen[0][0].operation, "allreduce");
+  EXPECT_EQ(seen[0][0].bytes, 4096 * 4);  // float32[4096]
+  EXPECT_EQ(seen[0][1].operation, "broadcast");
+  EXPECT_EQ(seen[0][1].root, 1);
+  EXPECT_EQ(seen[0][2].operation, "barrier");
+}
+#endif
+
+}  // namespace
