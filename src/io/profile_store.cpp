@@ -29,6 +29,7 @@
 #include "io/gpu_store.hpp"
 #include "io/metric_store.hpp"
 #include "io/system_store.hpp"
+#include "io/continuous_store.hpp"
 #include "io/output_file.hpp"
 #include "io/progress.hpp"
 #include "io/sqlite.hpp"
@@ -45,7 +46,7 @@ using io::sqlite::Database;
 using io::sqlite::Row;
 using io::sqlite::Statement;
 
-constexpr int kSchemaVersion = 10;
+constexpr int kSchemaVersion = 11;
 // Version 2 added heap tracking: heap columns on the scope tables, frame, callsite, stack,
 // leak_site, the heap timeline as counter tracks, and the heap summary in meta.
 // Version 3 added CPU sampling: cpu_profile_stack_sample, frame.inlined, the cpu_* meta keys.
@@ -313,7 +314,8 @@ constexpr RequiredTable kRequiredTables[] = {
     {"slice_data", 1}, {"memory_counter", 1}, {"counter_track", 1}, {"counter", 1}, {"diagnostic", 1},
     {"frame", 2},     {"callsite", 2},     {"stack", 2},   {"leak_site", 2},         {"cpu_profile_stack_sample", 3},
     {"annotation", 5}, {"args", 7}, {"system_info", 10}, {"system_sample", 10}, {"system_counter_track", 10},
-    {"system_counter", 10}, {"energy_domain", 10}, {"system_note", 10},
+    {"system_counter", 10}, {"energy_domain", 10}, {"system_note", 10}, {"continuous_info", 11},
+    {"continuous_window", 11}, {"window_scope", 11}, {"window_function", 11}, {"anomaly", 11}, {"trend", 11},
 };
 
 // ---- span arguments: the args table, named and typed as Perfetto's ---------------------
@@ -1277,6 +1279,7 @@ void Profile::save(const std::string& path) const {
     io::write_flow_table(db, *this);
     io::write_gpu_tables(db, *this);
     io::write_system_tables(db, *this);
+    io::write_continuous_tables(db, *this);
     db.exec("COMMIT");
   });
 }
@@ -1292,6 +1295,7 @@ Profile Profile::load(const std::string& path) {
   io::read_flow_table(db, p);
   io::read_gpu_tables(db, p);
   io::read_system_tables(db, p);
+  io::read_continuous_tables(db, p);
   validate(p, path);
   return p;
 }
