@@ -411,6 +411,15 @@ TEST(ContinuousProfiler, SimulatedWeekOnAFakeClockStaysUnderTheBound) {
 
 // ---- the store --------------------------------------------------------------------------
 
+// A valid profile to carry the continuous part (a call tree with its root, the run's facts).
+Profile recorded_profile() {
+  Profiler profiler;
+  {
+    NNPROF_SCOPE_IN(profiler, "setup");
+  }
+  return profiler.snapshot();
+}
+
 Profile continuous_profile(std::size_t windows, Injection injection = {}) {
   // Raw for the last 4 hours, 5-minute buckets before: both kinds of window in the file.
   RollupPolicy policy;
@@ -420,7 +429,7 @@ Profile continuous_profile(std::size_t windows, Injection injection = {}) {
   analysis::WindowStore store(policy);
   Simulation sim(7, injection);
   for (std::size_t i = 0; i < windows; ++i) store.add(as_measured(sim.window(i), policy));
-  Profile p;
+  Profile p = recorded_profile();
   p.continuous.enabled = true;
   p.continuous.interval_ns = kMinute;
   p.continuous.step_scope = "train_step";
@@ -444,8 +453,7 @@ TEST(ContinuousStore, RoundTripsEveryWindowEventAndTrend) {
   const Profile loaded = Profile::load(path);
   EXPECT_EQ(loaded.continuous, p.continuous);
   // A profile that is not a continuous run loads as one that is not.
-  Profile plain;
-  plain.save(dir.path("plain.nnprof"));
+  recorded_profile().save(dir.path("plain.nnprof"));
   EXPECT_FALSE(Profile::load(dir.path("plain.nnprof")).continuous.enabled);
 }
 
@@ -459,7 +467,7 @@ TEST(ContinuousStore, TheWriterMirrorsTheStoreWindowByWindow) {
   analysis::WindowStore store(policy);
   TempDir dir;
   const std::string path = dir.path("live.nnprof");
-  Profile first;
+  Profile first = recorded_profile();
   first.continuous.enabled = true;
   first.continuous.interval_ns = kMinute;
   first.save(path);

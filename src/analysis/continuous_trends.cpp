@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace nnprof::analysis {
@@ -29,6 +30,56 @@ bool any_value(const WindowSeries& s) {
 }
 
 double seconds_of(const ProfileWindow& w) { return static_cast<double>(w.end_ns - w.start_ns) / 1e9; }
+
+// The resolution class of a window: 0 for a raw window, else 1 + log2 of its length in
+// intervals, rounded (10-minute buckets of 60 s windows: 4; hourly: 7; merged pairs above).
+int tier_of(const ProfileWindow& w, double interval_ns) {
+  if (w.raw_windows <= 1) return 0;
+  const double intervals = std::max(1.0, static_cast<double>(w.end_ns - w.start_ns) / interval_ns);
+  return 1 + static_cast<int>(std::lround(std::log2(intervals)));
+}
+
+// Maximal runs of windows of one resolution, as [begin, end) indices. The detectors assume one
+// noise level per series (docs/TRENDS.md, "Limits"); a rolled-up window averages many raw ones
+// and is several times less noisy, so a raw window next to them would be judged against too
+// small a scale (an outlier where there is none). Each run is analysed on its own.
+std::vector<std::pair<std::size_t, std::size_t>> tiers(const ContinuousProfile& c) {
+  double interval = static_cast<double>(c.interval_ns);
+  if (interval <= 0.0) {
+    interval = std::numeric_limits<double>::max();
+    for (const ProfileWindow& w : c.windows)
+      if (w.end_ns > w.start_ns) interval = std::min(interval, static_cast<double>(w.end_ns - w.start_ns));
+    if (interval == std::numeric_limits<double>::max()) interval = 1.0;
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> runs;
+  for (std::size_t i = 0; i < c.windows.size(); ++i) {
+    const int tier = tier_of(c.windows[i], interval);
+    if (runs.empty() || tier != tier_of(c.windows[runs.back().first], interval))
+      runs.emplace_back(i, i + 1);
+    else
+      runs.back().second = i + 1;
+  }
+  return runs;
+}
+
+// `text` with every "at window N" moved on by `offset`: the detectors number the windows of the
+// run they were given.
+std::string shift_window_numbers(const std::string& text, std::size_t offset) {
+  static constexpr std::string_view kAt = "at window ";
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t at = text.find(kAt); at != std::string::npos; at = text.find(kAt, from)) {
+    std::size_t digits = at + kAt.size();
+    std::size_t end = digits;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+    out.append(text, from, digits - from);
+    if (end > digits)
+      out += std::to_string(std::stoull(text.substr(digits, end - digits)) + offset);
+    from = end;
+  }
+  out.append(text, from, std::string::npos);
+  return out;
+}
 
 }  // namespace
 
@@ -100,7 +151,29 @@ std::vector<WindowSeries> continuous_series(const ContinuousProfile& c) {
 PerformanceTrends continuous_trends(const ContinuousProfile& c, const TrendOptions& options) {
   PerformanceTrends result;
   result.series = continuous_series(c);
-  result.anomalies = detect_anomalies(result.series, options);
+  const auto runs = tiers(c);
+  for (const WindowSeries& s : result.series) {
+    for (const auto& [begin, end] : runs) {
+      WindowSeries part;
+      part.metric = s.metric;
+      part.unit = s.unit;
+      part.higher_is_worse = s.higher_is_worse;
+      part.window_start_ns.assign(s.window_start_ns.begin() + static_cast<std::ptrdiff_t>(begin),
+                                  s.window_start_ns.begin() + static_cast<std::ptrdiff_t>(end));
+      part.values.assign(s.values.begin() + static_cast<std::ptrdiff_t>(begin),
+                         s.values.begin() + static_cast<std::ptrdiff_t>(end));
+      for (Anomaly& a : detect_anomalies(part, options)) {
+        a.window += begin;
+        if (begin > 0) a.description = shift_window_numbers(a.description, begin);
+        result.anomalies.push_back(std::move(a));
+      }
+    }
+  }
+  // As detect_anomalies orders several series: by window, then strongest first.
+  std::stable_sort(result.anomalies.begin(), result.anomalies.end(), [](const Anomaly& a, const Anomaly& b) {
+    if (a.window != b.window) return a.window < b.window;
+    return a.score > b.score;
+  });
   for (const WindowSeries& s : result.series) {
     const auto values = static_cast<std::size_t>(
         std::count_if(s.values.begin(), s.values.end(), [](double v) { return !std::isnan(v); }));

@@ -82,6 +82,8 @@ struct ContinuousProfiler::Impl {
   std::vector<Trend> trends;
   std::vector<Diagnostic> diagnostics;
   std::unique_ptr<io::ContinuousFileWriter> writer;
+  bool file_has_scopes = false;  // the file's base profile was taken at a window's end
+  bool write_failed = false;     // a write failed once (said once in the diagnostics)
 
   std::unique_ptr<CpuProfiler> sampler;
   std::unique_ptr<MemoryTracking> tracking;
@@ -168,21 +170,41 @@ struct ContinuousProfiler::Impl {
     window_start_clock = clock_now;
     const analysis::WindowStore::Change change = store.add(std::move(w));
     if (options.analyze_every > 0 && ++windows_since_analysis >= options.analyze_every) analyse_locked();
-    if (writer) {
+    if (!options.output_path.empty() && running) write_window_locked(snapshot, change);
+  }
+
+  // Mirrors the store's change into the file. The file written at start() holds the profile
+  // before any step; at the first window (and after a failed write) the file is written anew
+  // from this window's snapshot with every window so far, so that a file left by a crash has
+  // the run's scopes to report, and a failure costs no window for good.
+  void write_window_locked(const Profile& snapshot, const analysis::WindowStore::Change& change) {
+    ContinuousProfile info = current_locked(false);
+    info.windows.clear();
+    try {
       std::vector<io::ContinuousFileWriter::Row> rows;
-      for (const std::size_t i : change.written) rows.push_back({store.ids()[i], &store.windows()[i]});
-      ContinuousProfile info = current_locked(false);
-      info.windows.clear();
-      try {
-        writer->update(change.removed, rows, info);
-      } catch (const std::exception& e) {
-        // The run goes on; the file keeps what it had, and stop() writes everything.
-        diagnostics.push_back(Diagnostic{DiagnosticKind::MetricsIncomplete, Severity::Warning, kNone, kNone, 0,
-                                         std::string("continuous profiling: a window could not be appended to the "
-                                                     "file: ") +
-                                             e.what()});
+      std::vector<std::uint64_t> removed = change.removed;
+      if (!writer || !file_has_scopes) {
+        if (writer) writer->close();
         writer.reset();
+        Profile base = snapshot;
+        base.continuous = info;
+        base.save(options.output_path);
+        writer = std::make_unique<io::ContinuousFileWriter>(options.output_path);
+        removed.clear();
+        for (std::size_t i = 0; i < store.windows().size(); ++i) rows.push_back({store.ids()[i], &store.windows()[i]});
+        file_has_scopes = true;
+      } else {
+        for (const std::size_t i : change.written) rows.push_back({store.ids()[i], &store.windows()[i]});
       }
+      writer->update(removed, rows, info);
+    } catch (const std::exception& e) {
+      // The run goes on; the next window writes the file anew, and stop() writes everything.
+      if (!write_failed)
+        diagnostics.push_back(Diagnostic{DiagnosticKind::MetricsIncomplete, Severity::Warning, kNone, kNone, 0,
+                                         std::string("continuous profiling: a window could not be written to ") +
+                                             options.output_path + ": " + e.what()});
+      write_failed = true;
+      writer.reset();
     }
   }
 
@@ -284,8 +306,8 @@ Profile ContinuousProfiler::stop() {
   if (m.thread.joinable()) m.thread.join();
   std::unique_lock lock(m.mu);
   const std::uint64_t now = m.options.clock();
+  m.running = false;  // the last window goes to the file with the whole profile below
   if (now > m.window_start_clock) m.close_window_locked(now, false);
-  m.running = false;
   if (m.sampler) m.sampler->stop();
   if (m.monitor) m.monitor->stop();
   if (m.tracking) m.tracking->stop();
@@ -295,7 +317,11 @@ Profile ContinuousProfiler::stop() {
   profile.continuous = m.current_locked(true);
   profile.diagnostics.insert(profile.diagnostics.end(), m.diagnostics.begin(), m.diagnostics.end());
   if (m.writer) {
-    m.writer->close();
+    try {
+      m.writer->close();
+    } catch (const std::exception&) {
+      // Profile::save below replaces the file whatever state the log was left in.
+    }
     m.writer.reset();
   }
   if (!m.options.output_path.empty()) profile.save(m.options.output_path);

@@ -291,6 +291,9 @@ ContinuousFileWriter::ContinuousFileWriter(const std::string& path)
   // The write-ahead log: a reader (nnprof report on the file of a run still going, or left by
   // a kill -9) sees the last committed update and never needs to roll anything back, which a
   // read-only connection could not do with a rollback journal.
+  // A reader opening the file (nnprof report on a running job) holds locks for moments; wait
+  // for them rather than fail the window.
+  sqlite3_busy_timeout(db_->handle(), 2000);
   db_->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
 }
 
@@ -324,7 +327,11 @@ void ContinuousFileWriter::update(const std::vector<std::uint64_t>& removed, con
 
 void ContinuousFileWriter::close() {
   if (!db_) return;
-  db_->exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+  // Everything into the file, then the connection closed: the last connection to close removes
+  // the log. The journal mode is left as it is: switching it needs every reader gone, and a
+  // file Profile::save writes over this one is not in WAL mode, so a log a reader still holds
+  // is never applied to it.
+  db_->exec("PRAGMA wal_checkpoint(TRUNCATE);");
   db_.reset();
 }
 

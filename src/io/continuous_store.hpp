@@ -42,7 +42,8 @@ class ContinuousFileWriter {
   /// stored anomalies and trends with `continuous`'s (with its `finished` flag).
   void update(const std::vector<std::uint64_t>& removed, const std::vector<Row>& written,
               const ContinuousProfile& continuous);
-  /// Closes the file: the log is checkpointed and removed, so the path can be replaced.
+  /// Closes the file: the log is checkpointed (and removed when no reader has the file open),
+  /// so the path can be replaced.
   void close();
 
  private:
