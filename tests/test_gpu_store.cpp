@@ -80,7 +80,7 @@ TEST_F(GpuStore, TablesAreQueryableWithReadableEnumsAndJoins) {
   nnprof::testing::gpu_profile().save(path("gpu.nnprof"));
   const std::string f = path("gpu.nnprof");
   EXPECT_EQ(column(nnprof::query_profile(f, "select value from meta where key = 'schema_version'")),
-            std::vector<std::string>{"10"});
+            std::vector<std::string>{"11"});
   EXPECT_EQ(column(nnprof::query_profile(f, "select value from meta where key = 'gpu_traced'")),
             std::vector<std::string>{"1"});
   EXPECT_EQ(column(nnprof::query_profile(f, "select kind from gpu_slice order by id")),

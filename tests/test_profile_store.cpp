@@ -326,7 +326,7 @@ TEST_F(ProfileStore, TablesAreQueryableWithSql) {
   ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_EQ(t.rows[1][0], "loader-0");
   const auto m = nnprof::query_profile(path("q.nnprof"), "SELECT value FROM meta WHERE key = 'schema_version'");
-  EXPECT_EQ(m.rows.at(0).at(0), "10");
+  EXPECT_EQ(m.rows.at(0).at(0), "11");
   const auto c = nnprof::query_profile(path("q.nnprof"), "SELECT ts, value FROM counter ORDER BY id");
   ASSERT_EQ(c.rows.size(), 3u);
   EXPECT_EQ(c.rows[2][1], "3072.0") << "counter values are running totals";
