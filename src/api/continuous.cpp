@@ -307,10 +307,12 @@ Profile ContinuousProfiler::stop() {
   std::unique_lock lock(m.mu);
   const std::uint64_t now = m.options.clock();
   m.running = false;  // the last window goes to the file with the whole profile below
-  if (now > m.window_start_clock) m.close_window_locked(now, false);
+  // The collectors first (the monitor takes a last sample, so the last window has its energy);
+  // what they collected stays in the profiler's snapshots.
   if (m.sampler) m.sampler->stop();
   if (m.monitor) m.monitor->stop();
   if (m.tracking) m.tracking->stop();
+  if (now > m.window_start_clock) m.close_window_locked(now, false);
   m.analyse_locked();
   // The full snapshot: the spans the profiler's cap kept (a flight recorder's are the latest).
   Profile profile = m.profiler->snapshot();
