@@ -1,8 +1,7 @@
 # Seed 001: the "Profiling" guide of Democratising (Rust), /work/shared/seeds/001_5e627c460ef3551f.txt.
 # Included by CMakeLists.txt (before its tests-only part, so that the programs build either way);
-# tests are named seeds.001.<block>. Two of its twelve blocks have no program: Continuous
-# profiling (ContinuousProfiler) and Interactive analysis (InteractiveProfiler, a web interface)
-# need live profiling, which nnprof does not have yet.
+# tests are named seeds.001.<block>. One of its twelve blocks has no program here: Interactive
+# analysis (InteractiveProfiler, a web interface) needs the live server.
 
 set(NNPROF_SEED_001_PROGRAMS
   cpu_profiling cuda_profiling multi_gpu trace_collection custom_metrics bottleneck_detection
@@ -11,7 +10,7 @@ foreach(program IN LISTS NNPROF_SEED_001_PROGRAMS)
   nnprof_seed_program(seed_001_${program} 001_${program}.cpp)
 endforeach()
 # Heap tracking needs the allocation hooks of nnprof::memory.
-foreach(program IN ITEMS memory_profiling systematic_profiling)
+foreach(program IN ITEMS memory_profiling systematic_profiling continuous_profiling)
   nnprof_seed_program(seed_001_${program} 001_${program}.cpp)
   target_link_libraries(seed_001_${program} PRIVATE nnprof::memory)
 endforeach()
@@ -21,6 +20,11 @@ if(NOT NNPROF_BUILD_TESTS)
 endif()
 
 set(number "[0-9.]+(e[+-][0-9]+)?")
+
+# Continuous profiling (docs/CONTINUOUS.md): one window, closed by stop(), with every step in it.
+nnprof_seed_test(seeds.001.continuous_profiling PROGRAM seed_001_continuous_profiling
+  EXPECT "^Continuous profile: 1 window\\(s\\) of 60 s, step scope train_step, 200 steps \\(checksum "
+         "\nSeries analysed: [1-9][0-9]*, anomalies: 0\n")
 
 nnprof_seed_test(seeds.001.cpu_profiling PROGRAM seed_001_cpu_profiling
   # The hottest function (listed first) is the multiplication, inlined or not.

@@ -10,6 +10,7 @@
 #include "nnprof/compare.hpp"
 #include "nnprof/compute_profiler.hpp"
 #include "nnprof/config.hpp"
+#include "nnprof/continuous.hpp"
 #include "nnprof/critical_path.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/flops.hpp"

@@ -190,7 +190,8 @@ Profile Profiler::snapshot() const {
 
 Profile Profiler::statistics_snapshot() const {
   detail::InternalAllocations internal;
-  Profile profile = build_profile_of_process(session_->snapshot(false));
+  // No spans or memory events, but the collectors' data: what a window or a live view needs.
+  Profile profile = build_profile_of_process(session_->snapshot(false, true));
   attach_machine_peaks(profile);
   attach_rank(profile, *session_);
   return profile;

@@ -849,6 +849,83 @@ Json system_json(const Profile& profile, const report::SystemData& data) {
   return j;
 }
 
+// A continuous run (ReportData::continuous): its windows, the events found over them with the
+// window where each began, and the slopes. A figure that was not measured is null.
+Json measured(double v) { return std::isnan(v) ? Json(nullptr) : Json(v); }
+
+Json continuous_json(const ContinuousProfile& c, const PerformanceTrends& t) {
+  Json j = Json::object();
+  j["interval_ns"] = c.interval_ns;
+  j["step_scope"] = c.step_scope;
+  j["finished"] = c.finished;
+  j["windows"] = array_of(c.windows, [](const ProfileWindow& w) {
+    Json x = Json::object();
+    x["start_ns"] = w.start_ns;
+    x["end_ns"] = w.end_ns;
+    x["raw_windows"] = w.raw_windows;
+    x["step_aligned"] = w.step_aligned;
+    x["steps"] = w.steps;
+    x["step_ns"] = w.step_ns;
+    x["items"] = w.items;
+    x["scope_calls"] = w.scope_calls;
+    x["cpu_samples"] = w.cpu_samples;
+    x["cpu_sample_ns"] = w.cpu_sample_ns;
+    x["rss_bytes"] = w.rss_bytes;
+    x["rss_peak_bytes"] = w.rss_peak_bytes;
+    x["heap_live_bytes"] = w.heap_live_bytes;
+    x["heap_alloc_bytes"] = w.heap_alloc_bytes;
+    x["heap_free_bytes"] = w.heap_free_bytes;
+    x["gpu_memory_bytes"] = measured(w.gpu_memory_bytes);
+    x["energy_joules"] = measured(w.energy_joules);
+    x["cpu_percent"] = measured(w.cpu_percent);
+    x["scopes"] = array_of(w.scopes, [](const WindowScope& s) {
+      Json e = Json::object();
+      e["name"] = s.name;
+      e["calls"] = s.calls;
+      e["total_ns"] = s.total_ns;
+      e["self_ns"] = s.self_ns;
+      e["items"] = s.items;
+      return e;
+    });
+    x["functions"] = array_of(w.functions, [](const WindowFunction& f) {
+      Json e = Json::object();
+      e["name"] = f.name;
+      e["samples"] = f.samples;
+      e["weight_ns"] = f.weight_ns;
+      return e;
+    });
+    return x;
+  });
+  j["anomalies"] = array_of(t.anomalies, [](const Anomaly& a) {
+    Json x = Json::object();
+    x["kind"] = to_string(a.kind);
+    x["metric"] = a.metric;
+    x["unit"] = a.unit;
+    x["window"] = a.window;
+    x["window_start_ns"] = a.window_start_ns;
+    x["before"] = a.before;
+    x["after"] = a.after;
+    x["magnitude"] = a.magnitude;
+    x["score"] = a.score;
+    x["worse"] = a.worse;
+    x["description"] = a.description;
+    return x;
+  });
+  j["trends"] = array_of(t.trends, [](const Trend& tr) {
+    Json x = Json::object();
+    x["metric"] = tr.metric;
+    x["unit"] = tr.unit;
+    x["slope_per_hour"] = tr.slope_per_hour;
+    x["relative_slope_per_hour"] = tr.relative_slope_per_hour;
+    x["low"] = tr.low;
+    x["high"] = tr.high;
+    x["significant"] = tr.significant;
+    x["windows"] = tr.windows;
+    return x;
+  });
+  return j;
+}
+
 Json report(const report::ReportData& data) {
   const Profile& profile = *data.profile;
   Json j = Json::object();
@@ -882,6 +959,8 @@ Json report(const report::ReportData& data) {
   if (!profile.metrics.empty()) j["metrics"] = metrics_json(profile);
   // Only when the system monitor ran, like metrics.
   if (data.system) j["system"] = system_json(profile, *data.system);
+  // Only for a continuous run (Profile::continuous.enabled), like system.
+  if (data.continuous) j["continuous"] = continuous_json(profile.continuous, *data.continuous);
   j["call_tree"] = call_tree(profile);
   j["threads"] = array_of(profile.threads, thread);
   j["completeness"] = completeness(profile.completeness);

@@ -30,6 +30,7 @@
 #include "io/gpu_store.hpp"
 #include "io/metric_store.hpp"
 #include "io/system_store.hpp"
+#include "io/continuous_store.hpp"
 #include "io/output_file.hpp"
 #include "io/progress.hpp"
 #include "io/sqlite.hpp"
@@ -317,6 +318,8 @@ constexpr RequiredTable kRequiredTables[] = {
     {"annotation", 5}, {"args", 7}, {"system_info", 10}, {"system_sample", 10}, {"system_counter_track", 10},
     {"system_counter", 10}, {"energy_domain", 10}, {"system_note", 10},
     {"rank", 11}, {"thread_rank", 11},
+    {"system_counter", 10}, {"energy_domain", 10}, {"system_note", 10}, {"continuous_info", 11},
+    {"continuous_window", 11}, {"window_scope", 11}, {"window_function", 11}, {"anomaly", 11}, {"trend", 11},
 };
 
 // ---- span arguments: the args table, named and typed as Perfetto's ---------------------
@@ -1281,6 +1284,7 @@ void Profile::save(const std::string& path) const {
     io::write_gpu_tables(db, *this);
     io::write_system_tables(db, *this);
     io::write_rank_tables(db, *this);
+    io::write_continuous_tables(db, *this);
     db.exec("COMMIT");
   });
 }
@@ -1297,6 +1301,7 @@ Profile Profile::load(const std::string& path) {
   io::read_gpu_tables(db, p);
   io::read_system_tables(db, p);
   io::read_rank_tables(db, p);
+  io::read_continuous_tables(db, p);
   validate(p, path);
   return p;
 }

@@ -9,7 +9,9 @@
 namespace nnprof::io::sqlite {
 
 Database::Database(const std::string& path, Mode mode) : path_(path) {
-  const int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  const int flags = mode == Mode::ReadOnly            ? SQLITE_OPEN_READONLY
+                    : mode == Mode::ReadWriteExisting ? SQLITE_OPEN_READWRITE
+                                                      : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) fail(rc, mode == Mode::ReadOnly ? "opening it" : "creating it");
   sqlite3_extended_result_codes(db_, 1);

@@ -15,7 +15,8 @@ namespace nnprof::io::sqlite {
 
 class Database {
  public:
-  enum class Mode { ReadOnly, Create };
+  /// ReadWriteExisting: an existing file, opened to change it (never created).
+  enum class Mode { ReadOnly, Create, ReadWriteExisting };
   Database(const std::string& path, Mode mode);
   ~Database();
   Database(const Database&) = delete;

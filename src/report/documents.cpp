@@ -31,6 +31,7 @@ constexpr SectionBuilder kProfileSections[] = {
     sections::cpu_samples,
     sections::gpu,
     sections::system_energy,
+    sections::trends,
     sections::metrics,
     sections::critical_path,
     sections::insights,

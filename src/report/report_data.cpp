@@ -4,6 +4,7 @@
 
 #include "analysis/bottlenecks.hpp"
 #include "analysis/carbon.hpp"
+#include "analysis/continuous_trends.hpp"
 
 namespace nnprof::report {
 namespace {
@@ -91,6 +92,7 @@ ReportData analyse(const Profile& profile, const ReportLimits& limits) {
   if (!profile.flows.empty()) data.critical_path = critical_path(profile);
   if (!profile.span_args.empty()) data.operators = operator_table(profile);
   if (profile.system.monitored) data.system = analyse_system(profile, limits);
+  if (profile.continuous.enabled) data.continuous = analysis::trends_of(profile.continuous);
   return data;
 }
 

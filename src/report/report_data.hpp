@@ -19,6 +19,7 @@
 #include "analysis/memory_findings.hpp"
 #include "analysis/rankings.hpp"
 #include "analysis/system_tracks.hpp"
+#include "nnprof/continuous.hpp"
 #include "report/gpu_data.hpp"
 #include "nnprof/critical_path.hpp"
 #include "nnprof/operators.hpp"
@@ -139,6 +140,9 @@ struct ReportData {
   /// for the JSON report; the section shows limits.operators. Empty without operator calls.
   OperatorTable operators;
   std::optional<SystemData> system;  ///< when the system monitor ran (Profile::system.monitored)
+  /// A continuous run's series, anomalies and trends (Profile::continuous.enabled): those stored
+  /// when the run finished, else computed from the windows the file holds.
+  std::optional<PerformanceTrends> continuous;
 };
 
 /// Runs every analysis the report needs on `profile`, once. The result points into `profile`.

@@ -36,6 +36,8 @@ void cpu_samples(const ReportData& data, std::vector<Section>& out);
 void gpu(const ReportData& data, std::vector<Section>& out);              ///< GPU, GPU time per scope
 /// System and energy: counter tracks, energy per domain, carbon, energy per step and per scope.
 void system_energy(const ReportData& data, std::vector<Section>& out);
+/// Trends and anomalies of a continuous run: events with their window and numbers, slopes, windows.
+void trends(const ReportData& data, std::vector<Section>& out);
 void metrics(const ReportData& data, std::vector<Section>& out);
 void critical_path(const ReportData& data, std::vector<Section>& out);
 void insights(const ReportData& data, std::vector<Section>& out);

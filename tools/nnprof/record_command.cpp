@@ -1,4 +1,5 @@
-// `nnprof record [--sample-hz N] [--wall] [--unwind U] [--memory] [--gpu] [--system[=INTERVAL]] [--mpi] [--out FILE] -- CMD ARGS...`: runs an
+// `nnprof record [--sample-hz N] [--wall] [--unwind U] [--memory] [--gpu] [--system[=INTERVAL]] [--continuous INTERVAL]
+// [--mpi] [--out FILE] -- CMD ARGS...`: runs an
 // unmodified program with the preload agent (libnnprof_preload.so) and reports the profile it
 // writes when it ends. CPU sampling is on unless only --memory is asked for.
 #include <elf.h>
@@ -52,6 +53,8 @@ struct RecordOptions {
   std::string system;      // --system[=INTERVAL]: empty when not given
   double tdp_watts = 0.0;  // --tdp: for the CPU energy model where RAPL cannot be read
   std::string system_thread;  // --system-thread: whose innermost scope each system sample carries
+  std::string continuous;     // --continuous INTERVAL: empty when not given
+  std::string step_scope;     // --step-scope: the scope whose ends close continuous windows
   bool quiet = false;
   std::vector<std::string> command;
 };
@@ -101,6 +104,28 @@ std::uint64_t system_interval_ms(const std::string& text) {
   if (used == 0 || !(ms >= 10.0 && ms <= 3'600'000.0))
     throw Error(fmt::format("--system={} is not an interval from 10ms to 1h: give it as 500ms, 2s or a number of "
                             "milliseconds (default 500ms)",
+                            text));
+  return static_cast<std::uint64_t>(ms);
+}
+
+/// --continuous's interval: "200ms", "60s", "10m", "1h" or a bare number of seconds; 10 ms to 24 h.
+std::uint64_t continuous_interval_ms(const std::string& text) {
+  double value = 0.0;
+  std::size_t used = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = text.substr(used);
+  const double ms = unit == "ms"                        ? value
+                    : unit == "s" || unit.empty()       ? value * 1e3
+                    : unit == "m" || unit == "min"      ? value * 60e3
+                    : unit == "h"                       ? value * 3600e3
+                                                        : -1.0;
+  if (used == 0 || !(ms >= 10.0 && ms <= 86'400'000.0))
+    throw Error(fmt::format("--continuous {} is not an interval from 10ms to 24h: give it as 200ms, 60s, 10m, 1h or a "
+                            "number of seconds",
                             text));
   return static_cast<std::uint64_t>(ms);
 }
@@ -334,6 +359,14 @@ class RunDirectory {
   setenv("NNPROF_RECORD_SYSTEM_THREAD", o.system_thread.c_str(), 1);
   setenv("NNPROF_RECORD_TORCH", o.no_torch_ops ? "0" : "1", 1);
   setenv("NNPROF_RECORD_MPI", preload.find("libnnprof_mpi") != std::string::npos ? "1" : "0", 1);
+  setenv("NNPROF_RECORD_CONTINUOUS_MS", std::to_string(o.continuous.empty() ? 0 : continuous_interval_ms(o.continuous)).c_str(), 1);
+  setenv("NNPROF_RECORD_STEP_SCOPE", o.step_scope.c_str(), 1);
+  if (!o.continuous.empty()) {
+    // A long run must not keep every span: an 8 MiB flight recorder of the latest ones
+    // (statistics, which the windows are made of, are complete whatever the cap).
+    setenv("NNPROF_MEMORY_CAP_MB", "8", 0);
+    setenv("NNPROF_POLICY", "flight-recorder", 0);
+  }
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -417,6 +450,7 @@ int run_record(RecordOptions o) {
                             "(default {:.0f}; above 250 needs perf_event_open)",
                             o.sample_hz, CpuProfilerOptions{}.hz));
   if (!o.system.empty()) (void)system_interval_ms(o.system);  // refused before the program runs
+  if (!o.continuous.empty()) (void)continuous_interval_ms(o.continuous);
   if (o.tdp_watts < 0.0 || o.tdp_watts > 10'000.0)
     throw Error(fmt::format("--tdp {} is out of range: give the CPU package's thermal design power in watts", o.tdp_watts));
   std::string preload = find_preload_library(o.memory ? "libnnprof_preload.so" : "libnnprof_agent.so").string();
@@ -565,6 +599,14 @@ Action add_record_command(CLI::App& app) {
   cmd->add_option("--interval", o->interval_ms, "Milliseconds between points of the memory timeline")
       ->check(CLI::Range(1, 3'600'000))
       ->capture_default_str();
+  cmd->add_option("--continuous", o->continuous,
+                  "Continuous profiling: cut the run into windows of INTERVAL (200ms, 60s, 10m, 1h), each closed at "
+                  "the first step end after it, with scope statistics, CPU samples, heap, RSS and energy per window; "
+                  "older windows are rolled up, each finished window is written to the profile as the run goes, and "
+                  "the report gives trends and anomalies (level shifts, outliers, leaks) with the window where each "
+                  "began");
+  cmd->add_option("--step-scope", o->step_scope,
+                  "With --continuous: the scope whose ends mark steps (default: the scope that reported work items)");
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the report, only where the profile went");
   cmd->add_option("command", o->command, "The program and its arguments, after --")->required();
   return [cmd, o]() -> int {

@@ -45,6 +45,10 @@
 //   NNPROF_RECORD_CLOCK        0: no TCP clock exchange with rank 0 (by default a rank with
 //                              MASTER_ADDR/MASTER_PORT and no MPI measures its offset there;
 //                              NNPROF_CLOCK_PORT overrides the port, MASTER_PORT + 1)
+//   NNPROF_RECORD_CONTINUOUS_MS > 0: continuous profiling (nnprof::ContinuousProfiler) with
+//                              windows of this length, appended to the output as the run goes
+//   NNPROF_RECORD_STEP_SCOPE   the scope whose ends close those windows (default: the scope
+//                              that reported work items)
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -61,10 +65,12 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
 
+#include "nnprof/continuous.hpp"
 #include "nnprof/cpu_profiler.hpp"
 #include "nnprof/gpu.hpp"
 #include "nnprof/memory.hpp"
@@ -129,6 +135,7 @@ struct Agent {
   nnprof::CpuProfiler* sampler = nullptr;
   nnprof::CudaProfiler* gpu = nullptr;
   nnprof::SystemMonitor* system = nullptr;
+  nnprof::ContinuousProfiler* continuous = nullptr;
   std::atomic<bool> written{false};
   alignas(4) std::uint32_t flush_state = kFlushIdle;  // a futex word, accessed through std::atomic_ref
   alignas(4) std::uint32_t stage = kIdle;              // likewise (the handler reads it while waiting)
@@ -253,7 +260,10 @@ void write_profile(const std::string& why) {
     if (a.tracking != nullptr) a.tracking->stop_at_exit();  // freezes the heap as it is now
     nnprof::agent::finish_tcp_clock();  // bounded: a rank 0 that has ended answers nothing
     set_stage(kSaving);
-    nnprof::global_profiler().save(a.out);
+    if (a.continuous != nullptr)
+      (void)a.continuous->stop();  // closes the last window and writes the whole profile, windows included
+    else
+      nnprof::global_profiler().save(a.out);
     say("profile written to " + a.out + " (" + why + ")");
     // One write of one short line with O_APPEND: lines of several processes do not mix.
     write_run_file("manifest", std::to_string(a.pid) + " " + a.out + "\n", O_APPEND);
@@ -461,6 +471,20 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
         a.system = new nnprof::SystemMonitor(nnprof::global_profiler(), system);
       } catch (const std::exception& e) {
         say(std::string("system monitoring is off: ") + e.what());
+      }
+    }
+    if (const std::uint64_t ms = env_u64("NNPROF_RECORD_CONTINUOUS_MS", 0); ms != 0) {
+      nnprof::ContinuousOptions continuous;
+      continuous.interval = std::chrono::milliseconds(ms);
+      continuous.metrics = {};  // the collectors above are the agent's own
+      continuous.output_path = a.out;
+      if (const char* step = std::getenv("NNPROF_RECORD_STEP_SCOPE")) continuous.step_scope = step;
+      try {
+        auto profiler = std::make_unique<nnprof::ContinuousProfiler>(nnprof::global_profiler(), continuous);
+        profiler->start();
+        a.continuous = profiler.release();  // never destroyed, like the agent's other collectors
+      } catch (const std::exception& e) {
+        say(std::string("continuous profiling is off: ") + e.what());
       }
     }
     nnprof::agent::start_torch_ops();

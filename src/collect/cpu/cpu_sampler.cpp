@@ -877,6 +877,12 @@ void CpuSampler::drain_locked() {
   }
 }
 
+void CpuSampler::discard_samples(std::size_t count) {
+  std::lock_guard lock(mu_);
+  count = std::min(count, samples_.size());
+  samples_.erase(samples_.begin(), samples_.begin() + static_cast<std::ptrdiff_t>(count));
+}
+
 void CpuSampler::snapshot(RawCpu& out) {
   InternalAllocations internal;
   std::lock_guard lock(mu_);

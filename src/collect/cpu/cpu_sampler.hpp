@@ -102,6 +102,10 @@ class CpuSampler {
 
   /// Fills `out` with every sample taken so far.
   void snapshot(RawCpu& out);
+  /// Forgets the first `count` samples kept (those a snapshot returned and a continuous
+  /// profile has folded into its windows), so that a long run does not keep every sample.
+  /// Samples kept since that snapshot stay. The distinct stacks stay too (they are shared).
+  void discard_samples(std::size_t count);
 
   /// The signal handler's body (async-signal-safe).
   void on_signal(siginfo_t* info, void* ucontext) noexcept;
