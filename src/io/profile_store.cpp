@@ -11,6 +11,7 @@
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -30,6 +31,7 @@
 #include "io/metric_store.hpp"
 #include "io/system_store.hpp"
 #include "io/output_file.hpp"
+#include "io/profile_store.hpp"
 #include "io/progress.hpp"
 #include "io/sqlite.hpp"
 #include "model/annotation_key.hpp"
@@ -1280,6 +1282,32 @@ void Profile::save(const std::string& path) const {
     db.exec("COMMIT");
   });
 }
+
+namespace io {
+
+void save_streamed(const std::string& path, const std::function<const Profile&(sqlite::Database&)>& stream) {
+  if (path.empty()) throw Error("cannot save a profile: no file name given");
+  io::write_file_by_name(path, [&](const std::string& file) {
+    Database db(file, Database::Mode::Create);
+    db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
+            "PRAGMA page_size=16384; PRAGMA cache_size=-65536;");
+    db.exec(fmt::format("PRAGMA application_id={}; PRAGMA user_version={};", kApplicationId, kSchemaVersion));
+    db.exec("BEGIN");
+    db.exec(kSchema);
+    const Profile& rest = stream(db);
+    if (!rest.spans.empty() || !rest.span_args.empty())
+      throw Error("cannot save: a streamed profile's spans and arguments are written by its stream, not held in it");
+    check_consistent(rest);
+    write_tables(db, rest);
+    io::write_metric_tables(db, rest);
+    io::write_flow_table(db, rest);
+    io::write_gpu_tables(db, rest);
+    io::write_system_tables(db, rest);
+    db.exec("COMMIT");
+  });
+}
+
+}  // namespace io
 
 Profile Profile::load(const std::string& path) {
   check_readable_file(path);
