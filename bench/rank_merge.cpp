@@ -1,6 +1,7 @@
 // Issue 24: the rank merge's throughput and peak memory against the total size of its inputs,
-// and against a baseline measured in the same run: loading every rank's profile at once, which
-// any merge that is not streaming must at least do. Each measurement runs in a forked child so
+// and against baselines measured in the same run: loading every rank's profile at once, which
+// any merge that is not streaming must at least do, and a merge in memory (load all, join,
+// Profile::save). Each measurement runs in a forked child so
 // that its peak RSS (getrusage RUSAGE_SELF, read in the child) is its own; merge and baseline
 // alternate, three rounds each, and the medians are printed.
 //
@@ -147,14 +148,15 @@ int main(int argc, char** argv) {
     return p;
   };
 
-  std::printf("ranks  spans      inputs MiB  merge s  Mspans/s  input MiB/s  merge peak MiB  load-all s  load-all peak MiB  peak ratio\n");
+  std::printf("ranks  spans      inputs MiB  merge s  Mspans/s  input MiB/s  merge peak MiB  load-all s  load-all peak MiB  "
+              "in-memory merge s  in-memory peak MiB\n");
   for (const int n : counts) {
     std::vector<std::string> inputs(paths.begin(), paths.begin() + n);
     // The first n ranks of a world of `most`: the others are allowed to be missing.
     std::uint64_t bytes = 0;
     for (const auto& p : inputs) bytes += std::filesystem::file_size(p);
     const std::string out = (dir / "job.nnprof").string();
-    std::vector<double> merge_s, merge_mib, all_s, all_mib;
+    std::vector<double> merge_s, merge_mib, all_s, all_mib, memory_s, memory_mib;
     for (int round = 0; round < 3; ++round) {
       const Measure m = in_child([&] {
         nnprof::RankMergeOptions options;
@@ -169,12 +171,39 @@ int main(int argc, char** argv) {
       });
       all_s.push_back(b.seconds);
       all_mib.push_back(b.peak_mib);
+      // An in-memory merge: every rank loaded, concatenated (the synthetic ranks share their
+      // strings and call tree, so appending threads, spans and arguments is a merge) and saved.
+      const Measure c = in_child([&] {
+        std::vector<Profile> all;
+        for (const auto& p : inputs) all.push_back(load(p));
+        Profile merged = std::move(all.front());
+        for (std::size_t r = 1; r < all.size(); ++r) {
+          const auto thread = static_cast<std::uint32_t>(merged.threads.size());
+          const auto first = static_cast<std::uint32_t>(merged.spans.size());
+          merged.threads.push_back(all[r].threads.front());
+          merged.threads.back().id = thread;
+          merged.threads.back().rank = static_cast<std::uint32_t>(r);
+          merged.ranks.push_back(all[r].ranks.front());
+          for (nnprof::Span s : all[r].spans) {
+            s.thread = thread;
+            merged.spans.push_back(s);
+          }
+          for (nnprof::SpanArg a : all[r].span_args) {
+            a.span += first;
+            merged.span_args.push_back(std::move(a));
+          }
+          all[r] = Profile{};
+        }
+        merged.save(out);
+      });
+      memory_s.push_back(c.seconds);
+      memory_mib.push_back(c.peak_mib);
     }
     const double total_spans = static_cast<double>(n) * spans;
     const double mib = static_cast<double>(bytes) / (1024.0 * 1024.0);
-    std::printf("%5d  %9.0f  %10.1f  %7.2f  %8.2f  %11.1f  %14.1f  %10.2f  %17.1f  %10.2f\n", n, total_spans, mib,
-                median(merge_s), total_spans / median(merge_s) / 1e6, mib / median(merge_s), median(merge_mib),
-                median(all_s), median(all_mib), median(merge_mib) / median(all_mib));
+    std::printf("%5d  %9.0f  %10.1f  %7.2f  %8.2f  %11.1f  %14.1f  %10.2f  %17.1f  %17.2f  %18.1f\n", n, total_spans,
+                mib, median(merge_s), total_spans / median(merge_s) / 1e6, mib / median(merge_s), median(merge_mib),
+                median(all_s), median(all_mib), median(memory_s), median(memory_mib));
   }
   std::filesystem::remove_all(dir);
   return 0;

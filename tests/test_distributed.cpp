@@ -28,6 +28,7 @@
 #include "nnprof/distributed_analysis.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/profile.hpp"
+#include "nnprof/report.hpp"
 #include "test_directory.hpp"
 
 namespace {
@@ -628,6 +629,11 @@ TEST_F(Distributed, MergedProfileLoadsAndEveryReportReadsIt) {
   EXPECT_EQ(j["ranks"]["ranks"].size(), 4u);
   EXPECT_EQ(j["ranks"]["collectives"].size(), 5u);
   EXPECT_EQ(j["threads"][2]["rank"], 2);
+  const std::string text = nnprof::Report(merged).text();
+  EXPECT_NE(text.find("Ranks"), std::string::npos);
+  EXPECT_NE(text.find("Straggler"), std::string::npos);
+  EXPECT_NE(text.find("Critical path of the slowest step (step 3)"), std::string::npos);
+  if (std::getenv("NNPROF_TEST_PRINT_RANKS") != nullptr) std::fputs(text.c_str(), stdout);
 }
 
 TEST_F(Distributed, CliMergesRanksWhenTheStoreKeepsThem) {
@@ -655,9 +661,19 @@ TEST_F(Distributed, CliMergesRanksWhenTheStoreKeepsThem) {
 // 64 ranks of 100,000 spans each (every 10th a collective with its arguments), merged in a
 // child process whose peak RSS is read with getrusage: the merge holds one rank at a time, so
 // its peak stays under a bound that loading every rank at once would pass.
+// Sanitizer builds multiply memory and time, so they merge fewer ranks, in process, and assert
+// what was merged rather than how much memory it took.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kMeasureMemory = false;
+constexpr int kRanks = 8;
+constexpr std::uint32_t kSpans = 20'000;
+#else
+constexpr bool kMeasureMemory = true;
+constexpr int kRanks = 64;
+constexpr std::uint32_t kSpans = 100'000;
+#endif
+
 TEST_F(Distributed, MergingSixtyFourRanksOfHundredThousandSpansStaysUnderMemoryBound) {
-  constexpr int kRanks = 64;
-  constexpr std::uint32_t kSpans = 100'000;
   // One rank's profile, saved 64 times with its rank changed (building is not what is measured).
   RankBuilder b(0, kRanks);
   const std::uint32_t step = b.node(0, "step");
@@ -682,6 +698,11 @@ TEST_F(Distributed, MergingSixtyFourRanksOfHundredThousandSpansStaysUnderMemoryB
   }
   std::uint64_t input_bytes = 0;
   for (const auto& p : paths) input_bytes += std::filesystem::file_size(p);
+  if (!kMeasureMemory) {
+    const auto r = nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {}, files.loader());
+    EXPECT_EQ(r.spans, std::uint64_t{kRanks} * kSpans);
+    return;
+  }
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
@@ -713,10 +734,10 @@ TEST_F(Distributed, MergingSixtyFourRanksOfHundredThousandSpansStaysUnderMemoryB
   const double input_mib = static_cast<double>(input_bytes) / (1024.0 * 1024.0);
   std::printf("merged %d ranks x %u spans: inputs %.1f MiB, peak RSS of the merging process %.1f MiB\n", kRanks, kSpans,
               input_mib, peak_mib);
-  // The bound: 200 MiB, for inputs of ~6.4 M spans (~200 MiB of files). The peak includes the
-  // forked test process itself (its image and the one-rank profile it built) and SQLite's
-  // 64 MiB page cache. Loading every rank at once needs ~6.4 M x (32 B span + args) alone.
-  EXPECT_LT(peak_mib, 200.0);
+  // The bound: 160 MiB for 6.4 M spans in 168 MiB of files (measured: 100 MiB). The peak
+  // includes the forked test process itself (its image and the one-rank profile it built) and
+  // SQLite's 64 MiB page cache. Loading every rank at once takes ~500 MiB (docs/PERFORMANCE.md).
+  EXPECT_LT(peak_mib, 160.0);
   EXPECT_TRUE(std::filesystem::exists(path("job.nnprof")));
 }
 

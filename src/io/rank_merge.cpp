@@ -99,8 +99,19 @@ std::string display_value(const SpanArg& a) {
   return a.string_value;
 }
 
-/// A span's arguments as one string: equal sets give equal keys (reals bit for bit).
-void append_key(std::string& key, const SpanArg& a) {
+// The integer left open in argument sets (format 9's 'slice_int', docs/FORMAT.md): a
+// collective's sequence number, and PyTorch's operator sequence number, differ on every call,
+// so with the value in the set no two calls would share one.
+bool open_int(const SpanArg& a) { return a.type == SpanArg::Type::Int && a.key == collective_arg::kSequence; }
+
+/// A span's arguments as one string: equal sets give equal keys (reals bit for bit; the open
+/// integer by its key alone).
+void append_key(std::string& key, const SpanArg& a, bool open) {
+  if (open) {
+    key += a.key;
+    key += "\0open\x01";
+    return;
+  }
   key += a.key;
   key += '\0';
   key += static_cast<char>('0' + static_cast<int>(a.type));
@@ -126,7 +137,7 @@ class RankMerger {
   }
 
   const Profile& run(Database& db, const std::vector<std::string>& inputs, const ProfileLoader& load) {
-    Statement slice(db, "INSERT INTO slice_data VALUES (?, ?, ?, ?, ?, ?, NULL)");
+    Statement slice(db, "INSERT INTO slice_data VALUES (?, ?, ?, ?, ?, ?, ?)");
     Statement arg(db, "INSERT INTO args VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     for (const std::string& path : inputs) {
       std::error_code ec;
@@ -305,16 +316,21 @@ class RankMerger {
       const std::size_t first_arg = next_arg;
       while (next_arg < p.span_args.size() && p.span_args[next_arg].span == i) ++next_arg;
       if (next_arg == first_arg) {
-        slice.bind_null(6);
+        slice.bind_null(6).bind_null(7);
       } else {
         key.clear();
-        for (std::size_t a = first_arg; a < next_arg; ++a) append_key(key, p.span_args[a]);
+        std::size_t open = next_arg;  // the first open integer of the span, if any
+        for (std::size_t a = first_arg; a < next_arg; ++a) {
+          if (open == next_arg && open_int(p.span_args[a])) open = a;
+          append_key(key, p.span_args[a], a == open);
+        }
         const auto [it, added] = sets.try_emplace(key, next_set_);
         if (added) {
-          for (std::size_t a = first_arg; a < next_arg; ++a) write_arg(arg, p.span_args[a]);
+          for (std::size_t a = first_arg; a < next_arg; ++a) write_arg(arg, p.span_args[a], a == open);
           ++next_set_;
         }
         slice.bind(6, it->second);
+        if (open != next_arg) slice.bind(7, p.span_args[open].int_value); else slice.bind_null(7);
         result_.span_args += next_arg - first_arg;
         note_collective(p, first_arg, next_arg, start);
       }
@@ -355,8 +371,12 @@ class RankMerger {
     ++result_.ranks_merged;
   }
 
-  void write_arg(Statement& st, const SpanArg& a) {
+  void write_arg(Statement& st, const SpanArg& a, bool open) {
     st.bind(1, next_arg_row_++).bind(2, next_set_).bind(3, std::string_view(a.key));
+    if (open) {  // its value is each slice's slice_data.arg_int
+      st.bind(4, std::string_view("slice_int")).bind_null(5).bind_null(6).bind_null(7).bind(8, std::string_view("")).run();
+      return;
+    }
     st.bind(4, kArgTypes[static_cast<std::size_t>(a.type)]);
     if (a.type == SpanArg::Type::Int) st.bind(5, a.int_value); else st.bind_null(5);
     if (a.type == SpanArg::Type::String) st.bind(6, std::string_view(a.string_value)); else st.bind_null(6);

@@ -24,7 +24,8 @@ std::string rank_label(const Profile& profile, std::uint32_t index) {
 
 // A ratio minus one as a signed percentage: "+25.0%", "0.0%".
 Cell excess_cell(double excess) {
-  return Cell::number(excess > 0.0 ? fmt::format("+{:.1f}%", excess * 100.0) : fmt::format("{:.1f}%", excess * 100.0),
+  // "+" only where the rounded figure is above zero: "+0.0%" would read as a difference.
+  return Cell::number(excess >= 0.0005 ? fmt::format("+{:.1f}%", excess * 100.0) : fmt::format("{:.1f}%", excess * 100.0),
                       excess);
 }
 
