@@ -648,8 +648,12 @@ TEST_F(Distributed, CliMergesRanksWhenTheStoreKeepsThem) {
   const CliRun merge = run_cli("merge" + args + " -o " + path("job.nnprof"));
   ASSERT_EQ(merge.status, 0) << merge.output;
   EXPECT_NE(merge.output.find("merged 4 of 4 ranks"), std::string::npos) << merge.output;
-  const CliRun report = run_cli("report " + path("job.nnprof") + " -o " + path("job.md"));
+  const CliRun report = run_cli("report " + path("job.nnprof"));
   EXPECT_EQ(report.status, 0) << report.output;
+  EXPECT_NE(report.output.find("Straggler:"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("rank 2 (node1): the others waited 150 ms"), std::string::npos) << report.output;
+  const CliRun trace = run_cli("report " + path("job.nnprof") + " -o " + path("job.trace.json"));
+  EXPECT_EQ(trace.status, 0) << trace.output;
   const Profile merged = Profile::load(path("job.nnprof"));
   ASSERT_EQ(merged.ranks.size(), 4u);
   EXPECT_EQ(merged.threads[3].rank, 3u);

@@ -1298,6 +1298,8 @@ void save_streamed(const std::string& path, const std::function<const Profile&(s
     if (!rest.spans.empty() || !rest.span_args.empty())
       throw Error("cannot save: a streamed profile's spans and arguments are written by its stream, not held in it");
     check_consistent(rest);
+    // The writers of Profile::save, in its order: a store added there belongs here too
+    // (tests/test_distributed.cpp's CLI merge checks that the ranks come back).
     write_tables(db, rest);
     io::write_metric_tables(db, rest);
     io::write_flow_table(db, rest);
