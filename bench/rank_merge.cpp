@@ -22,6 +22,7 @@
 
 #include "io/rank_merge.hpp"
 #include "nnprof/distributed.hpp"
+#include "nnprof/distributed_analysis.hpp"
 #include "nnprof/profile.hpp"
 
 namespace {
@@ -204,6 +205,25 @@ int main(int argc, char** argv) {
     std::printf("%5d  %9.0f  %10.1f  %7.2f  %8.2f  %11.1f  %14.1f  %10.2f  %17.1f  %17.2f  %18.1f\n", n, total_spans,
                 mib, median(merge_s), total_spans / median(merge_s) / 1e6, mib / median(merge_s), median(merge_mib),
                 median(all_s), median(all_mib), median(memory_s), median(memory_mib));
+  }
+  // The analysis of the largest merge (ranks given back as the merge wrote them when the store
+  // of this build drops them: thread i ran in rank i).
+  {
+    std::vector<std::string> inputs(paths.begin(), paths.begin() + most);
+    const std::string out = (dir / "job.nnprof").string();
+    nnprof::io::merge_rank_profiles(inputs, out, {}, load);
+    auto start = std::chrono::steady_clock::now();
+    Profile merged = Profile::load(out);
+    const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (merged.ranks.empty()) {
+      for (const auto& p : inputs) merged.ranks.push_back(info.at(p));
+      for (std::size_t t = 0; t < merged.threads.size(); ++t) merged.threads[t].rank = static_cast<std::uint32_t>(t);
+    }
+    start = std::chrono::steady_clock::now();
+    const nnprof::RankAnalysis a = nnprof::analyze_ranks(merged);
+    const double analyse_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("\n%d ranks merged: %zu spans, %zu collective calls; load %.2f s, analyze_ranks %.2f s\n", most,
+                merged.spans.size(), a.collectives.size(), load_s, analyse_s);
   }
   std::filesystem::remove_all(dir);
   return 0;
