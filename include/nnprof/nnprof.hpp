@@ -11,6 +11,7 @@
 #include "nnprof/compute_profiler.hpp"
 #include "nnprof/config.hpp"
 #include "nnprof/critical_path.hpp"
+#include "nnprof/distributed_analysis.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/flops.hpp"
 #include "nnprof/gpu.hpp"

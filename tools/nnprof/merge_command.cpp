@@ -13,7 +13,6 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "nnprof/distributed_analysis.hpp"
 #include "nnprof/nnprof.hpp"
 
 namespace nnprof::cli {
