@@ -392,8 +392,15 @@ class RankMerger {
       if (arg.key == collective_arg::kGroup && arg.type == SpanArg::Type::String) group = &arg.string_value;
       if (arg.key == collective_arg::kSequence && arg.type == SpanArg::Type::Int) seq = arg.int_value;
     }
-    if (group == nullptr || !seq) return;
-    Arrivals& a = collectives_[{*group, *seq}];
+    // Sequence numbers count calls from 0 in each group: a call's arrivals are found by index,
+    // 16 bytes a call, however many ranks. A number far past the calls seen so far (they come
+    // one by one) is not judged, so that a stray one cannot make the table huge.
+    if (group == nullptr || !seq || *seq < 0) return;
+    std::vector<Arrivals>& calls = collectives_[*group];
+    const auto index = static_cast<std::uint64_t>(*seq);
+    if (index >= calls.size() + kMaxSeqGap) return;
+    if (index >= calls.size()) calls.resize(index + 1);
+    Arrivals& a = calls[index];
     a.first = std::min(a.first, start);
     a.last = std::max(a.last, start);
   }
@@ -461,8 +468,9 @@ class RankMerger {
   // and warns when it is larger than the typical one: such waits are clock error, not waiting.
   void judge_residual() {
     std::vector<std::uint64_t> spreads;
-    spreads.reserve(collectives_.size());
-    for (const auto& [key, a] : collectives_) spreads.push_back(static_cast<std::uint64_t>(a.last - a.first));
+    for (const auto& [group, calls] : collectives_)
+      for (const Arrivals& a : calls)
+        if (a.last >= a.first) spreads.push_back(static_cast<std::uint64_t>(a.last - a.first));
     result_.collectives = spreads.size();
     if (spreads.empty()) return;
     std::ranges::sort(spreads);
@@ -497,7 +505,8 @@ class RankMerger {
   std::unordered_map<StringId, std::size_t> scope_index_;
   std::vector<std::optional<std::string>> seen_;  ///< by rank: the file it came from
   std::optional<Metadata> rank0_;
-  std::map<std::pair<std::string, std::int64_t>, Arrivals> collectives_;
+  std::unordered_map<std::string, std::vector<Arrivals>> collectives_;  ///< by group, by seq
+  static constexpr std::uint64_t kMaxSeqGap = 1 << 16;
   std::int64_t next_span_ = 0;
   std::int64_t next_set_ = 0;
   std::int64_t next_arg_row_ = 0;
