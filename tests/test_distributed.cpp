@@ -507,6 +507,47 @@ TEST(DistributedAnalysis, OverlapCountsCommunicationThatRanWhileComputationDid) 
   EXPECT_EQ(a.ranks[1].communication_ns, 0u);
 }
 
+// Ranks without a clock alignment are placed by their sessions' starts: exactly by
+// CLOCK_MONOTONIC on rank 0's host, by the wall clocks (with a stated 10 ms residual and a
+// warning) on another host.
+TEST_F(Distributed, RanksWithoutAlignmentArePlacedBySessionStarts) {
+  std::vector<Profile> ranks;
+  for (int r = 0; r < 3; ++r) {
+    RankBuilder b(r, 3);
+    b.p.meta.hostname = r < 2 ? "node0" : "node9";
+    b.p.meta.clock.monotonic_origin_ns = 1'000 * kMs + static_cast<std::uint64_t>(r) * 5 * kMs;
+    b.p.meta.clock.unix_origin_ns = 7'000'000 * std::int64_t{kMs} + r * 7 * std::int64_t{kMs};
+    const std::uint32_t step = b.node(0, "step");
+    b.span(step, 10 * kMs, 100 * kMs);
+    b.collective(step, 20 * kMs, 90 * kMs, 0);
+    ranks.push_back(b.finish());
+  }
+  RankFiles files;
+  const auto paths = files.save(ranks, dir_.string());
+  // node9's residual is taken as 10 ms; the one collective's arrivals spread 14 ms: judged.
+  const auto result = nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {}, files.loader());
+  ASSERT_FALSE(result.warnings.empty());
+  EXPECT_NE(result.warnings.front().find("has no clock alignment"), std::string::npos) << result.warnings.front();
+  EXPECT_EQ(result.clock_residual_ns, 10.0 * kMs);
+  const Profile merged = load_merged(path("job.nnprof"), ranks);
+  std::vector<std::uint64_t> first(3, ~0ull);
+  for (const auto& s : merged.spans) {
+    auto& f = first[merged.threads[s.thread].rank];
+    f = std::min(f, s.start_ns);
+  }
+  // Rank 1's session began 5 ms after rank 0's on the same host, rank 2's 14 ms after by the wall clock.
+  EXPECT_EQ(first[0], 10 * kMs);
+  EXPECT_EQ(first[1], 15 * kMs);
+  EXPECT_EQ(first[2], 24 * kMs);
+}
+
+TEST(DistributedMerge, InputsAreReadInNaturalOrder) {
+  EXPECT_EQ(nnprof::io::natural_order({"run/rank10.nnprof", "run/rank2.nnprof", "run/rank0.nnprof", "run/rank1.nnprof"}),
+            (std::vector<std::string>{"run/rank0.nnprof", "run/rank1.nnprof", "run/rank2.nnprof", "run/rank10.nnprof"}));
+  EXPECT_EQ(nnprof::io::natural_order({"r-007.nnprof", "r-08.nnprof", "r-7a.nnprof"}),
+            (std::vector<std::string>{"r-007.nnprof", "r-7a.nnprof", "r-08.nnprof"}));
+}
+
 TEST_F(Distributed, RefusesWhatIsNotOneJobsRanks) {
   Job job;
   job.world = 3;
