@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -675,6 +677,14 @@ TEST_F(Distributed, MergedProfileLoadsAndEveryReportReadsIt) {
   EXPECT_NE(text.find("Straggler"), std::string::npos);
   EXPECT_NE(text.find("Critical path of the slowest step (step 3)"), std::string::npos);
   if (std::getenv("NNPROF_TEST_PRINT_RANKS") != nullptr) std::fputs(text.c_str(), stdout);
+  // HTML and Markdown render the same section.
+  nnprof::Report(merged).export_to(path("job.html"));
+  nnprof::Report(merged).export_to(path("job.md"));
+  for (const char* name : {"job.html", "job.md"}) {
+    std::ifstream in(path(name));
+    const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(body.find("Who waited for whom"), std::string::npos) << name;
+  }
 }
 
 TEST_F(Distributed, CliMergesRanksWhenTheStoreKeepsThem) {
