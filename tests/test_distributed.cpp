@@ -380,6 +380,8 @@ TEST_F(Distributed, RankMadeLateBySleepIsTheStragglerAndOthersWaitTheSleep) {
 // Rank 0 ends last (100); c2 waited for rank 2 (arrived 80), whose bwd began at c1's end (35);
 // c1 waited for rank 1 (arrived 30). The path: rank 1 fwd [0,30], c1 [30,35] on rank 2,
 // rank 2 bwd [35,80], c2 [80,82] on rank 0, rank 0 opt [82,100].
+Profile merge_by_hand(const std::vector<Profile>& ranks);
+
 Profile known_dag() {
   struct Plan {
     std::uint64_t fwd_end, bwd_end, step_end;
@@ -398,11 +400,48 @@ Profile known_dag() {
     b.span(b.node(step, "opt"), 82, plan.step_end);
     ranks.push_back(b.finish());
   }
-  return [&] {
-    // Merged by hand: threads 0..2 are ranks 0..2, strings shared by building them in one order.
+  return merge_by_hand(ranks);
+}
+
+TEST(DistributedAnalysis, TheStepIsTheRepeatedScopeAroundCollectivesNotTheOneAroundTheLoop) {
+  std::vector<Profile> ranks;
+  for (int r = 0; r < 2; ++r) {
+    RankBuilder b(r, 2);
+    const std::uint32_t main = b.node(0, "main");
+    b.span(main, 0, 1000);
+    for (int i = 0; i < 3; ++i) {
+      const std::uint64_t t = 10 + 300 * static_cast<std::uint64_t>(i);
+      const std::uint32_t step = b.node(main, "ProfilerStep#" + std::to_string(i));
+      b.span(step, t, t + 250);
+      b.collective(step, t + 100 + 10 * static_cast<std::uint64_t>(r), t + 200, i);
+    }
+    ranks.push_back(b.finish());
+  }
+  const Profile p = merge_by_hand(ranks);
+  const nnprof::RankAnalysis a = nnprof::analysis::analyze_ranks(p, {});
+  ASSERT_NE(a.step_name, kNone);
+  EXPECT_EQ(p.str(a.step_name).rfind("ProfilerStep#", 0), 0u);
+  EXPECT_EQ(a.steps, 3u);
+  EXPECT_EQ(a.ranks[1].steps[2].start_ns, 610u);
+  // Rank 0 waited 10 ns for rank 1 at each step's collective.
+  EXPECT_EQ(a.ranks[0].wait_ns, 30u);
+  EXPECT_EQ(a.ranks[0].steps[1].wait_ns, 10u);
+  // Named explicitly, by the key or by one of the names.
+  nnprof::RankAnalysisOptions named;
+  named.step = "ProfilerStep";
+  EXPECT_EQ(nnprof::analysis::analyze_ranks(p, named).steps, 3u);
+  named.step = "main";
+  EXPECT_EQ(nnprof::analysis::analyze_ranks(p, named).steps, 1u);
+  named.step = "no_such_scope";
+  EXPECT_THROW((void)nnprof::analysis::analyze_ranks(p, named), nnprof::Error);
+}
+
+Profile merge_by_hand(const std::vector<Profile>& ranks) {
+  {
+    // Merged by hand: threads are ranks in order, strings shared by building them in one order.
     Profile m = ranks[0];
     m.threads[0].rank = 0;
-    for (int r = 1; r < 3; ++r) {
+    for (std::size_t r = 1; r < ranks.size(); ++r) {
       m.ranks.push_back(ranks[r].ranks.front());
       m.threads.push_back(ranks[r].threads.front());
       m.threads.back().id = static_cast<std::uint32_t>(r);
@@ -418,7 +457,7 @@ Profile known_dag() {
       }
     }
     return m;
-  }();
+  }
 }
 
 TEST(DistributedAnalysis, CrossRankCriticalPathOfAKnownDagIsExact) {

@@ -17,8 +17,8 @@ namespace nnprof {
 /// What to analyse as a step.
 struct RankAnalysisOptions {
   /// The scope that marks one training step on every rank ("train_step", "ProfilerStep#3" is
-  /// matched by its prefix "ProfilerStep"); empty: the top-level scope present on every rank
-  /// with the most time, preferring one that encloses collectives.
+  /// matched by its prefix "ProfilerStep"); empty: the scope on every rank that encloses
+  /// collectives, repeats on every rank and has the most time (docs/DISTRIBUTED.md).
   std::string step;
 };
 

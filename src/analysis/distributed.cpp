@@ -153,41 +153,53 @@ StepChoice choose_step(const Profile& p, const RankAnalysisOptions& options, con
                               options.step, options.step));
     return choice;
   }
-  // Candidates: top-level scopes, grouped by key; the one on every rank that encloses
-  // collectives and has the most time wins.
+  // Candidates: scope names grouped by key. The step is the one on every rank that encloses
+  // collectives, repeats (a step is called many times; `main` around the loop is called once)
+  // and has the most time; the outermost calls of it are the steps.
   struct Candidate {
-    std::vector<bool> ranks;
+    std::vector<std::uint32_t> calls;  ///< by rank
     std::uint64_t total_ns = 0;
     bool encloses = false;
     StringId first = kNone;
+    std::string_view key;
   };
-  std::map<std::string_view, Candidate> by_key;
+  std::vector<Candidate> candidates;
+  std::vector<std::uint32_t> candidate_of(p.strings.size(), kNone);
+  {
+    std::map<std::string_view, std::uint32_t> by_key;
+    for (std::size_t id = 0; id < p.strings.size(); ++id) {
+      const std::string_view key = step_key(p.strings[id]);
+      const auto [it, added] = by_key.try_emplace(key, static_cast<std::uint32_t>(candidates.size()));
+      if (added) {
+        candidates.emplace_back();
+        candidates.back().calls.assign(p.ranks.size(), 0);
+        candidates.back().first = static_cast<StringId>(id);
+        candidates.back().key = key;
+      }
+      candidate_of[id] = it->second;
+    }
+  }
   for (std::uint32_t i = 0; i < p.spans.size(); ++i) {
     const Span& s = p.spans[i];
-    if (s.depth != 1 || s.name >= p.strings.size()) continue;
-    Candidate& c = by_key[step_key(p.strings[s.name])];
-    if (c.ranks.empty()) {
-      c.ranks.assign(p.ranks.size(), false);
-      c.first = s.name;
-    }
+    if (s.name >= candidate_of.size()) continue;
+    Candidate& c = candidates[candidate_of[s.name]];
     const std::uint32_t rank = rank_of(p, s.thread);
-    if (rank < c.ranks.size()) c.ranks[rank] = true;
+    if (rank < c.calls.size()) ++c.calls[rank];
     c.total_ns += s.end_ns - s.start_ns;
     c.encloses = c.encloses || encloses[i];
   }
   const Candidate* best = nullptr;
-  std::string_view best_key;
-  for (const auto& [key, c] : by_key) {
-    if (!std::ranges::all_of(c.ranks, [](bool b) { return b; })) continue;
-    if (best == nullptr || std::tuple(c.encloses, c.total_ns) > std::tuple(best->encloses, best->total_ns)) {
+  const auto repeats = [](const Candidate& c) { return std::ranges::all_of(c.calls, [](std::uint32_t n) { return n >= 2; }); };
+  for (const Candidate& c : candidates) {
+    if (c.calls.empty() || !std::ranges::all_of(c.calls, [](std::uint32_t n) { return n > 0; })) continue;
+    if (best == nullptr ||
+        std::tuple(c.encloses, repeats(c), c.total_ns) > std::tuple(best->encloses, repeats(*best), best->total_ns))
       best = &c;
-      best_key = key;
-    }
   }
   if (best == nullptr) return choice;
   choice.name = best->first;
   for (std::size_t id = 0; id < p.strings.size(); ++id)
-    if (step_key(p.strings[id]) == best_key) choice.is_step[id] = true;
+    if (candidate_of[id] == static_cast<std::uint32_t>(best - candidates.data())) choice.is_step[id] = true;
   return choice;
 }
 
