@@ -564,13 +564,23 @@ TEST_F(Distributed, RanksWithoutAlignmentArePlacedBySessionStarts) {
     ranks.push_back(b.finish());
   }
   RankFiles files;
-  const auto paths = files.save(ranks, dir_.string());
+  auto paths = files.save(ranks, dir_.string());
+  // Rank 0's file sorts last: the unaligned ranks wait for it.
+  std::filesystem::rename(paths[0], path("z-rank0.nnprof"));
+  files.put(path("z-rank0.nnprof"), ranks[0]);
+  paths[0] = path("z-rank0.nnprof");
   // node9's residual is taken as 10 ms; the one collective's arrivals spread 14 ms: judged.
   const auto result = nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {}, files.loader());
   ASSERT_FALSE(result.warnings.empty());
   EXPECT_NE(result.warnings.front().find("has no clock alignment"), std::string::npos) << result.warnings.front();
   EXPECT_EQ(result.clock_residual_ns, 10.0 * kMs);
-  const Profile merged = load_merged(path("job.nnprof"), ranks);
+  Profile merged = Profile::load(path("job.nnprof"));
+  if (merged.ranks.empty()) {  // as load_merged, in the order merged: rank 0, then 1 and 2
+    for (const Profile& p : ranks) merged.ranks.push_back(p.ranks.front());
+    for (std::size_t i = 0; i < merged.threads.size(); ++i) merged.threads[i].rank = static_cast<std::uint32_t>(i);
+  }
+  ASSERT_EQ(merged.threads.size(), 3u);
+  EXPECT_EQ(merged.threads[0].os_tid, 5000);  // rank 0 came first after all
   std::vector<std::uint64_t> first(3, ~0ull);
   for (const auto& s : merged.spans) {
     auto& f = first[merged.threads[s.thread].rank];

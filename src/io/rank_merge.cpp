@@ -139,10 +139,21 @@ class RankMerger {
   const Profile& run(Database& db, const std::vector<std::string>& inputs, const ProfileLoader& load) {
     Statement slice(db, "INSERT INTO slice_data VALUES (?, ?, ?, ?, ?, ?, ?)");
     Statement arg(db, "INSERT INTO args VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    // A rank without a clock alignment is placed against rank 0's session start: one that comes
+    // before rank 0 waits (loaded again after it; one rank is still all that is held).
+    std::vector<std::string> after_rank0;
     for (const std::string& path : inputs) {
       std::error_code ec;
       const auto bytes = std::filesystem::file_size(path, ec);
       if (!ec) result_.input_bytes += bytes;
+      Profile rank = load ? load(path) : Profile::load(path);
+      if (!rank0_ && rank.ranks.size() == 1 && rank.ranks.front().rank != 0 && !rank.ranks.front().clock.aligned) {
+        after_rank0.push_back(path);
+        continue;
+      }
+      add(path, rank, slice, arg);
+    }
+    for (const std::string& path : after_rank0) {
       Profile rank = load ? load(path) : Profile::load(path);
       add(path, rank, slice, arg);
     }
@@ -193,8 +204,8 @@ class RankMerger {
     if (info.rank == 0) return {};
     if (c.aligned) return {c.offset_ns, c.drift_ppb * 1e-9, static_cast<double>(c.reference_ns)};
     if (!rank0_)
-      throw Error(fmt::format("rank {} ('{}') has no clock alignment, so it is placed by its session's start against "
-                              "rank 0's: give rank 0's profile first",
+      throw Error(fmt::format("rank {} ('{}') has no clock alignment, so it can only be placed by its session's "
+                              "start against rank 0's, and rank 0's profile is not among the inputs",
                               info.rank, path));
     const bool same_host = p.meta.hostname == rank0_->hostname && p.meta.clock.monotonic_origin_ns != 0;
     ClockMap map;
