@@ -12,6 +12,7 @@
 #include "nnprof/config.hpp"
 #include "nnprof/continuous.hpp"
 #include "nnprof/critical_path.hpp"
+#include "nnprof/distributed_analysis.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/flops.hpp"
 #include "nnprof/gpu.hpp"

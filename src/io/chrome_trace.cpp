@@ -201,16 +201,16 @@ std::string counter_track_name(const GpuCounter& c) {
 // the forward call whose autograd node a backward operator ran to that backward call
 // (analysis::forward_backward_links). Ids start at 2^40, clear of the thread flows' and the
 // GPU launches'.
-template <class TidOf>
-void write_forward_backward_flows(const Profile& p, TraceWriter& w, int pid, TidOf&& tid_of) {
+template <class PidOf, class TidOf>
+void write_forward_backward_flows(const Profile& p, TraceWriter& w, PidOf&& pid_of, TidOf&& tid_of) {
   std::uint64_t id = std::uint64_t{1} << 40;
   for (const analysis::ForwardBackward& link : analysis::forward_backward_links(p)) {
     const Span& from = p.spans[link.forward_span];
     const Span& to = p.spans[link.backward_span];
-    w.event(R"({{"ph":"s","id":{},"pid":{},"tid":{},"ts":{},"name":"fwd_bwd","cat":"fwd_bwd"}})", id, pid,
-            tid_of(from.thread), Micros{from.start_ns});
-    w.event(R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"ts":{},"name":"fwd_bwd","cat":"fwd_bwd"}})", id, pid,
-            tid_of(to.thread), Micros{to.start_ns});
+    w.event(R"({{"ph":"s","id":{},"pid":{},"tid":{},"ts":{},"name":"fwd_bwd","cat":"fwd_bwd"}})", id,
+            pid_of(from.thread), tid_of(from.thread), Micros{from.start_ns});
+    w.event(R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"ts":{},"name":"fwd_bwd","cat":"fwd_bwd"}})", id,
+            pid_of(to.thread), tid_of(to.thread), Micros{to.start_ns});
     ++id;
   }
 }
@@ -393,7 +393,14 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
   for (std::size_t i = 0; i < p.strings.size(); ++i) names[i] = quoted(p.strings[i]);
   const std::string unknown = quoted("[unknown]");
   auto name_of = [&](StringId id) -> const std::string& { return id < names.size() ? names[id] : unknown; };
-  const std::int64_t pid = p.meta.pid > 0 ? p.meta.pid : 1;
+  // A merged distributed profile is a process per rank, pid = the rank, all on rank 0's clock.
+  const bool by_rank = p.ranks.size() >= 2;
+  const std::int64_t pid = by_rank ? 0 : p.meta.pid > 0 ? p.meta.pid : 1;
+  auto pid_of = [&](std::uint32_t thread) -> std::int64_t {
+    if (!by_rank) return pid;
+    const std::uint32_t rank = thread < p.threads.size() ? p.threads[thread].rank : 0;
+    return rank < p.ranks.size() ? p.ranks[rank].rank : 0;
+  };
   auto tid_of = [&](std::uint32_t thread) -> std::int64_t {
     return thread < p.threads.size() && p.threads[thread].os_tid > 0 ? p.threads[thread].os_tid
                                                                       : static_cast<std::int64_t>(thread) + 1;
@@ -417,6 +424,16 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
   };
 
   if (!p.annotations.empty()) other["annotations"] = p.annotations;
+  if (by_rank) {
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const RankInfo& r : p.ranks)
+      ranks.push_back({{"rank", r.rank},
+                       {"host", r.hostname},
+                       {"clock_method", r.clock.method},
+                       {"clock_offset_ns", r.clock.offset_ns},
+                       {"clock_residual_ns", r.clock.residual_ns}});
+    other["ranks"] = std::move(ranks);
+  }
   if (p.cpu.sampled) {
     other["cpu_sampling"] = {{"mode", p.cpu.mode},           {"mechanism", p.cpu.mechanism},
                              {"unwinder", p.cpu.unwinder},   {"period_ns", p.cpu.period_ns},
@@ -436,12 +453,20 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
   w.raw("{{\"displayTimeUnit\":\"ns\",\"otherData\":{},\"traceEvents\":[",
         other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   const std::string process = p.meta.command_line.empty() ? "nnprof" : "nnprof: " + p.meta.command_line;
-  w.event(R"({{"ph":"M","pid":{},"tid":0,"name":"process_name","args":{{"name":{}}}}})", pid, quoted(process));
+  if (by_rank) {
+    for (const RankInfo& r : p.ranks) {
+      w.event(R"({{"ph":"M","pid":{},"tid":0,"name":"process_name","args":{{"name":{}}}}})", r.rank,
+              quoted(fmt::format("rank {} ({})", r.rank, r.hostname)));
+      w.event(R"({{"ph":"M","pid":{},"tid":0,"name":"process_sort_index","args":{{"sort_index":{}}}}})", r.rank, r.rank);
+    }
+  } else {
+    w.event(R"({{"ph":"M","pid":{},"tid":0,"name":"process_name","args":{{"name":{}}}}})", pid, quoted(process));
+  }
   for (const ThreadInfo& t : p.threads) {
     const std::string label = t.name.empty() ? fmt::format("thread {}", t.os_tid) : t.name;
-    w.event(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":{}}}}})", pid, tid_of(t.id),
+    w.event(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":{}}}}})", pid_of(t.id), tid_of(t.id),
             quoted(label));
-    w.event(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_sort_index","args":{{"sort_index":{}}}}})", pid,
+    w.event(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_sort_index","args":{{"sort_index":{}}}}})", pid_of(t.id),
             tid_of(t.id), t.id);
   }
 
@@ -466,7 +491,7 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
       }
     }
     if (!args.empty()) args += '}';
-    w.event(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"cat":"scope"{}}})", pid, tid_of(s.thread),
+    w.event(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"cat":"scope"{}}})", pid_of(s.thread), tid_of(s.thread),
             Micros{s.start_ns}, Micros{s.end_ns - s.start_ns}, name_of(s.name), args);
     progress.advance(1);
   }
@@ -480,12 +505,12 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
     const Flow& f = p.flows[i];
     if (f.out.span == kNone || f.in.span == kNone) continue;
     const char* name = f.kind == FlowKind::Handoff ? "handoff" : "completion";
-    w.event(R"({{"ph":"s","id":{},"pid":{},"tid":{},"ts":{},"name":"{}","cat":"flow"}})", i + 1, pid,
+    w.event(R"({{"ph":"s","id":{},"pid":{},"tid":{},"ts":{},"name":"{}","cat":"flow"}})", i + 1, pid_of(f.out.thread),
             tid_of(f.out.thread), Micros{f.out.time_ns}, name);
-    w.event(R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"ts":{},"name":"{}","cat":"flow"}})", i + 1, pid,
-            tid_of(f.in.thread), Micros{f.in.time_ns}, name);
+    w.event(R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"ts":{},"name":"{}","cat":"flow"}})", i + 1,
+            pid_of(f.in.thread), tid_of(f.in.thread), Micros{f.in.time_ns}, name);
   }
-  write_forward_backward_flows(p, w, pid, tid_of);
+  write_forward_backward_flows(p, w, pid_of, tid_of);
   if (p.gpu.summary.traced) {
     std::vector<std::int64_t> thread_tid;
     for (std::size_t t = 0; t < p.threads.size(); ++t) thread_tid.push_back(tid_of(static_cast<std::uint32_t>(t)));
@@ -497,11 +522,11 @@ void write_chrome_trace(const Profile& p, std::ostream& out) {
     const CpuSampleWriter::StackText& stack = cpu.stack(sample.stack);
     if (stack.sf != 0) {
       w.event(R"({{"ph":"i","s":"t","pid":{},"tid":{},"ts":{},"name":{},"cat":"cpu_sample","sf":"{}","args":{{"stack":{},"scope":{},"weight_ns":{}}}}})",
-              pid, tid_of(sample.thread), Micros{sample.time_ns}, stack.leaf, stack.sf, stack.stack,
+              pid_of(sample.thread), tid_of(sample.thread), Micros{sample.time_ns}, stack.leaf, stack.sf, stack.stack,
               cpu.scope(sample.node), sample.weight_ns);
     } else {
       w.event(R"({{"ph":"i","s":"t","pid":{},"tid":{},"ts":{},"name":{},"cat":"cpu_sample","args":{{"stack":{},"scope":{},"weight_ns":{}}}}})",
-              pid, tid_of(sample.thread), Micros{sample.time_ns}, stack.leaf, stack.stack, cpu.scope(sample.node),
+              pid_of(sample.thread), tid_of(sample.thread), Micros{sample.time_ns}, stack.leaf, stack.stack, cpu.scope(sample.node),
               sample.weight_ns);
     }
   }

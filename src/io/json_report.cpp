@@ -687,6 +687,92 @@ Json machine(const MachinePeaks& m) {
               {"measured_unix", m.measured_unix}};
 }
 
+// A rank by its number in the job (RankInfo::rank), from its index in Profile::ranks.
+Json rank_number(const Profile& profile, std::uint32_t index) {
+  return index < profile.ranks.size() ? Json(profile.ranks[index].rank) : Json(nullptr);
+}
+
+Json ranks_json(const Profile& profile, const RankAnalysis& a) {
+  Json j = Json::object();
+  j["world_size"] = profile.ranks.empty() ? 0 : profile.ranks.front().world_size;
+  j["step"] = string_or_null(profile, a.step_name);
+  j["steps"] = a.steps;
+  j["straggler"] = a.straggler == kNone ? Json(nullptr) : rank_number(profile, a.straggler);
+  j["clock_residual_ns"] = a.clock_residual_ns;
+  j["median_spread_ns"] = a.median_spread_ns;
+  j["incomplete_collectives"] = a.incomplete_collectives;
+  j["ranks"] = array_of(a.ranks, [&](const RankSummary& r) {
+    const RankInfo& info = profile.ranks[r.rank];
+    Json x = Json::object();
+    x["rank"] = info.rank;
+    x["local_rank"] = info.local_rank;
+    x["host"] = info.hostname;
+    x["pid"] = info.pid;
+    x["launcher"] = info.launcher;
+    x["clock"] = Json{{"aligned", info.clock.aligned},       {"method", info.clock.method},
+                      {"offset_ns", info.clock.offset_ns},   {"drift_ppb", info.clock.drift_ppb},
+                      {"residual_ns", info.clock.residual_ns}, {"exchanges", info.clock.exchanges}};
+    x["steps"] = array_of(r.steps, [](const RankStep& s) {
+      return Json{{"start_ns", s.start_ns}, {"end_ns", s.end_ns}, {"wait_ns", s.wait_ns}};
+    });
+    x["mean_step_ns"] = r.mean_step_ns;
+    x["best_step_ns"] = r.best_step_ns;
+    x["worst_step_ns"] = r.worst_step_ns;
+    x["mean_busy_ns"] = r.mean_busy_ns;
+    x["best_busy_ns"] = r.best_busy_ns;
+    x["straggler_vs_fastest"] = r.straggler_vs_fastest;
+    x["straggler_vs_own_best"] = r.straggler_vs_own_best;
+    x["wait_ns"] = r.wait_ns;
+    x["caused_wait_ns"] = r.caused_wait_ns;
+    x["communication_ns"] = r.communication_ns;
+    x["computation_ns"] = r.computation_ns;
+    x["overlap_ns"] = r.overlap_ns;
+    return x;
+  });
+  j["waits"] = array_of(a.waits, [&](const RankWait& w) {
+    return Json{{"rank", rank_number(profile, w.waiter)}, {"waited_for", rank_number(profile, w.waited_for)},
+                {"operation", w.operation},              {"group", w.group},
+                {"calls", w.calls},                      {"total_ns", w.total_ns},
+                {"max_ns", w.max_ns}};
+  });
+  j["collectives"] = array_of(a.collectives, [&](const CollectiveCall& c) {
+    Json x = Json{{"operation", c.operation},
+                  {"group", c.group},
+                  {"seq", c.seq},
+                  {"bytes", c.bytes},
+                  {"group_size", c.group_size},
+                  {"first_arrival_ns", c.first_arrival_ns},
+                  {"last_arrival_ns", c.last_arrival_ns},
+                  {"last_rank", rank_number(profile, c.last_rank)}};
+    x["arrivals"] = array_of(c.arrivals, [&](const CollectiveArrival& r) {
+      return Json{{"rank", rank_number(profile, r.rank)}, {"arrival_ns", r.arrival_ns}, {"end_ns", r.end_ns},
+                  {"wait_ns", r.wait_ns}};
+    });
+    return x;
+  });
+  const RankCriticalPath& path = a.critical_path;
+  if (path.empty()) {
+    j["critical_path"] = nullptr;
+  } else {
+    Json p = Json::object();
+    p["step"] = path.step;
+    p["start_ns"] = path.start_ns;
+    p["end_ns"] = path.end_ns;
+    p["compute_ns"] = path.compute_ns;
+    p["collective_ns"] = path.collective_ns;
+    p["segments"] = array_of(path.segments, [&](const RankPathSegment& s) {
+      return Json{{"kind", to_string(s.kind)},
+                  {"rank", rank_number(profile, s.rank)},
+                  {"start_ns", s.start_ns},
+                  {"end_ns", s.end_ns},
+                  {"scope", string_or_null(profile, s.name)},
+                  {"collective", s.collective == kNone ? Json(nullptr) : Json(s.collective)}};
+    });
+    j["critical_path"] = std::move(p);
+  }
+  return j;
+}
+
 Json compute(const report::ReportData& data) {
   const Profile& profile = *data.profile;
   Json j = Json::object();
@@ -962,10 +1048,16 @@ Json report(const report::ReportData& data) {
   // Only for a continuous run (Profile::continuous.enabled), like system.
   if (data.continuous) j["continuous"] = continuous_json(profile.continuous, *data.continuous);
   j["call_tree"] = call_tree(profile);
-  j["threads"] = array_of(profile.threads, thread);
+  j["threads"] = array_of(profile.threads, [&](const ThreadInfo& t) {
+    Json x = thread(t);
+    if (profile.ranks.size() >= 2) x["rank"] = rank_number(profile, t.rank);  // a merged job: the rank it ran in
+    return x;
+  });
   j["completeness"] = completeness(profile.completeness);
   // Only with flows, so that a profile without them reads exactly as before.
   if (data.critical_path) j["critical_path"] = critical_path_json(profile, *data.critical_path);
+  // Only for a merged distributed profile (two or more ranks).
+  if (data.ranks) j["ranks"] = ranks_json(profile, *data.ranks);
   j["diagnostics"] =
       array_of(profile.diagnostics, [&](const Diagnostic& d) { return diagnostic(profile, d); });
   return j;

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -32,6 +33,7 @@
 #include "io/system_store.hpp"
 #include "io/continuous_store.hpp"
 #include "io/output_file.hpp"
+#include "io/profile_store.hpp"
 #include "io/progress.hpp"
 #include "io/sqlite.hpp"
 #include "model/annotation_key.hpp"
@@ -1259,6 +1261,20 @@ void check_integrity(Database& db) {
 
 }  // namespace
 
+namespace {
+// Every table of a profile, after the schema: what Profile::save and io::save_streamed (whose
+// spans and arguments its stream wrote already) both write.
+void write_every_table(Database& db, const Profile& profile) {
+  write_tables(db, profile);
+  io::write_metric_tables(db, profile);
+  io::write_flow_table(db, profile);
+  io::write_gpu_tables(db, profile);
+  io::write_system_tables(db, profile);
+  io::write_rank_tables(db, profile);
+  io::write_continuous_tables(db, profile);
+}
+}  // namespace
+
 void Profile::save(const std::string& path) const {
   check_consistent(*this);
   if (path.empty()) throw Error("cannot save a profile: no file name given");
@@ -1278,16 +1294,32 @@ void Profile::save(const std::string& path) const {
     db.exec(fmt::format("PRAGMA application_id={}; PRAGMA user_version={};", kApplicationId, kSchemaVersion));
     db.exec("BEGIN");
     db.exec(kSchema);
-    write_tables(db, *this);
-    io::write_metric_tables(db, *this);
-    io::write_flow_table(db, *this);
-    io::write_gpu_tables(db, *this);
-    io::write_system_tables(db, *this);
-    io::write_rank_tables(db, *this);
-    io::write_continuous_tables(db, *this);
+    write_every_table(db, *this);
     db.exec("COMMIT");
   });
 }
+
+namespace io {
+
+void save_streamed(const std::string& path, const std::function<const Profile&(sqlite::Database&)>& stream) {
+  if (path.empty()) throw Error("cannot save a profile: no file name given");
+  io::write_file_by_name(path, [&](const std::string& file) {
+    Database db(file, Database::Mode::Create);
+    db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
+            "PRAGMA page_size=16384; PRAGMA cache_size=-65536;");
+    db.exec(fmt::format("PRAGMA application_id={}; PRAGMA user_version={};", kApplicationId, kSchemaVersion));
+    db.exec("BEGIN");
+    db.exec(kSchema);
+    const Profile& rest = stream(db);
+    if (!rest.spans.empty() || !rest.span_args.empty())
+      throw Error("cannot save: a streamed profile's spans and arguments are written by its stream, not held in it");
+    check_consistent(rest);
+    write_every_table(db, rest);
+    db.exec("COMMIT");
+  });
+}
+
+}  // namespace io
 
 Profile Profile::load(const std::string& path) {
   check_readable_file(path);

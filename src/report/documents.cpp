@@ -16,6 +16,7 @@ constexpr SectionBuilder kProfileSections[] = {
     sections::overview,
     sections::bottlenecks,
     sections::recommendations,
+    sections::ranks,
     sections::hot_paths,
     sections::most_called,
     sections::throughput,

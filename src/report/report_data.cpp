@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analysis/bottlenecks.hpp"
+#include "analysis/distributed.hpp"
 #include "analysis/carbon.hpp"
 #include "analysis/continuous_trends.hpp"
 
@@ -50,7 +51,8 @@ ReportLimits ReportLimits::with_rows(std::size_t rows) const {
   for (std::size_t* limit : {&limits.hot_paths, &limits.most_called, &limits.allocators, &limits.leak_sites,
                              &limits.cpu_functions, &limits.hot_lines, &limits.cpu_scopes, &limits.kernels,
                              &limits.gpu_leaks, &limits.critical_path_scopes, &limits.critical_path_steps, &limits.callers_scopes,
-                             &limits.callers_per_scope, &limits.operators, &limits.energy_scopes, &limits.call_tree.max_rows})
+                             &limits.callers_per_scope, &limits.operators, &limits.energy_scopes, &limits.rank_waits, &limits.rank_collectives,
+                             &limits.rank_path_segments, &limits.call_tree.max_rows})
     *limit = rows;
   return limits;
 }
@@ -93,6 +95,7 @@ ReportData analyse(const Profile& profile, const ReportLimits& limits) {
   if (!profile.span_args.empty()) data.operators = operator_table(profile);
   if (profile.system.monitored) data.system = analyse_system(profile, limits);
   if (profile.continuous.enabled) data.continuous = analysis::trends_of(profile.continuous);
+  if (analysis::has_ranks(profile)) data.ranks = analysis::analyze_ranks(profile, RankAnalysisOptions{});
   return data;
 }
 

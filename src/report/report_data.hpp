@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "analysis/advisor.hpp"
@@ -22,6 +23,7 @@
 #include "nnprof/continuous.hpp"
 #include "report/gpu_data.hpp"
 #include "nnprof/critical_path.hpp"
+#include "nnprof/distributed_analysis.hpp"
 #include "nnprof/operators.hpp"
 #include "nnprof/profile.hpp"
 #include "nnprof/system.hpp"
@@ -54,6 +56,9 @@ struct ReportLimits {
   analysis::TreeLimits call_tree{12, 200};  ///< deeper or longer trees are counted, not shown
   bool full_names = false;  ///< function names in full signature, not their readable form (--full-names)
   std::size_t energy_scopes = 15;  ///< scopes by energy in "System and energy", most joules first
+  std::size_t rank_waits = 20;        ///< "Ranks": (waiter, waited for, collective) rows, most time first
+  std::size_t rank_collectives = 20;  ///< "Ranks": collective calls with the widest arrival spread
+  std::size_t rank_path_segments = 40;  ///< "Ranks": critical-path segments, longest first, shown in time order
   /// Where the energy was used and the data centre's PUE, for the carbon of a monitored run:
   /// the region defaults to NNPROF_CARBON_REGION, else the world average, said as such.
   CarbonOptions carbon;
@@ -143,6 +148,7 @@ struct ReportData {
   /// A continuous run's series, anomalies and trends (Profile::continuous.enabled): those stored
   /// when the run finished, else computed from the windows the file holds.
   std::optional<PerformanceTrends> continuous;
+  std::optional<RankAnalysis> ranks;  ///< when the profile merges two or more ranks (Profile::ranks)
 };
 
 /// Runs every analysis the report needs on `profile`, once. The result points into `profile`.

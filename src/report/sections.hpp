@@ -40,6 +40,8 @@ void system_energy(const ReportData& data, std::vector<Section>& out);
 void trends(const ReportData& data, std::vector<Section>& out);
 void metrics(const ReportData& data, std::vector<Section>& out);
 void critical_path(const ReportData& data, std::vector<Section>& out);
+/// Ranks of a merged distributed job: step times, straggler, waits, collectives, cross-rank critical path.
+void ranks(const ReportData& data, std::vector<Section>& out);
 void insights(const ReportData& data, std::vector<Section>& out);
 void annotations(const ReportData& data, std::vector<Section>& out);      ///< Profiler::annotate keys and values
 void completeness(const ReportData& data, std::vector<Section>& out);
