@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "nnprof/distributed.hpp"
+#include "nnprof/distributed_analysis.hpp"
 #include "nnprof/profile.hpp"
 #include "test_directory.hpp"
 
@@ -181,6 +182,47 @@ TEST_F(DistributedRecord, FourMpiRanksWriteOneProfileEachWithMatchingCollectives
     }
     EXPECT_EQ(c.group_size, c.group == "world" ? 4 : 2);
   }
+}
+
+// The straggler check on a real job: 4 ranks under mpirun, rank 2 sleeps 80 ms before
+// the allreduce of step 3. After `nnprof merge`, rank 2 is the straggler, every other rank's wait
+// at that allreduce is the sleep, and nobody waits long anywhere else. Tolerance: -5 ms (the
+// other ranks' own compute before the allreduce is not all equal) to +30 ms (4 busy-polling
+// ranks on 2 cores: a rank descheduled for a time slice arrives late too).
+TEST_F(DistributedRecord, ARankMadeLateByASleepIsTheStragglerAndTheOthersWaitTheSleep) {
+  if (!fs::exists(MPIEXEC_PATH)) GTEST_SKIP() << MPIEXEC_PATH << " is not installed";
+  constexpr std::uint64_t kSleepNs = 80'000'000;
+  const std::string pattern = path("late.rank{rank}.nnprof");
+  const ShellRun r = run_shell(mpirun_prefix() + " -np 4 " + NNPROF_CLI_PATH + " record -q --mpi -o '" + pattern +
+                               "' -- " + MPI_STRAGGLER_PATH + " 2 80");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string job = path("late.nnprof");
+  const ShellRun m = run_shell(std::string(NNPROF_CLI_PATH) + " merge " + path("late.rank0.nnprof") + " " +
+                               path("late.rank1.nnprof") + " " + path("late.rank2.nnprof") + " " +
+                               path("late.rank3.nnprof") + " -o " + job);
+  ASSERT_EQ(m.status, 0) << m.output;
+  const nnprof::Profile p = nnprof::Profile::load(job);
+  ASSERT_EQ(p.ranks.size(), 4u);
+  const nnprof::RankAnalysis a = nnprof::analyze_ranks(p);
+  ASSERT_NE(a.straggler, nnprof::kNone);
+  EXPECT_EQ(p.ranks[a.straggler].rank, 2);
+  EXPECT_EQ(p.str(a.step_name), "train_step");
+  EXPECT_EQ(a.steps, 6u);
+  // The allreduce of step 3 (seq 3 on the world): rank 2 came last, the others waited the sleep.
+  const nnprof::CollectiveCall* late = nullptr;
+  for (const nnprof::CollectiveCall& c : a.collectives)
+    if (c.operation == "allreduce" && c.seq == 3) late = &c;
+  ASSERT_NE(late, nullptr);
+  ASSERT_EQ(late->arrivals.size(), 4u);
+  EXPECT_EQ(p.ranks[late->last_rank].rank, 2);
+  for (const nnprof::CollectiveArrival& arrival : late->arrivals) {
+    if (p.ranks[arrival.rank].rank == 2) continue;
+    EXPECT_GE(arrival.wait_ns + 5'000'000, kSleepNs) << "rank " << p.ranks[arrival.rank].rank;
+    EXPECT_LE(arrival.wait_ns, kSleepNs + 30'000'000) << "rank " << p.ranks[arrival.rank].rank;
+  }
+  // Rank 2 caused most of the waiting.
+  const nnprof::RankSummary& two = a.ranks[a.straggler];
+  EXPECT_GE(two.caused_wait_ns, 3 * (kSleepNs - 5'000'000));
 }
 
 TEST_F(DistributedRecord, AnInjectedClockOffsetIsRecoveredWithItsResidual) {
