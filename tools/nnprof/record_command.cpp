@@ -27,6 +27,7 @@
 #include "commands.hpp"
 #include "nnprof/cpu_profiler.hpp"
 #include "nnprof/error.hpp"
+#include "nnprof/live_server.hpp"
 #include "nnprof/profile.hpp"
 #include "nnprof/report.hpp"
 
@@ -50,6 +51,7 @@ struct RecordOptions {
   double tdp_watts = 0.0;  // --tdp: for the CPU energy model where RAPL cannot be read
   std::string system_thread;  // --system-thread: whose innermost scope each system sample carries
   bool quiet = false;
+  std::string serve;  // --serve [ADDR:]PORT: a live server in the program; empty: none
   std::vector<std::string> command;
 };
 
@@ -278,6 +280,7 @@ class RunDirectory {
   setenv("NNPROF_RECORD_TDP", fmt::format("{}", o.tdp_watts).c_str(), 1);
   setenv("NNPROF_RECORD_SYSTEM_THREAD", o.system_thread.c_str(), 1);
   setenv("NNPROF_RECORD_TORCH", o.no_torch_ops ? "0" : "1", 1);
+  setenv("NNPROF_RECORD_SERVE", o.serve.c_str(), 1);
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -460,6 +463,18 @@ Action add_record_command(CLI::App& app) {
   cmd->add_option("--interval", o->interval_ms, "Milliseconds between points of the memory timeline")
       ->check(CLI::Range(1, 3'600'000))
       ->capture_default_str();
+  cmd->add_option("--serve", o->serve,
+                  "Serve the program's profile live while it runs, at [ADDR:]PORT (127.0.0.1 unless an address is "
+                  "given): a live page, Prometheus /metrics, /debug/pprof/profile and /heap (docs/LIVE.md). Any "
+                  "address but loopback needs a token: NNPROF_TOKEN, else one is made and printed")
+      ->check([](const std::string& spec) {
+        try {
+          (void)nnprof::parse_serve_address(spec);
+          return std::string();
+        } catch (const nnprof::Error& e) {
+          return std::string(e.what());
+        }
+      });
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the report, only where the profile went");
   cmd->add_option("command", o->command, "The program and its arguments, after --")->required();
   return [cmd, o]() -> int {

@@ -37,6 +37,10 @@
 //   NNPROF_RECORD_SYSTEM_MS    > 0: run the system monitor (nnprof::SystemMonitor) at this interval
 //   NNPROF_RECORD_TDP          the CPU's TDP in W for the energy model where RAPL is unreadable
 //   NNPROF_RECORD_SYSTEM_THREAD the thread whose innermost scope each system sample carries
+//   NNPROF_RECORD_SERVE        [ADDR:]PORT: serve the profile live (nnprof::LiveServer) from the
+//                              recorded process (not from its children, which would contend
+//                              for the port); a public address without NNPROF_TOKEN gets a
+//                              token, printed
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -59,6 +63,7 @@
 
 #include "nnprof/cpu_profiler.hpp"
 #include "nnprof/gpu.hpp"
+#include "nnprof/live_server.hpp"
 #include "nnprof/memory.hpp"
 #include "nnprof/profiler.hpp"
 #include "nnprof/system.hpp"
@@ -119,6 +124,7 @@ struct Agent {
   nnprof::CpuProfiler* sampler = nullptr;
   nnprof::CudaProfiler* gpu = nullptr;
   nnprof::SystemMonitor* system = nullptr;
+  nnprof::LiveServer* server = nullptr;
   std::atomic<bool> written{false};
   alignas(4) std::uint32_t flush_state = kFlushIdle;  // a futex word, accessed through std::atomic_ref
   alignas(4) std::uint32_t stage = kIdle;              // likewise (the handler reads it while waiting)
@@ -350,7 +356,12 @@ void install_handlers() {
   }
 }
 
-void at_exit() { write_profile("the program exited"); }
+void at_exit() {
+  // The server's threads read the profiler: they end before the profile is written and the
+  // static destructors run.
+  if (nnprof::LiveServer* server = agent().server) server->stop();
+  write_profile("the program exited");
+}
 
 __attribute__((constructor(102))) void nnprof_agent_start() {
   Agent& a = agent();
@@ -415,6 +426,18 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
         a.system = new nnprof::SystemMonitor(nnprof::global_profiler(), system);
       } catch (const std::exception& e) {
         say(std::string("system monitoring is off: ") + e.what());
+      }
+    }
+    if (const char* serve = std::getenv("NNPROF_RECORD_SERVE"); serve != nullptr && *serve != '\0') {
+      const char* root = std::getenv("NNPROF_RECORD_PID");
+      if (root == nullptr || std::strtoll(root, nullptr, 10) == a.pid) {
+        try {
+          nnprof::LiveServerOptions live = nnprof::parse_serve_address(serve);
+          live.generate_token = true;
+          a.server = new nnprof::LiveServer(nnprof::global_profiler(), live);
+        } catch (const std::exception& e) {
+          say(std::string("not serving live: ") + e.what());
+        }
       }
     }
     nnprof::agent::start_torch_ops();
