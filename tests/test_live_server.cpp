@@ -247,6 +247,20 @@ TEST(LiveServer, ServesMetricsJsonAndThePageOfARunningProgram) {
   EXPECT_NE(again->get_header_value("Content-Security-Policy"), policy);
 }
 
+TEST(LiveServer, NamesCannotBreakOutOfThePage) {
+  Profile p = testing::heap_profile();
+  p.strings[testing::kHeapStep] = "</script><script>alert(1)</script><!--";
+  LiveServer server(p, test_server_options());
+  auto client = testing::client_of(server);
+  const auto page = client.Get("/");
+  ASSERT_TRUE(page);
+  std::size_t closes = 0;
+  for (std::size_t at = page->body.find("</script>"); at != std::string::npos; at = page->body.find("</script>", at + 1)) ++closes;
+  EXPECT_EQ(closes, 2u) << "the data block and the script close, nothing else";
+  EXPECT_EQ(page->body.find("<!--"), std::string::npos);
+  EXPECT_NE(page->body.find("\\u003c/script>\\u003cscript>alert(1)"), std::string::npos);
+}
+
 TEST(LiveServer, APortInUseIsAClearError) {
   Profiler profiler;
   LiveServer first(profiler, test_server_options());

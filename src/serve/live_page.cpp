@@ -195,8 +195,12 @@ function renderFindings(list, items, empty, text) {
 }
 
 let lastFrameAt = 0;
+let framesShown = 0;
 function render(f) {
   lastFrameAt = Date.now();
+  framesShown += 1;
+  $('status').dataset.frames = String(framesShown);
+  if (!$('scopes-recorded').dataset.first) $('scopes-recorded').dataset.first = String(f.summary.scopes_recorded);
   $('command').textContent = f.meta.command || '(this process)';
   $('pid').textContent = f.meta.pid;
   $('duration').textContent = fmtDuration(f.meta.duration_s);
@@ -209,7 +213,13 @@ function render(f) {
 
   fillTable($('hot-body'), f.hot, (r) => [[r.name, undefined, 'name'], [fmtNumber(r.calls), r.calls], [fmtDuration(r.total_s), r.total_s],
     [fmtDuration(r.self_s), r.self_s], [fmtDuration(r.mean_s), r.mean_s], [fmtDuration(r.p95_s), r.p95_s]]);
-  if (!f.hot.length) $('hot-body').replaceChildren(el('tr')).firstChild.appendChild(el('td', 'no scope has closed yet', 'empty'));
+  if (!f.hot.length) {
+    const tr = el('tr');
+    const td = el('td', 'no scope has closed yet', 'empty');
+    td.colSpan = 6;
+    tr.appendChild(td);
+    $('hot-body').replaceChildren(tr);
+  }
 
   fillTable($('tree-body'), f.tree, (r) => [['\u2502 '.repeat(Math.max(r.depth - 1, 0)) + r.name, undefined, 'name'],
     [fmtNumber(r.calls), r.calls], [fmtDuration(r.total_s), r.total_s], [fmtDuration(r.self_s), r.self_s]]);
@@ -276,7 +286,9 @@ function follow() {
 $('flame').addEventListener('mousemove', flameHover);
 $('flame').addEventListener('mouseleave', () => { $('flame-tip').style.display = 'none'; });
 $('reload').addEventListener('click', load);
-load();
+// The frame the server put into the page: shown before anything else loads.
+const initial = $('initial-frame');
+if (initial && initial.textContent) render(JSON.parse(initial.textContent)); else load();
 if (document.body.dataset.live === '1' && window.EventSource) {
   follow();
   setInterval(() => { if (lastFrameAt && Date.now() - lastFrameAt > 5000) { $('status').className = 'stale'; } }, 1000);
@@ -315,14 +327,25 @@ constexpr std::string_view kBody = R"HTML(
 
 }  // namespace
 
-std::string live_page_html(std::string_view nonce, bool real_time) {
+std::string live_page_html(std::string_view nonce, bool real_time, std::string_view initial_frame) {
+  // JSON in a data block: every '<' (only ever inside a JSON string) is written \u003c, the
+  // same string to JSON, so that no text in it can close the element or open a comment.
+  std::string data;
+  data.reserve(initial_frame.size());
+  for (const char c : initial_frame) {
+    if (c == '<')
+      data += "\\u003c";
+    else
+      data += c;
+  }
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
       "<title>nnprof live</title><link rel=\"icon\" href=\"data:,\">"
       "<style nonce=\"{0}\">{1}</style></head>\n<body data-live=\"{2}\">{3}"
+      "<script type=\"application/json\" id=\"initial-frame\">{5}</script>"
       "<script nonce=\"{0}\">{4}</script></body></html>\n",
-      nonce, kStyle, real_time ? "1" : "0", kBody, kScript);
+      nonce, kStyle, real_time ? "1" : "0", kBody, kScript, data);
 }
 
 std::string live_page_policy(std::string_view nonce) {

@@ -9,8 +9,10 @@
 namespace nnprof::serve {
 
 /// The page. `nonce` marks its inline script and style (the policy allows nothing else);
-/// `real_time` makes it follow /events, otherwise it loads /api/v1/live once (and on demand).
-[[nodiscard]] std::string live_page_html(std::string_view nonce, bool real_time);
+/// `real_time` makes it follow /events, otherwise it reloads /api/v1/live on demand.
+/// `initial_frame` (the JSON of a frame) is shown at once, before any request; empty: the page
+/// loads /api/v1/live first.
+[[nodiscard]] std::string live_page_html(std::string_view nonce, bool real_time, std::string_view initial_frame = {});
 
 /// The Content-Security-Policy header for a page with `nonce`: default-src 'none', the nonce
 /// for script and style, connect-src 'self', data: images (the favicon), no framing, no base,

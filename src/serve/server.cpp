@@ -353,7 +353,8 @@ struct Server::State {
       res.set_header("Content-Security-Policy", live_page_policy(nonce));
       res.set_header("Cache-Control", "no-store");
       res.set_header("X-Frame-Options", "DENY");
-      res.set_content(live_page_html(nonce, options.real_time_updates), "text/html; charset=utf-8");
+      res.set_content(live_page_html(nonce, options.real_time_updates, *current_frame(interval())),
+                      "text/html; charset=utf-8");
     });
 
     http.Get("/events", [this](const httplib::Request&, httplib::Response& res) {
