@@ -5,6 +5,8 @@
 // program is not installed (scripts/install-deps.sh installs both; CI has them).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -66,53 +68,131 @@ std::string tail(const std::string& text, std::size_t n = 3000) {
 
 // ---- Chromium ----------------------------------------------------------------------------------
 
-struct BrowserRun {
-  int exit_code = -1;
-  std::string dom;
-  std::string log;
+// Headless Chromium driven over the DevTools protocol on a pipe (--remote-debugging-pipe: it
+// reads NUL-terminated JSON commands on fd 3 and writes replies and events on fd 4), so that the
+// test can read the page's DOM at two moments of one visit and hear every exception, console
+// message and policy violation in between.
+class Browser {
+ public:
+  explicit Browser(const fs::path& dir) {
+    int to_browser[2], from_browser[2];
+    if (pipe(to_browser) != 0 || pipe(from_browser) != 0) return;
+    const std::string profile = "--user-data-dir=" + (dir / "chromium").string();
+    log_ = dir / "chromium.log";
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(to_browser[0], 3);
+      dup2(from_browser[1], 4);
+      const int log = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      dup2(log, 1);
+      dup2(log, 2);
+      for (int fd = 5; fd < 1024; ++fd) close(fd);
+      execl(kChromium, kChromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--remote-debugging-pipe", "--window-size=1400,2000", profile.c_str(), "about:blank", nullptr);
+      _exit(127);
+    }
+    close(to_browser[0]);
+    close(from_browser[1]);
+    out_ = to_browser[1];
+    in_ = from_browser[0];
+  }
+  ~Browser() {
+    if (pid_ <= 0) return;
+    try {
+      (void)call("Browser.close", nlohmann::json::object(), "", std::chrono::seconds(5));
+    } catch (...) {
+    }
+    close(out_);
+    close(in_);
+    int status = 0;
+    for (int i = 0; i < 100 && waitpid(pid_, &status, WNOHANG) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (waitpid(pid_, &status, WNOHANG) == 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+    }
+  }
+  Browser(const Browser&) = delete;
+  Browser& operator=(const Browser&) = delete;
+
+  [[nodiscard]] bool started() const { return pid_ > 0; }
+  [[nodiscard]] std::string log() const { return read_file(log_); }
+  /// Exceptions, console messages and log entries (CSP violations among them) seen so far.
+  [[nodiscard]] const std::vector<std::string>& problems() const { return problems_; }
+
+  /// Sends `method` (to `session`, or the browser) and returns its result; events read while
+  /// waiting are kept. Throws on an error reply or a timeout.
+  nlohmann::json call(const std::string& method, const nlohmann::json& params, const std::string& session,
+                      std::chrono::seconds limit = std::chrono::seconds(30)) {
+    const int id = ++last_id_;
+    nlohmann::json message{{"id", id}, {"method", method}, {"params", params}};
+    if (!session.empty()) message["sessionId"] = session;
+    const std::string text = message.dump() + std::string(1, '\0');
+    if (::write(out_, text.data(), text.size()) != static_cast<ssize_t>(text.size())) throw std::runtime_error("write to chromium failed");
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+      const nlohmann::json reply = next(deadline);
+      if (reply.contains("id") && reply["id"] == id) {
+        if (reply.contains("error")) throw std::runtime_error(method + ": " + reply["error"].dump());
+        return reply["result"];
+      }
+      note_event(reply);
+    }
+  }
+
+  /// Reads events for `duration`.
+  void pump(std::chrono::milliseconds duration) {
+    const auto until = std::chrono::steady_clock::now() + duration;
+    try {
+      for (;;) note_event(next(until));
+    } catch (const std::runtime_error&) {
+      // the time is up
+    }
+  }
+
+ private:
+  nlohmann::json next(std::chrono::steady_clock::time_point deadline) {
+    for (;;) {
+      if (const std::size_t end = buffer_.find('\0'); end != std::string::npos) {
+        const std::string text = buffer_.substr(0, end);
+        buffer_.erase(0, end + 1);
+        return nlohmann::json::parse(text);
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) throw std::runtime_error("no reply from chromium in time");
+      pollfd p{in_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+      char chunk[65536];
+      const ssize_t got = ::read(in_, chunk, sizeof chunk);
+      if (got <= 0) throw std::runtime_error("chromium closed the pipe");
+      buffer_.append(chunk, static_cast<std::size_t>(got));
+    }
+  }
+
+  void note_event(const nlohmann::json& event) {
+    const std::string method = event.value("method", "");
+    if (method == "Runtime.exceptionThrown" || method == "Runtime.consoleAPICalled" || method == "Log.entryAdded")
+      problems_.push_back(event["params"].dump().substr(0, 600));
+  }
+
+  pid_t pid_ = -1;
+  int out_ = -1;
+  int in_ = -1;
+  int last_id_ = 0;
+  std::string buffer_;
+  fs::path log_;
+  std::vector<std::string> problems_;
 };
 
-// The DOM of `url` after the page has run for a while (virtual time: the page's timers and
-// the server's frames arrive while Chromium waits), with Chromium's log.
-BrowserRun dump_live_dom(const fs::path& dir, const std::string& url, int run) {
-  const fs::path profile = dir / ("chromium-" + std::to_string(run));
-  const fs::path out = dir / ("dom-" + std::to_string(run) + ".html");
-  const fs::path err = dir / ("log-" + std::to_string(run) + ".txt");
-  const std::string command = std::string("timeout 60 ") + kChromium +
-                              " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-                              " --disable-background-networking --disable-component-update --disable-sync"
-                              " --enable-logging=stderr --v=0 --window-size=1400,2000 --virtual-time-budget=3000"
-                              " --user-data-dir='" + profile.string() + "' --dump-dom '" + url + "' >'" +
-                              out.string() + "' 2>'" + err.string() + "'";
-  BrowserRun result;
-  const int status = std::system(command.c_str());
-  result.exit_code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.dom = read_file(out);
-  result.log = read_file(err);
-  return result;
-}
-
-// Lines of Chromium's log about the page's script: exceptions, console output, CSP refusals.
-std::vector<std::string> script_messages(const std::string& log) {
-  std::vector<std::string> found;
-  std::istringstream in(log);
-  for (std::string line; std::getline(in, line);)
-    if (line.find("Uncaught") != std::string::npos || line.find(":CONSOLE") != std::string::npos ||
-        line.find("Content Security Policy") != std::string::npos || line.find("Content-Security-Policy") != std::string::npos)
-      found.push_back(line);
-  return found;
-}
-
-// The data-v of the element with `id`, or -1.
-double data_value(const std::string& dom, const std::string& id) {
-  std::smatch m;
-  if (std::regex_search(dom, m, std::regex("id=\"" + id + "\"[^>]*data-v=\"([0-9.eE+-]+)\"")) ||
-      std::regex_search(dom, m, std::regex("data-v=\"([0-9.eE+-]+)\"[^>]*id=\"" + id + "\"")))
-    return std::stod(m[1]);
+double evaluate_number(Browser& browser, const std::string& session, const std::string& expression) {
+  const nlohmann::json r = browser.call("Runtime.evaluate", {{"expression", expression}, {"returnByValue", true}}, session);
+  const nlohmann::json& value = r["result"]["value"];
+  if (value.is_number()) return value.get<double>();
+  if (value.is_string()) return std::stod(value.get<std::string>());
   return -1.0;
 }
 
-TEST(LivePageInChromium, ShowsTheRunningProgramAndFollowsIt) {
+TEST(LivePageInChromium, FollowsTheRunningProgramWithoutScriptErrors) {
   if (!fs::exists(kChromium)) GTEST_SKIP() << "chromium not installed: apt-get install chromium (scripts/install-deps.sh does)";
   TempDir dir;
   Profiler profiler;
@@ -120,29 +200,41 @@ TEST(LivePageInChromium, ShowsTheRunningProgramAndFollowsIt) {
   LiveServerOptions o = testing::test_server_options();
   o.token = "page-token-for-the-test";  // the page must carry it on every request it makes
   LiveServer server(profiler, o);
-  const std::string url = server.url();
 
-  const BrowserRun first = dump_live_dom(dir.path(), url, 1);
-  ASSERT_EQ(first.exit_code, 0) << tail(first.log);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  const BrowserRun second = dump_live_dom(dir.path(), url, 2);
-  ASSERT_EQ(second.exit_code, 0) << tail(second.log);
-
-  for (const BrowserRun* run : {&first, &second}) {
-    EXPECT_EQ(script_messages(run->log), std::vector<std::string>{}) << tail(run->log);
-    EXPECT_NE(run->dom.find("live_step"), std::string::npos) << "the hot paths show the program's scope: " << tail(run->dom);
-    EXPECT_NE(run->dom.find("fixed_scope"), std::string::npos);
-    EXPECT_EQ(run->dom.find("could not load"), std::string::npos) << tail(run->dom);
+  Browser browser(dir.path());
+  ASSERT_TRUE(browser.started());
+  try {
+    const std::string target = browser.call("Target.createTarget", {{"url", "about:blank"}}, "")["targetId"];
+    const std::string session =
+        browser.call("Target.attachToTarget", {{"targetId", target}, {"flatten", true}}, "")["sessionId"];
+    browser.call("Runtime.enable", nlohmann::json::object(), session);
+    browser.call("Log.enable", nlohmann::json::object(), session);
+    browser.call("Page.enable", nlohmann::json::object(), session);
+    browser.call("Page.navigate", {{"url", server.url()}}, session);
+    browser.pump(std::chrono::milliseconds(1500));
+    const double scopes_first = evaluate_number(browser, session, "Number(document.getElementById('scopes-recorded').dataset.v)");
+    const double duration_first = evaluate_number(browser, session, "Number(document.getElementById('duration').dataset.v)");
+    const double frames_first = evaluate_number(browser, session, "Number(document.getElementById('status').dataset.frames)");
+    browser.pump(std::chrono::milliseconds(1500));
+    const double scopes_second = evaluate_number(browser, session, "Number(document.getElementById('scopes-recorded').dataset.v)");
+    const double duration_second = evaluate_number(browser, session, "Number(document.getElementById('duration').dataset.v)");
+    const double frames_second = evaluate_number(browser, session, "Number(document.getElementById('status').dataset.frames)");
+    const nlohmann::json hot = browser.call(
+        "Runtime.evaluate", {{"expression", "document.getElementById('hot-body').textContent"}, {"returnByValue", true}}, session);
+    const std::string hot_text = hot["result"].value("value", "");
+    std::cout << "[ chromium ] scopes closed " << scopes_first << " -> " << scopes_second << ", running "
+              << duration_first << " s -> " << duration_second << " s, frames " << frames_first << " -> "
+              << frames_second << "\n";
+    EXPECT_GT(scopes_first, 0.0);
+    EXPECT_GT(scopes_second, scopes_first) << "the page did not follow the program";
+    EXPECT_GT(duration_second, duration_first);
+    EXPECT_GE(frames_second, frames_first + 3) << "frames every 200 ms for 1.5 s";
+    EXPECT_NE(hot_text.find("live_step"), std::string::npos) << hot_text;
+    EXPECT_NE(hot_text.find("fixed_scope"), std::string::npos) << hot_text;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what() << "\n" << tail(browser.log());
   }
-  const double scopes_first = data_value(first.dom, "scopes-recorded");
-  const double scopes_second = data_value(second.dom, "scopes-recorded");
-  const double duration_first = data_value(first.dom, "duration");
-  const double duration_second = data_value(second.dom, "duration");
-  std::cout << "[ chromium ] scopes closed " << scopes_first << " -> " << scopes_second << ", running " << duration_first
-            << " s -> " << duration_second << " s\n";
-  EXPECT_GT(scopes_first, 0.0) << tail(first.dom);
-  EXPECT_GT(scopes_second, scopes_first) << "the page did not follow the program";
-  EXPECT_GT(duration_second, duration_first);
+  EXPECT_EQ(browser.problems(), std::vector<std::string>{}) << "exceptions, console output or policy violations";
 }
 
 // ---- Prometheus --------------------------------------------------------------------------------------

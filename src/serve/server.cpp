@@ -465,8 +465,10 @@ struct Server::State {
           o.yield_to_program = true;
           try {
             own = std::make_unique<CpuProfiler>(*source.profiler, o);
-          } catch (const Error&) {
-            // Another sampler started in between: its samples serve as well.
+          } catch (const Error& e) {
+            // Another sampler started in between (its samples serve as well), or sampling
+            // is impossible here: the profile will be empty, and this says why.
+            std::cerr << "nnprof live server: /debug/pprof/profile runs no sampler of its own: " << e.what() << '\n';
           }
         }
       }
