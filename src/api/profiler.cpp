@@ -163,7 +163,9 @@ Profile Profiler::snapshot() const {
 
 Profile Profiler::statistics_snapshot() const {
   detail::InternalAllocations internal;
-  Profile profile = build_profile_of_process(session_->snapshot(false));
+  // Without spans and memory events, with what the collectors hold (CPU samples, heap, GPU,
+  // system tracks), as the header promises.
+  Profile profile = build_profile_of_process(session_->snapshot(false, true));
   attach_machine_peaks(profile);
   return profile;
 }

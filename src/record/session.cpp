@@ -403,12 +403,12 @@ RawSnapshot Session::empty_snapshot() const {
   return s;
 }
 
-RawSnapshot Session::snapshot(bool with_records) {
+RawSnapshot Session::snapshot(bool with_records, bool with_sources) {
   InternalAllocations internal;
   RawSnapshot s = empty_snapshot();
   // Before the threads: every node a heap block refers to then exists in the trees read below.
   // Skipped for statistics-only snapshots (stats(), total_time()): a heap snapshot scans memory.
-  if (with_records) {
+  if (with_sources) {
     if (auto heap = heap_source()) heap->snapshot_heap(s.heap);
     if (auto cpu = cpu_source()) cpu->snapshot_cpu(s.cpu);
     // Before the threads too: every launch record of the GPU work read here is then read below.

@@ -123,7 +123,10 @@ class Session {
   /// Times an empty scope on the calling thread (the per-scope overhead reported later).
   void measure_overhead();
   /// Everything recorded so far; `with_records` false skips spans and memory events.
-  RawSnapshot snapshot(bool with_records);
+  RawSnapshot snapshot(bool with_records) { return snapshot(with_records, with_records); }
+  /// `with_sources` false also skips what the collectors hold (heap, CPU samples, GPU, system
+  /// tracks): what a statistics query needs. A live view wants them without the spans.
+  RawSnapshot snapshot(bool with_records, bool with_sources);
   /// The closed calls of the scopes named `name` and their inclusive time (a recursive call
   /// counted once, at its outermost level), summed over the threads' call trees without a
   /// snapshot: what Profiler::call_count and total_time answer.
