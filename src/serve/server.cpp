@@ -337,6 +337,16 @@ struct Server::State {
   }
 
   void routes() {
+    // A failure inside a handler answers 500 saying what failed; it never reaches the program.
+    http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr failure) {
+      try {
+        std::rethrow_exception(failure);
+      } catch (const std::exception& e) {
+        text(res, 500, std::string("nnprof live server: ") + e.what() + "\n");
+      } catch (...) {
+        text(res, 500, "nnprof live server: the request failed\n");
+      }
+    });
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       res.set_header("X-Content-Type-Options", "nosniff");
       res.set_header("Referrer-Policy", "no-referrer");  // the page's URL may hold the token
