@@ -190,7 +190,13 @@ Profile cpu_window(const Profile& profile, std::uint64_t from_ns, std::uint64_t 
   return w;
 }
 
-json live_frame(const Profile& p, const LiveFrameOptions& o, const ServerStats& server) {
+json live_frame(const Profile& whole, const LiveFrameOptions& o, const ServerStats& server) {
+  // The CPU views (flame graph, hot functions, CPU bottlenecks) cover the last window: what
+  // the program does now, and a cost per frame that does not grow with the run's samples.
+  // Scopes, the call tree, memory and metrics are the whole run's, as their counters are.
+  const std::uint64_t from = whole.meta.duration_ns > o.window_ns ? whole.meta.duration_ns - o.window_ns : 0;
+  Profile p = whole;
+  std::erase_if(p.cpu_samples, [from](const CpuSample& s) { return s.time_ns < from; });
   report::ReportLimits limits;
   limits.hot_paths = o.hot_rows;
   limits.call_tree = analysis::TreeLimits{10, o.tree_rows};
@@ -236,9 +242,7 @@ json live_frame(const Profile& p, const LiveFrameOptions& o, const ServerStats& 
   for (const MetricSeries& m : p.metrics) metrics.push_back(metric_json(p, m, o.chart_points));
   frame["metrics"] = std::move(metrics);
 
-  const std::uint64_t from = p.meta.duration_ns > o.window_ns ? p.meta.duration_ns - o.window_ns : 0;
-  const Profile window = cpu_window(p, from);
-  frame["flame"] = flame_json(window, o.flame_nodes);
+  frame["flame"] = flame_json(p, o.flame_nodes);
   frame["flame_window_s"] = static_cast<double>(o.window_ns) * kNs;
   json functions = json::array();
   for (std::size_t i = 0; i < data.cpu.functions.size() && i < o.hot_rows; ++i) {

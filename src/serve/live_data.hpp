@@ -21,7 +21,8 @@ struct LiveFrameOptions {
   std::size_t flame_nodes = 1500;            ///< flame graph nodes at most (the smallest are merged away)
 };
 
-/// Everything the page shows. Keys: "meta", "summary", "hot", "tree", "memory", "system",
+/// Everything the page shows: the CPU views (flame graph, hot functions, CPU findings) over the
+/// last `window_ns`, everything else over the whole run. Keys: "meta", "summary", "hot", "tree", "memory", "system",
 /// "metrics", "flame", "functions", "bottlenecks", "anomalies", "trends", "server".
 [[nodiscard]] nlohmann::json live_frame(const Profile& profile, const LiveFrameOptions& options,
                                         const ServerStats& server);

@@ -312,7 +312,7 @@ constexpr std::string_view kBody = R"HTML(
   <section class="wide"><h2>Flame graph <small id="flame-window"></small></h2><canvas id="flame"></canvas></section>
   <section><h2>Hot paths <small>by total time</small></h2>
     <table id="hot"><thead><tr><th>scope</th><th>calls</th><th>total</th><th>self</th><th>mean</th><th>p95</th></tr></thead><tbody id="hot-body"></tbody></table></section>
-  <section><h2>Hot functions <small>CPU samples, whole run</small></h2>
+  <section><h2>Hot functions <small id="functions-window">CPU samples of the last window</small></h2>
     <table id="functions"><thead><tr><th>function</th><th>self</th><th>total</th><th>self share</th></tr></thead><tbody id="functions-body"></tbody></table></section>
   <section><h2>Call tree <small id="tree-note"></small></h2>
     <table id="tree" class="tree"><thead><tr><th>scope</th><th>calls</th><th>total</th><th>self</th></tr></thead><tbody id="tree-body"></tbody></table></section>
