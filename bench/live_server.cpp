@@ -165,10 +165,16 @@ int main(int argc, char** argv) {
         std::thread scraper;
         if (pages >= 50) {
           scraper = std::thread([&] {
+            std::size_t requests = 0;
             httplib::Client client("127.0.0.1", server.port());
             while (!done.load()) {
               const auto t0 = std::chrono::steady_clock::now();
-              if (client.Get("/metrics")) metrics_ms.push_back(seconds_since(t0) * 1e3);
+              if (client.Get("/metrics")) {
+                metrics_ms.push_back(seconds_since(t0) * 1e3);
+                if (std::getenv("NNPROF_BENCH_VERBOSE") != nullptr && metrics_ms.back() > 100.0)
+                  std::printf("slow /metrics: request %zu of this block took %.1f ms\n", requests, metrics_ms.back());
+              }
+              ++requests;
               std::this_thread::sleep_for(std::chrono::milliseconds(100));
             }
           });
@@ -193,7 +199,8 @@ int main(int argc, char** argv) {
     if (metrics_ms.empty())
       std::printf("-\n");
     else
-      std::printf("%.2f / %.2f (%zu requests)\n", percentile(metrics_ms, 0.5), percentile(metrics_ms, 0.99), metrics_ms.size());
+      std::printf("%.2f / %.2f (%zu requests, max %.2f)\n", percentile(metrics_ms, 0.5), percentile(metrics_ms, 0.99),
+                  metrics_ms.size(), *std::max_element(metrics_ms.begin(), metrics_ms.end()));
   }
   return 0;
 }

@@ -94,7 +94,8 @@ TEST(LiveCli, RecordServesTheProgramThenServeServesItsProfile) {
   const fs::path pid_file = dir / "pid";
   const std::uint16_t port = testing::free_port();
   {
-    Child record({NNPROF_CLI_PATH, "record", "--serve", "127.0.0.1:" + std::to_string(port), "-q", "-o",
+    // --memory: the program allocates and then sleeps, so its heap is what its profile holds.
+    Child record({NNPROF_CLI_PATH, "record", "--memory", "--serve", "127.0.0.1:" + std::to_string(port), "-q", "-o",
                   profile.string(), "--", WAIT_FOR_SIGNAL_PATH, pid_file.string()},
                  dir / "record.err");
     ASSERT_GT(record.pid(), 0);
@@ -103,7 +104,7 @@ TEST(LiveCli, RecordServesTheProgramThenServeServesItsProfile) {
     ASSERT_TRUE(*metrics);
     EXPECT_EQ((*metrics)->status, 200);
     EXPECT_NE((*metrics)->body.find("\nprocess_cpu_seconds_total "), std::string::npos);
-    EXPECT_NE((*metrics)->body.find("nnprof_cpu_samples_total"), std::string::npos) << "record samples the CPU";
+    EXPECT_NE((*metrics)->body.find("\nnnprof_heap_allocations_total "), std::string::npos) << "record --memory tracks the heap";
     // The server runs in the program, not in nnprof record.
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!fs::exists(pid_file) && std::chrono::steady_clock::now() < until)
@@ -125,7 +126,7 @@ TEST(LiveCli, RecordServesTheProgramThenServeServesItsProfile) {
   ASSERT_TRUE(metrics && *metrics) << read_file(dir / "serve.err");
   EXPECT_EQ((*metrics)->status, 200);
   EXPECT_EQ((*metrics)->body.find("process_cpu_seconds_total"), std::string::npos) << "a saved profile has no process";
-  EXPECT_NE((*metrics)->body.find("nnprof_cpu_samples_total"), std::string::npos);
+  EXPECT_NE((*metrics)->body.find("\nnnprof_heap_allocations_total "), std::string::npos);
   EXPECT_EQ(serve.end(SIGINT), 0) << read_file(dir / "serve.err");
   fs::remove_all(dir);
 }

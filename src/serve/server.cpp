@@ -540,7 +540,13 @@ Server::Server(ServerSource source, const LiveServerOptions& options) : state_(n
     throw Error("nnprof live server: " + problem.value_or(fmt::format("cannot listen on {}:{}", options.address, options.port)));
   }
   s.port = static_cast<std::uint16_t>(port);
-  if (s.listen_fd >= 0) register_listener(s.listen_fd);
+  if (s.listen_fd >= 0) {
+    // This cpp-httplib listens with a backlog of 5: fifty pages opening at once overflowed it,
+    // and a scrape arriving then waited for its SYN to be resent (1 s). Listening again on
+    // the bound socket raises the backlog.
+    ::listen(s.listen_fd, SOMAXCONN);
+    register_listener(s.listen_fd);
+  }
   s.listener = std::thread([&s] {
     pthread_setname_np(pthread_self(), "nnprof-listen");
     detail::InternalAllocations internal;
