@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <httplib.h>
@@ -230,6 +231,7 @@ struct Server::State {
   Clock::time_point snapshot_at{};
   std::mutex frame_mu;
   std::shared_ptr<const std::string> frame;  // the JSON of the last frame
+  std::shared_ptr<const Profile> frame_of;   // the snapshot it was built from
   Clock::time_point frame_at{};
 
   mutable std::mutex clients_mu;
@@ -252,15 +254,44 @@ struct Server::State {
     return s;
   }
 
-  // The profile at most `max_age` old: taken now if the last is older.
-  std::shared_ptr<const Profile> latest(Clock::duration max_age) {
+  // Serving may take this share of one core at most: after work that cost C of CPU time, no
+  // new snapshot is taken for C / kServingShare (the last one is served meanwhile). A snapshot
+  // costs ~1 ms in steady state, so this only slows the page down when a snapshot is dear
+  // (the first symbolization of new code, a leak check over a large heap).
+  static constexpr double kServingShare = 0.01;
+  std::atomic<std::int64_t> refresh_after_ns{0};  // Clock ns since its epoch
+
+  static std::int64_t thread_cpu_ns() noexcept {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+  }
+  static std::int64_t clock_ns(Clock::time_point t) noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  }
+  // Charges `cpu_ns` of serving work to the budget.
+  void charge(std::int64_t cpu_ns) noexcept {
+    const std::int64_t until = clock_ns(Clock::now()) + static_cast<std::int64_t>(static_cast<double>(cpu_ns) / kServingShare);
+    std::int64_t previous = refresh_after_ns.load(std::memory_order_relaxed);
+    while (previous < until && !refresh_after_ns.compare_exchange_weak(previous, until, std::memory_order_relaxed)) {
+    }
+  }
+  [[nodiscard]] bool within_budget(Clock::time_point now) const noexcept {
+    return clock_ns(now) >= refresh_after_ns.load(std::memory_order_relaxed);
+  }
+
+  // The profile at most `max_age` old (or older while the budget says wait), taken now if the
+  // last is older; `force`: now whatever the budget (a pprof window must end when asked).
+  std::shared_ptr<const Profile> latest(Clock::duration max_age, bool force = false) {
     if (source.fixed) return source.fixed;
     std::lock_guard lock(snapshot_mu);
     const Clock::time_point now = Clock::now();
-    if (snapshot && now - snapshot_at <= max_age) return snapshot;
+    if (snapshot && (now - snapshot_at <= max_age || (!force && !within_budget(now)))) return snapshot;
     const Clock::time_point start = Clock::now();
+    const std::int64_t cpu_start = thread_cpu_ns();
     snapshot = std::make_shared<const Profile>(source.profiler->statistics_snapshot());
     snapshot_at = Clock::now();
+    charge(thread_cpu_ns() - cpu_start);
     snapshots_taken.fetch_add(1, std::memory_order_relaxed);
     snapshot_ns.fetch_add(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(snapshot_at - start).count()),
                           std::memory_order_relaxed);
@@ -272,10 +303,14 @@ struct Server::State {
     const Clock::time_point now = Clock::now();
     if (frame && now - frame_at <= max_age) return frame;
     const std::shared_ptr<const Profile> profile = latest(max_age);
+    if (frame && frame_of == profile) return frame;  // the budget kept the snapshot: so is the frame
+    const std::int64_t cpu_start = thread_cpu_ns();
     LiveFrameOptions o;
     o.window_ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(options.window).count());
     frame = std::make_shared<const std::string>(live_frame(*profile, o, stats()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    frame_of = profile;
     frame_at = Clock::now();
+    if (!source.fixed) charge(thread_cpu_ns() - cpu_start);
     return frame;
   }
 
@@ -284,6 +319,7 @@ struct Server::State {
   void broadcast() {
     pthread_setname_np(pthread_self(), "nnprof-live");
     detail::InternalAllocations internal;
+    std::shared_ptr<const std::string> last_sent;
     std::unique_lock lock(stop_mu);
     while (!stopping) {
       stop_cv.wait_for(lock, interval(), [this] { return stopping || wake; });
@@ -299,6 +335,13 @@ struct Server::State {
       if (any && options.real_time_updates) {
         try {
           const auto frame_json = current_frame(interval() / 2);
+          // Unchanged (the budget kept the last snapshot): pages keep what they show, and the
+          // time of that frame on the page says how old it is.
+          if (frame_json == last_sent) {
+            lock.lock();
+            continue;
+          }
+          last_sent = frame_json;
           const auto message = std::make_shared<const std::string>(sse_frame(*frame_json));
           frames_sent.fetch_add(1, std::memory_order_relaxed);
           std::lock_guard clients_lock(clients_mu);
@@ -382,6 +425,16 @@ struct Server::State {
           return;
         }
         clients.push_back(client);
+      }
+      // The page starts from the last frame built; the broadcaster is woken to build a newer one.
+      std::shared_ptr<const std::string> current;
+      {
+        std::lock_guard lock(frame_mu);
+        current = frame;
+      }
+      if (current) {
+        std::lock_guard lock(client->mu);
+        client->frames.push_back(std::make_shared<const std::string>(sse_frame(*current)));
       }
       {
         std::lock_guard lock(stop_mu);
@@ -490,7 +543,7 @@ struct Server::State {
       if (own) own->stop();
       const std::uint64_t elapsed =
           static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
-      profile = latest(std::chrono::milliseconds(0));
+      profile = latest(std::chrono::milliseconds(0), true);
       to_ns = profile->meta.duration_ns;
       from_ns = to_ns > elapsed ? to_ns - elapsed : 0;
     }
