@@ -490,7 +490,14 @@ TEST(LiveServer, PprofProfileOfTheNextSecondsHasTheHotFunction) {
   const std::int64_t hot_samples = samples_of_function(message, "live_test_hot_spin");
   std::cout << "[ live ] pprof: " << message.sample_size() << " distinct samples, " << hot_samples
             << " in live_test_hot_spin\n";
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer runs signal handlers at its own safe points, with the stack of that point:
+  // samples are taken, but their stacks say little about the program.
+  EXPECT_GT(message.sample_size(), 0);
+  (void)hot_samples;
+#else
   EXPECT_GT(hot_samples, 20) << "2 s of a busy thread at 100 Hz";
+#endif
 
   const auto bad = client.Get("/debug/pprof/profile?seconds=abc");
   ASSERT_TRUE(bad);
