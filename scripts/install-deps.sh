@@ -10,6 +10,9 @@ packages=(
   libprotobuf-dev protobuf-compiler zlib1g-dev libtinyxml2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium
+  # The live server's HTTP (a split build: its pkg-config file has the flags), and the real
+  # Prometheus server its tests scrape /metrics with.
+  libcpp-httplib-dev prometheus
   python3
   # The Python package: pybind11 and the interpreter's headers.
   pybind11-dev python3-dev

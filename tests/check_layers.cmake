@@ -10,13 +10,13 @@ cmake_minimum_required(VERSION 3.25)
 # ---- The rule ---------------------------------------------------------------------------------
 # Data flows one way (shared/DESIGN.md, docs/ARCHITECTURE.md):
 #
-#   record -> collect -> model -> analysis -> report -> render -> io -> api
+#   record -> collect -> model -> analysis -> report -> render -> io -> serve -> api
 #
 # A layer includes its own folder, the public headers (nnprof/...), and the layers named on its
 # row. Every row is the layers to its left, except that collect is a side branch of record:
 # collectors write into the session, the model builds a profile from the raw snapshot alone,
 # and only api, which starts collectors and hands them their session, includes collect.
-set(LAYERS record collect model analysis report render io api)
+set(LAYERS record collect model analysis report render io serve api)
 set(MAY_INCLUDE_record   "")
 set(MAY_INCLUDE_collect  record)
 set(MAY_INCLUDE_model    record)
@@ -24,7 +24,8 @@ set(MAY_INCLUDE_analysis record model)
 set(MAY_INCLUDE_report   record model analysis)
 set(MAY_INCLUDE_render   record model analysis report)
 set(MAY_INCLUDE_io       record model analysis report render)
-set(MAY_INCLUDE_api      record collect model analysis report render io)
+set(MAY_INCLUDE_serve    record model analysis report render io)
+set(MAY_INCLUDE_api      record collect model analysis report render io serve)
 
 # Includes that break the rule, each allowed until the reason is gone: "<layer> -> <header>: why".
 # Empty: every layer follows the rule. A new entry needs its reason and a plan to remove it.

@@ -1,7 +1,6 @@
 # Seed 001: the "Profiling" guide of Democratising (Rust), /work/shared/seeds/001_5e627c460ef3551f.txt.
 # Included by CMakeLists.txt (before its tests-only part, so that the programs build either way);
-# tests are named seeds.001.<block>. One of its twelve blocks has no program here: Interactive
-# analysis (InteractiveProfiler, a web interface) needs the live server.
+# tests are named seeds.001.<block>. Each of its twelve blocks has a program here.
 
 set(NNPROF_SEED_001_PROGRAMS
   cpu_profiling cuda_profiling multi_gpu trace_collection custom_metrics bottleneck_detection
@@ -9,6 +8,9 @@ set(NNPROF_SEED_001_PROGRAMS
 foreach(program IN LISTS NNPROF_SEED_001_PROGRAMS)
   nnprof_seed_program(seed_001_${program} 001_${program}.cpp)
 endforeach()
+# The web interface (nnprof::LiveServer) is read back with cpp-httplib's client.
+nnprof_seed_program(seed_001_interactive_analysis 001_interactive_analysis.cpp)
+target_link_libraries(seed_001_interactive_analysis PRIVATE PkgConfig::HTTPLIB)
 # Heap tracking needs the allocation hooks of nnprof::memory.
 foreach(program IN ITEMS memory_profiling systematic_profiling continuous_profiling)
   nnprof_seed_program(seed_001_${program} 001_${program}.cpp)
@@ -38,6 +40,11 @@ nnprof_seed_test(seeds.001.memory_profiling PROGRAM seed_001_memory_profiling
 set_tests_properties(seeds.001.memory_profiling PROPERTIES SKIP_REGULAR_EXPRESSION "heap tracking unavailable: ")
 
 # Without a GPU the collector says why, in the words of tests/test_gpu_no_driver.cpp.
+nnprof_seed_test(seeds.001.interactive_analysis PROGRAM seed_001_interactive_analysis
+  EXPECT "^Live profile at http://127\\.0\\.0\\.1:[0-9]+/\n"
+         "\nnnprof_steps_total\\{scope=\"train_step\"\\} 50\n"
+         "\nnnprof_step_items_total\\{scope=\"train_step\"\\} 1600\n")
+
 nnprof_seed_test(seeds.001.cuda_profiling PROGRAM seed_001_cuda_profiling
   EXPECT "(^CUDA profiling unavailable: [^\n]*GPU collection disabled|CUDA Kernel Profile:\n)")
 nnprof_seed_test(seeds.001.multi_gpu PROGRAM seed_001_multi_gpu

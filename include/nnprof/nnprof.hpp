@@ -16,6 +16,7 @@
 #include "nnprof/error.hpp"
 #include "nnprof/flops.hpp"
 #include "nnprof/gpu.hpp"
+#include "nnprof/live_server.hpp"
 #include "nnprof/memory_profiler.hpp"
 #include "nnprof/metrics.hpp"
 #include "nnprof/model_compare.hpp"

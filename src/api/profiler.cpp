@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "api/live_attach.hpp"
 #include "collect/host_info.hpp"
 #include "collect/snapshot_facts.hpp"
 #include "model/annotation_key.hpp"
@@ -43,10 +44,12 @@ Profiler::Profiler(const ProfilerOptions& options) : options_(options) {
   session_ = std::make_unique<detail::Session>(core_, options_);
   core_.session = session_.get();
   if (options_.measure_overhead) session_->measure_overhead();
+  if (!options_.serve.empty()) detail::attach_live_server(*this, options_.serve, "ProfilerOptions::serve");
 }
 
 Profiler::~Profiler() {
   detail::InternalAllocations internal;
+  detail::detach_live_server(*this);  // its threads read this profiler: they end first
   core_.enabled.store(false, std::memory_order_relaxed);
   core_.session = nullptr;
   session_.reset();
@@ -310,6 +313,15 @@ Profiler& create_global_profiler() {
   // Never destroyed: threads and static destructors may record until the very end.
   auto* p = new Profiler(options_from_environment());
   g_global_profiler.store(p, std::memory_order_release);
+  // NNPROF_SERVE=[ADDR:]PORT serves the global profiler live. A server that cannot start must
+  // not take the program down with it: it says why and the program runs on.
+  if (const char* serve = std::getenv("NNPROF_SERVE"); serve != nullptr && *serve != '\0') {
+    try {
+      attach_live_server(*p, serve, "NNPROF_SERVE");
+    } catch (const std::exception& e) {
+      std::cerr << "nnprof: not serving live: " << e.what() << '\n';
+    }
+  }
   return *p;
 }
 

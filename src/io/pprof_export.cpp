@@ -71,8 +71,63 @@ class PprofBuilder {
     message_.set_duration_nanos(static_cast<std::int64_t>(profile_.meta.duration_ns));
     add_comments();
 
+    for (const CpuSample& sample : profile_.cpu_samples)
+      if (sample.stack < profile_.stacks.size()) mapped_frames_.push_back(&profile_.stacks[sample.stack].frames);
     add_mappings();
     add_samples();
+    return std::move(message_);
+  }
+
+  // Go's heap profile (runtime/pprof, as net/http/pprof serves /debug/pprof/heap): the sample
+  // types alloc_objects, alloc_space, inuse_objects, inuse_space, one sample per allocation
+  // site of the blocks live now. nnprof keeps allocation totals per scope, not per site, so
+  // the alloc_* values of a site are 0 and a comment says so.
+  pb::Profile build_heap() {
+    if (!profile_.heap.tracked)
+      throw Error("the profile has no heap data: heap tracking did not run (link nnprof::memory, use "
+                  "nnprof::MemoryTracking, or record with `nnprof record`, which tracks the heap by default)");
+    add_value_type(*message_.add_sample_type(), "alloc_objects", "count");
+    add_value_type(*message_.add_sample_type(), "alloc_space", "bytes");
+    add_value_type(*message_.add_sample_type(), "inuse_objects", "count");
+    add_value_type(*message_.add_sample_type(), "inuse_space", "bytes");
+    add_value_type(*message_.mutable_period_type(), "space", "bytes");
+    message_.set_period(static_cast<std::int64_t>(profile_.heap.stack_sample_bytes));
+    message_.set_default_sample_type(strings_.id("inuse_space"));
+    message_.set_time_nanos(profile_.meta.clock.unix_origin_ns +
+                            static_cast<std::int64_t>(profile_.meta.duration_ns));
+    message_.add_comment(strings_.id(fmt::format("nnprof {}", profile_.meta.nnprof_version)));
+    message_.add_comment(strings_.id(
+        "live heap blocks by allocation site; alloc_objects and alloc_space are not recorded per site (0)"));
+    if (!profile_.meta.command_line.empty()) message_.add_comment(strings_.id("command: " + profile_.meta.command_line));
+
+    std::vector<std::vector<std::uint32_t>> caller_only;
+    caller_only.reserve(profile_.leaks.size());
+    for (const LeakSite& site : profile_.leaks) {
+      if (site.stack < profile_.stacks.size()) {
+        mapped_frames_.push_back(&profile_.stacks[site.stack].frames);
+      } else if (site.caller < profile_.frames.size()) {
+        caller_only.push_back({site.caller});
+        mapped_frames_.push_back(&caller_only.back());
+      }
+    }
+    add_mappings();
+    for (const LeakSite& site : profile_.leaks) {
+      pb::Sample& sample = *message_.add_sample();
+      if (site.stack < profile_.stacks.size()) {
+        for (const std::uint64_t id : stack_locations(site.stack)) sample.add_location_id(id);
+      } else if (site.caller < profile_.frames.size()) {
+        sample.add_location_id(location_id({site.caller}));
+      } else {
+        sample.add_location_id(pseudo_location("[unknown]"));
+      }
+      sample.add_value(0);
+      sample.add_value(0);
+      sample.add_value(static_cast<std::int64_t>(site.blocks));
+      sample.add_value(static_cast<std::int64_t>(site.bytes));
+      if (site.node != 0 && site.node < profile_.call_tree.size())
+        add_label(sample, "scope", profile_.node_path(site.node));
+      if (profile_.heap.reachability_checked) add_label(sample, "reachable", site.reachable ? "yes" : "no");
+    }
     return std::move(message_);
   }
 
@@ -118,9 +173,8 @@ class PprofBuilder {
       bool inlined = false;
     };
     std::map<StringId, Span> spans;
-    for (const CpuSample& sample : profile_.cpu_samples) {
-      if (sample.stack >= profile_.stacks.size()) continue;
-      for (const std::uint32_t f : profile_.stacks[sample.stack].frames) {
+    for (const std::vector<std::uint32_t>* frames : mapped_frames_) {
+      for (const std::uint32_t f : *frames) {
         if (f >= profile_.frames.size() || !has_string(profile_, profile_.frames[f].module)) continue;
         const StackFrame& frame = profile_.frames[f];
         Span& span = spans[frame.module];
@@ -277,6 +331,7 @@ class PprofBuilder {
   std::map<std::vector<std::uint32_t>, std::uint64_t> locations_;
   std::map<std::string, std::uint64_t> pseudo_locations_;
   std::unordered_map<std::uint32_t, std::vector<std::uint64_t>> stack_locations_;
+  std::vector<const std::vector<std::uint32_t>*> mapped_frames_;  // the frames the mappings must cover
 };
 
 // zlib counts in uInt: larger inputs go in pieces.
@@ -288,6 +343,13 @@ std::string pprof_message(const Profile& profile) {
   const pb::Profile message = PprofBuilder(profile).build();
   std::string bytes;
   if (!message.SerializeToString(&bytes)) throw Error("could not encode the pprof profile");
+  return bytes;
+}
+
+std::string heap_pprof_message(const Profile& profile) {
+  const pb::Profile message = PprofBuilder(profile).build_heap();
+  std::string bytes;
+  if (!message.SerializeToString(&bytes)) throw Error("could not encode the heap pprof profile");
   return bytes;
 }
 

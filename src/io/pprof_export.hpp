@@ -25,6 +25,13 @@ namespace nnprof::io {
 /// nnprof::Error when the profile has no CPU samples.
 std::string pprof_message(const Profile& profile);
 
+/// The uncompressed heap profile of `profile` in Go's convention (what net/http/pprof serves at
+/// /debug/pprof/heap): sample types alloc_objects/count, alloc_space/bytes, inuse_objects/count,
+/// inuse_space/bytes (the default), one sample per allocation site of the live blocks
+/// (Profile::leaks) with its sampled stack, or its calling frame, and its scope as a label.
+/// Throws nnprof::Error when the heap was not tracked.
+std::string heap_pprof_message(const Profile& profile);
+
 /// Writes pprof_message gzip-compressed, as pprof reads it. Throws nnprof::Error.
 void write_pprof(const Profile& profile, std::ostream& out);
 

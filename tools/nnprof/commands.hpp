@@ -23,6 +23,7 @@ Action add_compare_command(CLI::App& app);
 Action add_model_compare_command(CLI::App& app);
 Action add_machine_command(CLI::App& app);
 Action add_merge_command(CLI::App& app);
+Action add_serve_command(CLI::App& app);
 
 /// Adds a format option (`--format,-f`, `--to`) that takes the name or an alias of a format
 /// that renders `document` (report_formats()), any case. The option's help names those

@@ -42,6 +42,7 @@ int run(int argc, char** argv) {
   actions.push_back(nnprof::cli::add_model_compare_command(app));
   actions.push_back(nnprof::cli::add_merge_command(app));
   actions.push_back(nnprof::cli::add_machine_command(app));
+  actions.push_back(nnprof::cli::add_serve_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -28,6 +28,7 @@
 #include "commands.hpp"
 #include "nnprof/cpu_profiler.hpp"
 #include "nnprof/error.hpp"
+#include "nnprof/live_server.hpp"
 #include "nnprof/profile.hpp"
 #include "nnprof/rank_recording.hpp"
 #include "nnprof/report.hpp"
@@ -56,6 +57,7 @@ struct RecordOptions {
   std::string continuous;     // --continuous INTERVAL: empty when not given
   std::string step_scope;     // --step-scope: the scope whose ends close continuous windows
   bool quiet = false;
+  std::string serve;  // --serve [ADDR:]PORT: a live server in the program; empty: none
   std::vector<std::string> command;
 };
 
@@ -367,6 +369,7 @@ class RunDirectory {
     setenv("NNPROF_MEMORY_CAP_MB", "8", 0);
     setenv("NNPROF_POLICY", "flight-recorder", 0);
   }
+  setenv("NNPROF_RECORD_SERVE", o.serve.c_str(), 1);
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -607,6 +610,18 @@ Action add_record_command(CLI::App& app) {
                   "began");
   cmd->add_option("--step-scope", o->step_scope,
                   "With --continuous: the scope whose ends mark steps (default: the scope that reported work items)");
+  cmd->add_option("--serve", o->serve,
+                  "Serve the program's profile live while it runs, at [ADDR:]PORT (127.0.0.1 unless an address is "
+                  "given): a live page, Prometheus /metrics, /debug/pprof/profile and /heap (docs/LIVE.md). Any "
+                  "address but loopback needs a token: NNPROF_TOKEN, else one is made and printed")
+      ->check([](const std::string& spec) {
+        try {
+          (void)nnprof::parse_serve_address(spec);
+          return std::string();
+        } catch (const nnprof::Error& e) {
+          return std::string(e.what());
+        }
+      });
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the report, only where the profile went");
   cmd->add_option("command", o->command, "The program and its arguments, after --")->required();
   return [cmd, o]() -> int {

@@ -49,6 +49,10 @@
 //                              windows of this length, appended to the output as the run goes
 //   NNPROF_RECORD_STEP_SCOPE   the scope whose ends close those windows (default: the scope
 //                              that reported work items)
+//   NNPROF_RECORD_SERVE        [ADDR:]PORT: serve the profile live (nnprof::LiveServer) from the
+//                              recorded process (not from its children, which would contend
+//                              for the port); a public address without NNPROF_TOKEN gets a
+//                              token, printed
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -73,6 +77,7 @@
 #include "nnprof/continuous.hpp"
 #include "nnprof/cpu_profiler.hpp"
 #include "nnprof/gpu.hpp"
+#include "nnprof/live_server.hpp"
 #include "nnprof/memory.hpp"
 #include "nnprof/profiler.hpp"
 #include "nnprof/rank_recording.hpp"
@@ -136,6 +141,7 @@ struct Agent {
   nnprof::CudaProfiler* gpu = nullptr;
   nnprof::SystemMonitor* system = nullptr;
   nnprof::ContinuousProfiler* continuous = nullptr;
+  nnprof::LiveServer* server = nullptr;
   std::atomic<bool> written{false};
   alignas(4) std::uint32_t flush_state = kFlushIdle;  // a futex word, accessed through std::atomic_ref
   alignas(4) std::uint32_t stage = kIdle;              // likewise (the handler reads it while waiting)
@@ -405,7 +411,12 @@ void install_handlers() {
   }
 }
 
-void at_exit() { write_profile("the program exited"); }
+void at_exit() {
+  // The server's threads read the profiler: they end before the profile is written and the
+  // static destructors run.
+  if (nnprof::LiveServer* server = agent().server) server->stop();
+  write_profile("the program exited");
+}
 
 __attribute__((constructor(102))) void nnprof_agent_start() {
   Agent& a = agent();
@@ -485,6 +496,18 @@ __attribute__((constructor(102))) void nnprof_agent_start() {
         a.continuous = profiler.release();  // never destroyed, like the agent's other collectors
       } catch (const std::exception& e) {
         say(std::string("continuous profiling is off: ") + e.what());
+      }
+    }
+    if (const char* serve = std::getenv("NNPROF_RECORD_SERVE"); serve != nullptr && *serve != '\0') {
+      const char* root = std::getenv("NNPROF_RECORD_PID");
+      if (root == nullptr || std::strtoll(root, nullptr, 10) == a.pid) {
+        try {
+          nnprof::LiveServerOptions live = nnprof::parse_serve_address(serve);
+          live.generate_token = true;
+          a.server = new nnprof::LiveServer(nnprof::global_profiler(), live);
+        } catch (const std::exception& e) {
+          say(std::string("not serving live: ") + e.what());
+        }
       }
     }
     nnprof::agent::start_torch_ops();
