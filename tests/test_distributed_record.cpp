@@ -184,17 +184,18 @@ TEST_F(DistributedRecord, FourMpiRanksWriteOneProfileEachWithMatchingCollectives
   }
 }
 
-// The straggler check on a real job: 4 ranks under mpirun, rank 2 sleeps 80 ms before
-// the allreduce of step 3. After `nnprof merge`, rank 2 is the straggler, every other rank's wait
-// at that allreduce is the sleep, and nobody waits long anywhere else. Tolerance: -5 ms (the
-// other ranks' own compute before the allreduce is not all equal) to +30 ms (4 busy-polling
-// ranks on 2 cores: a rank descheduled for a time slice arrives late too).
+// The straggler check on a real job: 4 ranks under mpirun, rank 2 sleeps 200 ms before
+// the allreduce of step 3. After `nnprof merge`, rank 2 is the straggler and every other rank's
+// wait at that allreduce is the sleep. Tolerance: -25 ms to +40 ms: 4 busy-polling ranks share 2
+// cores (CI runs another test beside this one), so a rank descheduled for a few time slices
+// during its own ~1 ms of compute arrives late too and waits that much less, and the late rank
+// itself may be descheduled after its sleep.
 TEST_F(DistributedRecord, ARankMadeLateByASleepIsTheStragglerAndTheOthersWaitTheSleep) {
   if (!fs::exists(MPIEXEC_PATH)) GTEST_SKIP() << MPIEXEC_PATH << " is not installed";
-  constexpr std::uint64_t kSleepNs = 80'000'000;
+  constexpr std::uint64_t kSleepNs = 200'000'000;
   const std::string pattern = path("late.rank{rank}.nnprof");
   const ShellRun r = run_shell(mpirun_prefix() + " -np 4 " + NNPROF_CLI_PATH + " record -q --mpi -o '" + pattern +
-                               "' -- " + MPI_STRAGGLER_PATH + " 2 80");
+                               "' -- " + MPI_STRAGGLER_PATH + " 2 200");
   ASSERT_EQ(r.status, 0) << r.output;
   const std::string job = path("late.nnprof");
   const ShellRun m = run_shell(std::string(NNPROF_CLI_PATH) + " merge " + path("late.rank0.nnprof") + " " +
@@ -217,12 +218,12 @@ TEST_F(DistributedRecord, ARankMadeLateByASleepIsTheStragglerAndTheOthersWaitThe
   EXPECT_EQ(p.ranks[late->last_rank].rank, 2);
   for (const nnprof::CollectiveArrival& arrival : late->arrivals) {
     if (p.ranks[arrival.rank].rank == 2) continue;
-    EXPECT_GE(arrival.wait_ns + 5'000'000, kSleepNs) << "rank " << p.ranks[arrival.rank].rank;
-    EXPECT_LE(arrival.wait_ns, kSleepNs + 30'000'000) << "rank " << p.ranks[arrival.rank].rank;
+    EXPECT_GE(arrival.wait_ns + 25'000'000, kSleepNs) << "rank " << p.ranks[arrival.rank].rank;
+    EXPECT_LE(arrival.wait_ns, kSleepNs + 40'000'000) << "rank " << p.ranks[arrival.rank].rank;
   }
   // Rank 2 caused most of the waiting.
   const nnprof::RankSummary& two = a.ranks[a.straggler];
-  EXPECT_GE(two.caused_wait_ns, 3 * (kSleepNs - 5'000'000));
+  EXPECT_GE(two.caused_wait_ns, 3 * (kSleepNs - 25'000'000));
 }
 
 TEST_F(DistributedRecord, AnInjectedClockOffsetIsRecoveredWithItsResidual) {

@@ -28,6 +28,7 @@
 #include "sample_profiles.hpp"
 #include "serve/access.hpp"
 #include "serve/prometheus.hpp"
+#include "nnprof/continuous.hpp"
 #include "nnprof/error.hpp"
 
 namespace nnprof {
@@ -245,6 +246,51 @@ TEST(LiveServer, ServesMetricsJsonAndThePageOfARunningProgram) {
   const auto again = client.Get("/");
   ASSERT_TRUE(again);
   EXPECT_NE(again->get_header_value("Content-Security-Policy"), policy);
+}
+
+// A ContinuousProfiler over the served profiler: its windows and events are in every frame and
+// on /metrics while it runs (the live server asks it; the profiler's own snapshots do not carry
+// them), and no longer once it stopped.
+TEST(LiveServer, ShowsTheWindowsOfAContinuousRunOverItsProfiler) {
+  ProfilerOptions po;
+  po.record_spans = false;
+  Profiler profiler(po);
+  std::uint64_t now = 1'000'000'000;
+  ContinuousOptions o;
+  o.interval = std::chrono::seconds(60);
+  o.metrics = {};
+  o.clock = [&now] { return now; };
+  o.background = false;
+  o.step_scope = "step";
+  ContinuousProfiler continuous(profiler, o);
+  continuous.start();
+  LiveServerOptions so = test_server_options();
+  so.update_interval = std::chrono::milliseconds(50);
+  LiveServer server(profiler, so);
+  for (int i = 0; i < 4; ++i) {
+    NNPROF_SCOPE_IN(profiler, "step");
+  }
+  now += 61'000'000'000ull;  // the interval has passed; the next step end closes the window
+  { NNPROF_SCOPE_IN(profiler, "step"); }
+  ASSERT_TRUE(continuous.poll());
+  auto client = testing::client_of(server);
+  std::string body;
+  for (int attempt = 0; attempt < 100 && body.find("nnprof_continuous_windows 1\n") == std::string::npos; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    const auto metrics = client.Get("/metrics");
+    ASSERT_TRUE(metrics);
+    body = metrics->body;
+  }
+  EXPECT_NE(body.find("nnprof_continuous_windows 1\n"), std::string::npos) << body;
+  expect_valid_exposition(body);
+  const auto anomalies = client.Get("/api/v1/anomalies");
+  ASSERT_TRUE(anomalies);
+  EXPECT_EQ(nlohmann::json::parse(anomalies->body)["enabled"], true);
+  (void)continuous.stop();
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  const auto after = client.Get("/metrics");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->body.find("nnprof_continuous_windows"), std::string::npos);
 }
 
 TEST(LiveServer, NamesCannotBreakOutOfThePage) {

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "analysis/continuous_trends.hpp"
+#include "api/continuous_attach.hpp"
 #include "analysis/continuous_windows.hpp"
 #include "collect/cpu/cpu_sampler.hpp"
 #include "io/continuous_store.hpp"
@@ -60,6 +61,25 @@ std::chrono::nanoseconds poll_period(std::chrono::nanoseconds interval) {
                                               std::chrono::milliseconds(100));
 }
 
+
+// The running ContinuousProfilers by the Profiler they window (detail::running_continuous_profile).
+// Lock order: this mutex, then an Impl's; so an Impl registers and unregisters without holding
+// its own.
+struct RunningContinuous {
+  const Profiler* profiler;
+  const void* impl;
+  ContinuousProfile (*current)(const void* impl);
+};
+std::mutex g_running_mu;
+std::vector<RunningContinuous>& running_profilers() {
+  static auto* running = new std::vector<RunningContinuous>();  // never destroyed: atexit order
+  return *running;
+}
+void forget_running(const void* impl) noexcept {
+  std::lock_guard lock(g_running_mu);
+  auto& running = running_profilers();
+  std::erase_if(running, [impl](const RunningContinuous& r) { return r.impl == impl; });
+}
 }  // namespace
 
 struct ContinuousProfiler::Impl {
@@ -252,6 +272,7 @@ ContinuousProfiler& ContinuousProfiler::operator=(ContinuousProfiler&&) noexcept
 
 ContinuousProfiler::~ContinuousProfiler() {
   if (!impl_) return;
+  forget_running(impl_.get());
   try {
     if (impl_->running) (void)stop();
   } catch (...) {
@@ -286,6 +307,13 @@ void ContinuousProfiler::start() {
     m.stopping = false;
     m.thread = std::thread([&m] { m.run_thread(); });
   }
+  lock.unlock();
+  std::lock_guard running_lock(g_running_mu);
+  running_profilers().push_back(RunningContinuous{m.profiler, &m, [](const void* impl) {
+    const Impl& r = *static_cast<const Impl*>(impl);
+    std::lock_guard lock(r.mu);
+    return r.current_locked(false);
+  }});
 }
 
 bool ContinuousProfiler::poll() {
@@ -297,6 +325,7 @@ bool ContinuousProfiler::poll() {
 Profile ContinuousProfiler::stop() {
   detail::InternalAllocations internal;
   Impl& m = *impl_;
+  forget_running(&m);  // before m.mu: a live server may be reading it under the registry's lock
   {
     std::lock_guard lock(m.mu);
     if (!m.running) throw Error("this ContinuousProfiler is not running: start() it first");
@@ -383,5 +412,15 @@ PerformanceTrends analyze_performance_trends(const Profile& profile, const Trend
   if (!profile.continuous.enabled) return {};
   return analysis::continuous_trends(profile.continuous, options);
 }
+
+namespace detail {
+std::optional<ContinuousProfile> running_continuous_profile(const Profiler& profiler) {
+  InternalAllocations internal;
+  std::lock_guard lock(g_running_mu);
+  for (const RunningContinuous& r : running_profilers())
+    if (r.profiler == &profiler) return r.current(r.impl);
+  return std::nullopt;
+}
+}  // namespace detail
 
 }  // namespace nnprof

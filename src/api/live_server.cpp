@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "api/continuous_attach.hpp"
 #include "api/live_attach.hpp"
 #include "collect/cpu/cpu_sampler.hpp"
 #include "record/internal_allocations.hpp"
@@ -54,6 +55,7 @@ LiveServer::LiveServer(Profiler& profiler, LiveServerOptions options) : impl_(st
   serve::ServerSource source;
   source.profiler = &profiler;
   source.sampler_running = sampler_running;
+  source.continuous = [p = &profiler] { return detail::running_continuous_profile(*p); };
   impl_->server = std::make_unique<serve::Server>(std::move(source), options);
 }
 

@@ -310,6 +310,14 @@ void write_user_metrics(Exposition& e, const Profile& p) {
 }
 
 void write_continuous(Exposition& e, const Profile& p) {
+  if (p.continuous.enabled) {
+    std::uint64_t raw = 0;
+    for (const ProfileWindow& w : p.continuous.windows) raw += w.raw_windows;
+    e.family("nnprof_continuous_windows", "gauge", "Windows a continuous run holds now (older ones rolled up into coarser ones).");
+    e.sample({}, static_cast<double>(p.continuous.windows.size()));
+    e.family("nnprof_continuous_raw_windows", "gauge", "Raw windows of the interval asked for that those windows sum.");
+    e.sample({}, static_cast<double>(raw));
+  }
   std::map<std::pair<std::string, std::string>, double> counts;
   for (const Anomaly& a : p.continuous.anomalies) counts[{to_string(a.kind), a.metric}] += 1;
   e.family("nnprof_anomalies_total", "counter", "Level shifts, outliers and growth found over the windows of a continuous run.");

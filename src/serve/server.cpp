@@ -289,7 +289,10 @@ struct Server::State {
     if (snapshot && (now - snapshot_at <= max_age || (!force && !within_budget(now)))) return snapshot;
     const Clock::time_point start = Clock::now();
     const std::int64_t cpu_start = thread_cpu_ns();
-    snapshot = std::make_shared<const Profile>(source.profiler->statistics_snapshot());
+    Profile taken = source.profiler->statistics_snapshot();
+    if (source.continuous)
+      if (std::optional<ContinuousProfile> continuous = source.continuous()) taken.continuous = std::move(*continuous);
+    snapshot = std::make_shared<const Profile>(std::move(taken));
     snapshot_at = Clock::now();
     charge(thread_cpu_ns() - cpu_start);
     snapshots_taken.fetch_add(1, std::memory_order_relaxed);

@@ -23,6 +23,9 @@ struct ServerSource {
   /// Whether a CPU sampler runs in the process now (the api layer asks the collector): the
   /// pprof endpoint starts one of its own for the requested seconds only when none does.
   std::function<bool()> sampler_running;
+  /// The windows, anomalies and trends of a continuous run over `profiler` so far (the api
+  /// layer asks the ContinuousProfiler), put into each snapshot's Profile::continuous.
+  std::function<std::optional<ContinuousProfile>()> continuous;
 };
 
 class Server {

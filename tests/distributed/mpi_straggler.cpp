@@ -1,5 +1,5 @@
 // An MPI training loop for the straggler check of tests/test_distributed_record.cpp: each step
-// computes for a few milliseconds, then all ranks meet in an allreduce. In step 3 the rank named
+// computes for about a millisecond, then all ranks meet in an allreduce. In step 3 the rank named
 // by argv[1] sleeps argv[2] milliseconds before the allreduce, so every other rank waits that
 // long for it there. The step is an nnprof scope (the merge's analysis finds steps as the
 // repeated scope around collectives); the collectives reach nnprof through libnnprof_mpi.
@@ -13,10 +13,10 @@
 #include "nnprof/nnprof.hpp"
 
 namespace {
-// A few milliseconds of arithmetic the compiler cannot drop.
+// About a millisecond of arithmetic the compiler cannot drop.
 double compute(std::vector<double>& v) {
   double s = 0;
-  for (int pass = 0; pass < 40; ++pass)
+  for (int pass = 0; pass < 10; ++pass)
     for (double& x : v) s += (x = x * 1.000001 + 0.5);
   return s;
 }
@@ -25,7 +25,7 @@ double compute(std::vector<double>& v) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const int late_rank = argc > 1 ? std::atoi(argv[1]) : 2;
-  const int sleep_ms = argc > 2 ? std::atoi(argv[2]) : 80;
+  const int sleep_ms = argc > 2 ? std::atoi(argv[2]) : 200;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::vector<double> v(20000, rank), out(256);
