@@ -360,6 +360,40 @@ TEST(ContinuousProfiler, WindowsCloseAtTheFirstStepEndAfterTheInterval) {
   EXPECT_EQ(done.continuous.step_scope, "step");
 }
 
+// The system monitor's samples are dropped once a window holds them (all but the last, the
+// next rates' base), so a long run keeps a bounded number; the run's modelled energy stays whole.
+TEST(ContinuousProfiler, SystemSamplesFoldedIntoWindowsAreNotKept) {
+  ProfilerOptions po;
+  po.record_spans = false;
+  Profiler p(po);
+  FakeClock clock;
+  ContinuousOptions o = fake_clock_options(clock);
+  o.step_scope = "step";
+  o.metrics = {"system"};
+  o.system_interval_ms = 20;
+  ContinuousProfiler cp(p, o);
+  cp.start();
+  for (int window = 0; window < 4; ++window) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // about 5 samples
+    clock.now += 61 * 1'000'000'000ull;
+    run_steps(p, 1);
+    ASSERT_TRUE(cp.poll());
+  }
+  const Profile now = p.statistics_snapshot();
+  ASSERT_TRUE(now.system.monitored);
+  EXPECT_LE(now.system.sample_ns.size(), 8u) << "about 20 taken over 4 windows";
+  const Profile done = cp.stop();
+  EXPECT_EQ(done.continuous.windows.size(), 4u);  // the fake clock has not moved since the last
+  double windows_joules = 0.0;
+  for (const ProfileWindow& w : done.continuous.windows)
+    if (!std::isnan(w.energy_joules)) windows_joules += w.energy_joules;
+  double run_joules = 0.0;
+  for (const EnergyDomain& d : done.system.energy) run_joules += d.joules;
+  EXPECT_GT(run_joules, 0.0);
+  // Every window's energy is in the run's total (which also has the time before the first window).
+  EXPECT_LE(windows_joules, run_joules * 1.0001);
+}
+
 TEST(ContinuousProfiler, TheStepScopeDefaultsToTheScopeWithItems) {
   Profiler p;
   FakeClock clock;

@@ -246,6 +246,36 @@ TEST(SystemMonitor, TouchedAllocationReadsAsRss) {
 #endif
 }
 
+// What continuous profiling relies on for its memory bound: samples a window holds already are
+// dropped but the last one (the next rates' base), and the modelled energy of the run stays
+// whole.
+TEST(SystemMonitor, DiscardBeforeKeepsTheLastSampleAndTheModelledJoules) {
+  detail::SystemMonitorThread monitor(fast_options());
+  for (int i = 0; i < 6; ++i) {
+    monitor.sample_now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(12));  // past the 10 ms minimum between samples
+  }
+  const SystemProfile whole = snapshot(monitor);
+  ASSERT_EQ(whole.sample_ns.size(), 6u);
+  monitor.discard_before(whole.sample_ns[4]);  // samples 0..3 are older: 0..2 go, 3 stays
+  const SystemProfile kept = snapshot(monitor);
+  ASSERT_EQ(kept.sample_ns.size(), 3u);
+  EXPECT_EQ(kept.sample_ns.front(), whole.sample_ns[3]);
+  for (const SystemTrack& t : kept.tracks) EXPECT_EQ(t.values.size(), 3u) << t.name;
+  std::size_t modelled = 0;
+  for (const EnergyDomain& d : whole.energy) {
+    if (d.method != EnergyMethod::Modelled) continue;
+    const auto after = std::find_if(kept.energy.begin(), kept.energy.end(),
+                                    [&](const EnergyDomain& e) { return e.name == d.name; });
+    ASSERT_NE(after, kept.energy.end()) << d.name;
+    EXPECT_NEAR(after->joules, d.joules, 1e-9 * std::max(1.0, d.joules)) << d.name;
+    ++modelled;
+  }
+  EXPECT_GT(modelled, 0u);  // RSS is always read, so memory energy is always modelled
+  monitor.discard_before(0);  // nothing older: nothing changes
+  EXPECT_EQ(snapshot(monitor).sample_ns.size(), 3u);
+}
+
 /// The names of this process's threads, from /proc/self/task/*/comm.
 std::vector<std::string> thread_names() {
   std::vector<std::string> names;

@@ -21,11 +21,13 @@
 #include "collect/cpu/cpu_sampler.hpp"
 #include "io/continuous_store.hpp"
 #include "nnprof/cpu_profiler.hpp"
+#include "nnprof/detail/clock_read.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/memory.hpp"
 #include "nnprof/profiler.hpp"
 #include "nnprof/system.hpp"
 #include "record/internal_allocations.hpp"
+#include "record/session.hpp"
 
 namespace nnprof {
 
@@ -176,6 +178,7 @@ struct ContinuousProfiler::Impl {
 
   // Closes the window in progress at `clock_now`.
   void close_window_locked(std::uint64_t clock_now, bool aligned) {
+    const std::uint64_t snapshot_monotonic_ns = detail::monotonic_ns();  // every system sample before it is in the snapshot
     const Profile snapshot = profiler->statistics_snapshot();
     if (step_scope.empty()) step_scope = analysis::default_step_scope(snapshot);
     analysis::WindowReadings readings;
@@ -187,6 +190,15 @@ struct ContinuousProfiler::Impl {
     // Samples folded into a window are not kept again: a long run must not keep them all.
     if (snapshot.cpu.sampled && !snapshot.cpu_samples.empty())
       detail::CpuSampler::instance().discard_samples(snapshot.cpu_samples.size());
+    // The system monitor's samples too, whoever started the monitor (this profiler's metrics,
+    // or `nnprof record --system` beside --continuous): the window has their summary and the
+    // energy totals stay whole.
+    if (detail::Session* session = profiler->core().session) {
+      if (const auto source = session->system_source()) source->discard_before(snapshot_monotonic_ns);
+      // The heap timeline likewise: the window has its peak.
+      if (const auto heap = session->heap_source(); heap && !snapshot.heap_samples.empty())
+        heap->discard_timeline(snapshot.heap_samples.size());
+    }
     window_start_clock = clock_now;
     const analysis::WindowStore::Change change = store.add(std::move(w));
     if (options.analyze_every > 0 && ++windows_since_analysis >= options.analyze_every) analyse_locked();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -46,6 +47,10 @@ class HeapSource {
   /// Appends the counts that threads batch and have not added to their nodes yet (cheap: no
   /// memory scan). Every snapshot merges them into the nodes it reads (merge_batched_heap).
   virtual void batched_heap(std::vector<BatchedNodeHeap>& out) { (void)out; }
+  /// Forgets the first `points` points of the memory timeline (RawHeap::samples): continuous
+  /// profiling calls it with the points a window's snapshot held, so that a run of any length
+  /// keeps a bounded timeline (and the tracker's cap on points is never reached).
+  virtual void discard_timeline(std::size_t points) noexcept { (void)points; }
 };
 
 /// The same seam for CPU sampling (src/collect/cpu).
@@ -76,6 +81,11 @@ class SystemSource {
   /// Like snapshot_system, but only the samples whose interval (from the previous sample to
   /// theirs) overlaps [begin_ns, end_ns] (CLOCK_MONOTONIC), with the sample before them.
   virtual void snapshot_between(std::uint64_t begin_ns, std::uint64_t end_ns, RawSystem& out) = 0;
+  /// Forgets the samples taken before `ns` (CLOCK_MONOTONIC) except the last of them, which the
+  /// next sample's rates and snapshot_between still need; the energy totals stay whole.
+  /// Continuous profiling calls it once a window holds them, so that a run of any length keeps
+  /// a bounded number of samples.
+  virtual void discard_before(std::uint64_t ns) noexcept { (void)ns; }
 };
 
 }  // namespace nnprof::detail

@@ -993,6 +993,21 @@ void TrackedHeap::batched_heap(std::vector<BatchedNodeHeap>& out) {
   if (!frozen_) HeapTracker::instance().read_batches(out);  // frozen: stop moved every batch to its node
 }
 
+void TrackedHeap::discard_timeline(std::size_t points) noexcept {
+  std::lock_guard lock(mu_);
+  if (frozen_) {
+    heap_.samples.erase(heap_.samples.begin(),
+                        heap_.samples.begin() + static_cast<std::ptrdiff_t>(std::min(points, heap_.samples.size())));
+  } else {
+    HeapTracker::instance().discard_samples(points);
+  }
+}
+
+void HeapTracker::discard_samples(std::size_t points) noexcept {
+  std::lock_guard lock(mu_);
+  samples_.erase(samples_.begin(), samples_.begin() + static_cast<std::ptrdiff_t>(std::min(points, samples_.size())));
+}
+
 void TrackedHeap::freeze(RawHeap heap) {
   std::lock_guard lock(mu_);
   heap_ = std::move(heap);

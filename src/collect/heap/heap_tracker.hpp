@@ -56,6 +56,8 @@ class HeapTracker {
 
   /// Fills `out` with the heap as it is now.
   void snapshot(RawHeap& out, bool calling_thread_is_root = true);
+  /// Drops the first `points` points of the memory timeline (TrackedHeap::discard_timeline).
+  void discard_samples(std::size_t points) noexcept;
   /// Appends every thread's batched counts with its node (see heap_fast_path.hpp).
   void read_batches(std::vector<BatchedNodeHeap>& out) const;
 
@@ -131,6 +133,7 @@ class TrackedHeap : public HeapSource {
  public:
   void snapshot_heap(RawHeap& out) override;
   void batched_heap(std::vector<BatchedNodeHeap>& out) override;
+  void discard_timeline(std::size_t points) noexcept override;
   void freeze(RawHeap heap);
 
  private:

@@ -70,6 +70,18 @@ struct SystemMonitorThread::Tracks final : system::SampleSink {
     if (std::find(notes.begin(), notes.end(), message) == notes.end()) notes.emplace_back(message);
   }
 
+  /// Drops the first `samples` columns (older samples a window holds already). Moves the rest
+  /// down in place: never allocates.
+  void drop_front(std::size_t samples) noexcept {
+    samples = std::min(samples, sample_ns.size());
+    if (samples == 0) return;
+    sample_ns.erase(sample_ns.begin(), sample_ns.begin() + static_cast<std::ptrdiff_t>(samples));
+    for (auto& [name, track] : by_name) {
+      const std::size_t n = std::min(samples, track.values.size());
+      track.values.erase(track.values.begin(), track.values.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+  }
+
   /// Drops the columns after the first `samples` (a sample that failed part way, out of
   /// memory), so that every track holds one value per sample again. Shrinking never allocates.
   void truncate(std::size_t samples) noexcept {
@@ -171,6 +183,10 @@ void SystemMonitorThread::snapshot_system(RawSystem& out) {
     return;
   }
   copy_locked(0, tracks_->sample_ns.size(), out);
+  for (EnergyDomain& d : out.data.energy)
+    if (d.method == EnergyMethod::Modelled)
+      if (const auto it = discarded_modelled_joules_.find(d.name); it != discarded_modelled_joules_.end())
+        d.joules += it->second;
 }
 
 void SystemMonitorThread::snapshot_between(std::uint64_t begin_ns, std::uint64_t end_ns, RawSystem& out) {
@@ -184,6 +200,27 @@ void SystemMonitorThread::snapshot_between(std::uint64_t begin_ns, std::uint64_t
   const std::size_t from = first > 0 ? first - 1 : 0;
   const std::size_t to = std::min(t.size(), last + 1);
   copy_locked(from, std::max(from, to), out);
+}
+
+void SystemMonitorThread::discard_before(std::uint64_t ns) noexcept {
+  if (getpid() != owner_pid_) return;  // a forked child: the lock may be the parent's
+  std::lock_guard lock(mu_);
+  const std::vector<std::uint64_t>& times = tracks_->sample_ns;
+  const auto first_kept = std::lower_bound(times.begin(), times.end(), ns);
+  const auto older = static_cast<std::size_t>(first_kept - times.begin());
+  if (older <= 1) return;  // nothing but the last sample before `ns`, which stays
+  InternalAllocations internal;
+  try {
+    // The modelled energy of the intervals that go: up to the sample that stays, where the
+    // intervals kept begin.
+    RawSystem gone;
+    copy_locked(0, older, gone);
+    for (const EnergyDomain& d : gone.data.energy)
+      if (d.method == EnergyMethod::Modelled) discarded_modelled_joules_[d.name] += d.joules;
+  } catch (...) {
+    return;  // out of memory: keep every sample rather than lose their energy
+  }
+  tracks_->drop_front(older - 1);
 }
 
 void SystemMonitorThread::sample_at_boundary() noexcept {

@@ -8,8 +8,10 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -40,6 +42,8 @@ class SystemMonitorThread final : public SystemSource {
   void snapshot_between(std::uint64_t begin_ns, std::uint64_t end_ns, RawSystem& out) override;
   /// A sample now, unless the last one is younger than the minimum interval (10 ms).
   void sample_at_boundary() noexcept override;
+  /// Drops the columns before `ns` but the last of them (SystemSource::discard_before).
+  void discard_before(std::uint64_t ns) noexcept override;
   /// Takes one sample now, on the calling thread (tests drive the monitor with it).
   void sample_now();
 
@@ -57,6 +61,9 @@ class SystemMonitorThread final : public SystemSource {
   std::vector<std::unique_ptr<system::Probe>> probes_;
   mutable std::mutex mu_;  // the tracks, the probes' state while sampling or reading energy
   std::unique_ptr<Tracks> tracks_;
+  // Modelled energy (by domain name) of the samples discard_before dropped: a full snapshot
+  // adds it back, so that the run's modelled joules stay whole (measured ones are counters).
+  std::map<std::string, double, std::less<>> discarded_modelled_joules_;
   std::condition_variable cv_;
   // The process that started the thread. A child forked from it has no such thread, and the
   // lock may have been held by it at the fork: the child neither joins, samples nor waits.
