@@ -392,6 +392,8 @@ TEST(ContinuousProfiler, SystemSamplesFoldedIntoWindowsAreNotKept) {
   EXPECT_GT(run_joules, 0.0);
   // Every window's energy is in the run's total (which also has the time before the first window).
   EXPECT_LE(windows_joules, run_joules * 1.0001);
+  std::printf("windows %.6f J, run %.6f J\n", windows_joules, run_joules);
+  for (const EnergyDomain& d : done.system.energy) std::printf("  %s %s %.6f J\n", d.name.c_str(), to_string(d.method), d.joules);
 }
 
 TEST(ContinuousProfiler, TheStepScopeDefaultsToTheScopeWithItems) {

@@ -183,10 +183,20 @@ void SystemMonitorThread::snapshot_system(RawSystem& out) {
     return;
   }
   copy_locked(0, tracks_->sample_ns.size(), out);
-  for (EnergyDomain& d : out.data.energy)
-    if (d.method == EnergyMethod::Modelled)
-      if (const auto it = discarded_modelled_joules_.find(d.name); it != discarded_modelled_joules_.end())
-        d.joules += it->second;
+  // The modelled energy of dropped samples, also where the samples kept price no interval (a
+  // last sample taken right after the one before has no utilisation yet).
+  for (const auto& [name, gone] : discarded_modelled_) {
+    const auto same = std::find_if(out.data.energy.begin(), out.data.energy.end(), [&](const EnergyDomain& d) {
+      return d.method == EnergyMethod::Modelled && d.name == name;
+    });
+    if (same != out.data.energy.end()) {
+      same->joules += gone.joules;
+    } else {
+      EnergyDomain carried = gone;
+      if (out.data.track(carried.track) == nullptr) carried.track.clear();  // its power track is not in the samples kept
+      out.data.energy.push_back(std::move(carried));
+    }
+  }
 }
 
 void SystemMonitorThread::snapshot_between(std::uint64_t begin_ns, std::uint64_t end_ns, RawSystem& out) {
@@ -215,8 +225,11 @@ void SystemMonitorThread::discard_before(std::uint64_t ns) noexcept {
     // intervals kept begin.
     RawSystem gone;
     copy_locked(0, older, gone);
-    for (const EnergyDomain& d : gone.data.energy)
-      if (d.method == EnergyMethod::Modelled) discarded_modelled_joules_[d.name] += d.joules;
+    for (const EnergyDomain& d : gone.data.energy) {
+      if (d.method != EnergyMethod::Modelled) continue;
+      const auto [it, first] = discarded_modelled_.try_emplace(d.name, d);
+      if (!first) it->second.joules += d.joules;
+    }
   } catch (...) {
     return;  // out of memory: keep every sample rather than lose their energy
   }

@@ -63,7 +63,7 @@ class SystemMonitorThread final : public SystemSource {
   std::unique_ptr<Tracks> tracks_;
   // Modelled energy (by domain name) of the samples discard_before dropped: a full snapshot
   // adds it back, so that the run's modelled joules stay whole (measured ones are counters).
-  std::map<std::string, double, std::less<>> discarded_modelled_joules_;
+  std::map<std::string, EnergyDomain, std::less<>> discarded_modelled_;
   std::condition_variable cv_;
   // The process that started the thread. A child forked from it has no such thread, and the
   // lock may have been held by it at the fork: the child neither joins, samples nor waits.
