@@ -1262,6 +1262,17 @@ void check_integrity(Database& db) {
 }  // namespace
 
 namespace {
+// A fresh file's settings, header and schema, inside the transaction its tables are written in.
+// The file is renamed into place at the end (io::write_file_by_name): no journal is needed for
+// atomicity.
+void begin_new_file(Database& db) {
+  db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
+          "PRAGMA page_size=16384; PRAGMA cache_size=-65536;");
+  db.exec(fmt::format("PRAGMA application_id={}; PRAGMA user_version={};", kApplicationId, kSchemaVersion));
+  db.exec("BEGIN");
+  db.exec(kSchema);
+}
+
 // Every table of a profile, after the schema: what Profile::save and io::save_streamed (whose
 // spans and arguments its stream wrote already) both write.
 void write_every_table(Database& db, const Profile& profile) {
@@ -1288,12 +1299,7 @@ void Profile::save(const std::string& path) const {
   // then renames it onto `path`, or copies it to a device, a FIFO or standard output.
   io::write_file_by_name(path, [&](const std::string& file) {
     Database db(file, Database::Mode::Create);
-    // A fresh file renamed into place at the end: no journal is needed for atomicity.
-    db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
-            "PRAGMA page_size=16384; PRAGMA cache_size=-65536;");
-    db.exec(fmt::format("PRAGMA application_id={}; PRAGMA user_version={};", kApplicationId, kSchemaVersion));
-    db.exec("BEGIN");
-    db.exec(kSchema);
+    begin_new_file(db);
     write_every_table(db, *this);
     db.exec("COMMIT");
   });
@@ -1305,11 +1311,7 @@ void save_streamed(const std::string& path, const std::function<const Profile&(s
   if (path.empty()) throw Error("cannot save a profile: no file name given");
   io::write_file_by_name(path, [&](const std::string& file) {
     Database db(file, Database::Mode::Create);
-    db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
-            "PRAGMA page_size=16384; PRAGMA cache_size=-65536;");
-    db.exec(fmt::format("PRAGMA application_id={}; PRAGMA user_version={};", kApplicationId, kSchemaVersion));
-    db.exec("BEGIN");
-    db.exec(kSchema);
+    begin_new_file(db);
     const Profile& rest = stream(db);
     if (!rest.spans.empty() || !rest.span_args.empty())
       throw Error("cannot save: a streamed profile's spans and arguments are written by its stream, not held in it");

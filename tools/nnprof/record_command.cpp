@@ -92,8 +92,11 @@ fs::path find_preload_library(const std::string& name) {
                           name, list.empty() ? "nothing: /proc/self/exe is unreadable" : list));
 }
 
-/// --system's interval: "500ms", "2s", "0.5s" or a bare number of milliseconds; 10 ms to 1 h.
-std::uint64_t system_interval_ms(const std::string& text) {
+/// An interval given as "200ms", "2s", "10m", "1h" or a bare number of `bare_unit`s, in
+/// milliseconds within [min_ms, max_ms]; otherwise an Error saying `refusal`, in which "{}"
+/// stands for the text given.
+std::uint64_t interval_ms(const std::string& text, std::string_view bare_unit, double min_ms, double max_ms,
+                          std::string_view refusal) {
   double value = 0.0;
   std::size_t used = 0;
   try {
@@ -101,35 +104,29 @@ std::uint64_t system_interval_ms(const std::string& text) {
   } catch (const std::exception&) {
     used = 0;
   }
-  const std::string unit = text.substr(used);
-  const double ms = unit == "s" ? value * 1000.0 : unit == "ms" || unit.empty() ? value : -1.0;
-  if (used == 0 || !(ms >= 10.0 && ms <= 3'600'000.0))
-    throw Error(fmt::format("--system={} is not an interval from 10ms to 1h: give it as 500ms, 2s or a number of "
-                            "milliseconds (default 500ms)",
-                            text));
+  const std::string given = text.substr(used);
+  const std::string_view unit = given.empty() ? bare_unit : std::string_view(given);
+  const double ms = unit == "ms"                   ? value
+                    : unit == "s"                  ? value * 1e3
+                    : unit == "m" || unit == "min" ? value * 60e3
+                    : unit == "h"                  ? value * 3600e3
+                                                   : -1.0;
+  if (used == 0 || !(ms >= min_ms && ms <= max_ms)) throw Error(fmt::format(fmt::runtime(refusal), text));
   return static_cast<std::uint64_t>(ms);
 }
 
-/// --continuous's interval: "200ms", "60s", "10m", "1h" or a bare number of seconds; 10 ms to 24 h.
+/// --system's interval: a bare number is milliseconds; 10 ms to 1 h.
+std::uint64_t system_interval_ms(const std::string& text) {
+  return interval_ms(text, "ms", 10.0, 3'600'000.0,
+                     "--system={} is not an interval from 10ms to 1h: give it as 500ms, 2s or a number of "
+                     "milliseconds (default 500ms)");
+}
+
+/// --continuous's interval: a bare number is seconds; 10 ms to 24 h.
 std::uint64_t continuous_interval_ms(const std::string& text) {
-  double value = 0.0;
-  std::size_t used = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  const std::string unit = text.substr(used);
-  const double ms = unit == "ms"                        ? value
-                    : unit == "s" || unit.empty()       ? value * 1e3
-                    : unit == "m" || unit == "min"      ? value * 60e3
-                    : unit == "h"                       ? value * 3600e3
-                                                        : -1.0;
-  if (used == 0 || !(ms >= 10.0 && ms <= 86'400'000.0))
-    throw Error(fmt::format("--continuous {} is not an interval from 10ms to 24h: give it as 200ms, 60s, 10m, 1h or a "
-                            "number of seconds",
-                            text));
-  return static_cast<std::uint64_t>(ms);
+  return interval_ms(text, "s", 10.0, 86'400'000.0,
+                     "--continuous {} is not an interval from 10ms to 24h: give it as 200ms, 60s, 10m, 1h or a "
+                     "number of seconds");
 }
 
 /// Samples per second asked for: CPU sampling is on when a rate or --wall is given, or when
