@@ -185,9 +185,10 @@ void SystemMonitorThread::snapshot_system(RawSystem& out) {
   copy_locked(0, tracks_->sample_ns.size(), out);
   // The modelled energy of dropped samples, also where the samples kept price no interval (a
   // last sample taken right after the one before has no utilisation yet).
-  for (const auto& [name, gone] : discarded_modelled_) {
+  for (const auto& entry : discarded_modelled_) {
+    const EnergyDomain& gone = entry.second;  // (no structured binding: clang 14 cannot capture one)
     const auto same = std::find_if(out.data.energy.begin(), out.data.energy.end(), [&](const EnergyDomain& d) {
-      return d.method == EnergyMethod::Modelled && d.name == name;
+      return d.method == EnergyMethod::Modelled && d.name == gone.name;
     });
     if (same != out.data.energy.end()) {
       same->joules += gone.joules;
