@@ -23,6 +23,7 @@
 #include "gpu_profile_fixture.hpp"
 #include "report/html_escape.hpp"
 #include "io/profile_reports.hpp"
+#include "test_directory.hpp"
 #include "nnprof/profile.hpp"
 #include "sample_profiles.hpp"
 #include "text_search.hpp"
@@ -35,29 +36,11 @@ namespace fs = std::filesystem;
 constexpr const char* kChromium = "/usr/bin/chromium";
 constexpr double kMillionSpanLoadLimitS = 10.0;  // generous: the goal, < 2 s, is for docs/PERFORMANCE.md
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "nnprof-html-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+struct TempDir : testing::ScratchDirectory {
+  TempDir() : ScratchDirectory("nnprof-html") {}
 };
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::string read_file(const fs::path& path) { return testing::read_whole_file(path); }
 
 void write_file(const fs::path& path, std::string_view text) {
   std::ofstream out(path, std::ios::binary);

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "live_fixture.hpp"
+#include "test_directory.hpp"
 
 extern char** environ;
 
@@ -38,29 +39,11 @@ using testing::RunningProgram;
 constexpr const char* kChromium = "/usr/bin/chromium";
 constexpr const char* kPrometheus = "/usr/bin/prometheus";
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "nnprof-live-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+struct TempDir : testing::ScratchDirectory {
+  TempDir() : ScratchDirectory("nnprof-live") {}
 };
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::string read_file(const fs::path& path) { return testing::read_whole_file(path); }
 
 std::string tail(const std::string& text, std::size_t n = 3000) {
   return text.size() <= n ? text : text.substr(text.size() - n);
