@@ -611,6 +611,18 @@ Server::Server(ServerSource source, const LiveServerOptions& options) : state_(n
     s.stopped = true;
     s.stop_cv.notify_all();
   });
+  // cpp-httplib's stop() does nothing until listen_after_bind has marked the server running:
+  // a server stopped before its listener thread got that far would listen for ever and its
+  // destructor would wait on it. The constructor returns only once the server is serving (or
+  // its listener has ended on its own).
+  for (;;) {
+    if (s.http.is_running()) break;
+    {
+      std::lock_guard lock(s.stop_mu);
+      if (s.stopped) break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
   s.broadcaster = std::thread([&s] { s.broadcast(); });
   state_ = state.release();
 
