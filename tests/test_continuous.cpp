@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -476,6 +477,57 @@ Profile continuous_profile(std::size_t windows, Injection injection = {}) {
   p.continuous.anomalies = t.anomalies;
   p.continuous.trends = t.trends;
   return p;
+}
+
+// A forked child (a data-loader worker) inherits the profiler but not its window thread: its
+// stop() is refused with a message, and destroying its copy neither waits on the parent's thread
+// nor disturbs the parent, whose run goes on and stops normally.
+TEST(ContinuousProfiler, AForkedChildLeavesTheParentsRunAlone) {
+  ProfilerOptions po;
+  po.record_spans = false;
+  Profiler p(po);
+  ContinuousOptions o;
+  o.interval = std::chrono::milliseconds(20);
+  o.metrics = {};
+  o.step_scope = "step";
+  std::optional<ContinuousProfiler> cp(std::in_place, p, o);
+  cp->start();
+  run_steps(p, 2);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int code = 0;
+    try {
+      (void)cp->stop();
+      code = 2;  // a child stopped the parent's run
+    } catch (const Error& e) {
+      if (std::string(e.what()).find("forked child") == std::string::npos) code = 3;
+    } catch (...) {
+      code = 4;
+    }
+    cp.reset();  // would wait for ever on the parent's thread without the guard
+    _exit(code);
+  }
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  pid_t waited = 0;
+  while ((waited = waitpid(child, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (waited == 0) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    FAIL() << "the forked child hung destroying its copy of the ContinuousProfiler";
+  }
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: stop() ran in the child; 3: its message did not say why; 4: not an Error";
+  run_steps(p, 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  run_steps(p, 1);
+  const Profile done = cp->stop();
+  EXPECT_TRUE(done.continuous.finished);
+  std::uint64_t steps = 0;
+  for (const ProfileWindow& w : done.continuous.windows) steps += w.steps;
+  EXPECT_EQ(steps, 5u);
 }
 
 TEST(ContinuousStore, RoundTripsEveryWindowEventAndTrend) {

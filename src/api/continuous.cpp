@@ -5,6 +5,7 @@
 #include "nnprof/continuous.hpp"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +15,8 @@
 #include <stdexcept>
 #include <thread>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "analysis/continuous_trends.hpp"
 #include "api/continuous_attach.hpp"
@@ -114,6 +117,21 @@ struct ContinuousProfiler::Impl {
   std::thread thread;
   std::condition_variable wake;
   bool stopping = false;
+  std::atomic<pid_t> owner_pid{0};  // while running: the process whose start() made the window thread
+
+  // A forked child inherits this object but not the window thread, and maybe a mutex that
+  // thread held at the fork: it can neither join the thread nor lock the state.
+  [[nodiscard]] bool in_forked_child() const noexcept {
+    const pid_t owner = owner_pid.load(std::memory_order_relaxed);
+    return owner != 0 && owner != getpid();
+  }
+  void refuse_in_forked_child(const char* what) const {
+    if (in_forked_child())
+      throw Error(fmt::format("ContinuousProfiler::{}() in process {}: this profiler runs in process {}, and a forked "
+                              "child cannot {} it (its window thread is the parent's); profile the child with its "
+                              "own ContinuousProfiler",
+                              what, getpid(), owner_pid.load(), what));
+  }
 
   [[nodiscard]] std::uint64_t session_ns(std::uint64_t clock_now) const {
     return session_offset + (clock_now - std::min(clock_now, clock_origin));
@@ -284,6 +302,13 @@ ContinuousProfiler& ContinuousProfiler::operator=(ContinuousProfiler&&) noexcept
 
 ContinuousProfiler::~ContinuousProfiler() {
   if (!impl_) return;
+  if (impl_->in_forked_child()) {
+    // The parent's thread and state are let go untouched: joining would wait for ever, and a
+    // mutex the thread held at the fork would never be released here.
+    if (impl_->thread.joinable()) impl_->thread.detach();
+    (void)impl_.release();
+    return;
+  }
   forget_running(impl_.get());
   try {
     if (impl_->running) (void)stop();
@@ -296,8 +321,10 @@ const ContinuousOptions& ContinuousProfiler::options() const noexcept { return i
 void ContinuousProfiler::start() {
   detail::InternalAllocations internal;
   Impl& m = *impl_;
+  m.refuse_in_forked_child("start");
   std::unique_lock lock(m.mu);
   if (m.running) throw Error("this ContinuousProfiler is already running: stop() it before starting it again");
+  m.owner_pid.store(getpid(), std::memory_order_relaxed);
   m.start_collectors();
   m.clock_origin = m.options.clock();
   m.window_start_clock = m.clock_origin;
@@ -330,6 +357,7 @@ void ContinuousProfiler::start() {
 
 bool ContinuousProfiler::poll() {
   detail::InternalAllocations internal;
+  impl_->refuse_in_forked_child("poll");
   std::lock_guard lock(impl_->mu);
   return impl_->poll_locked();
 }
@@ -337,6 +365,7 @@ bool ContinuousProfiler::poll() {
 Profile ContinuousProfiler::stop() {
   detail::InternalAllocations internal;
   Impl& m = *impl_;
+  m.refuse_in_forked_child("stop");
   forget_running(&m);  // before m.mu: a live server may be reading it under the registry's lock
   {
     std::lock_guard lock(m.mu);
@@ -348,6 +377,7 @@ Profile ContinuousProfiler::stop() {
   std::unique_lock lock(m.mu);
   const std::uint64_t now = m.options.clock();
   m.running = false;  // the last window goes to the file with the whole profile below
+  m.owner_pid.store(0, std::memory_order_relaxed);
   // The collectors first (the monitor takes a last sample, so the last window has its energy);
   // what they collected stays in the profiler's snapshots.
   if (m.sampler) m.sampler->stop();
