@@ -131,6 +131,8 @@ py::list threads(const Profile& p) {
     d["exited"] = t.exited;
     d["scopes_recorded"] = t.scopes_recorded;
     d["top_level_ns"] = t.top_level_ns;
+    // The job's rank number of the thread's process, in a merge of ranks; None otherwise.
+    d["rank"] = t.rank < p.ranks.size() ? py::object(py::int_(p.ranks[t.rank].rank)) : py::object(py::none());
     out.append(std::move(d));
   }
   return out;
