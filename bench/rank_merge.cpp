@@ -125,7 +125,6 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(dir);
   Profile one = synthetic_rank(spans, most);
   std::vector<std::string> paths;
-  std::map<std::string, nnprof::RankInfo> info;
   for (int r = 0; r < most; ++r) {
     one.ranks.front().rank = r;
     nnprof::ClockAlignment& c = one.ranks.front().clock;
@@ -138,16 +137,10 @@ int main(int argc, char** argv) {
     }
     const std::string path = (dir / ("rank" + std::to_string(r) + ".nnprof")).string();
     one.save(path);
-    info[path] = one.ranks.front();
     paths.push_back(path);
   }
   one = Profile{};
-  // The store of this build may not keep RankInfo yet (src/io/rank_store.cpp): given back here.
-  const auto load = [&](const std::string& path) {
-    Profile p = Profile::load(path);
-    if (p.ranks.empty()) p.ranks.push_back(info.at(path));
-    return p;
-  };
+  const auto load = [](const std::string& path) { return Profile::load(path); };
 
   std::printf("ranks  spans      inputs MiB  merge s  Mspans/s  input MiB/s  merge peak MiB  load-all s  load-all peak MiB  "
               "in-memory merge s  in-memory peak MiB\n");
@@ -162,7 +155,7 @@ int main(int argc, char** argv) {
       const Measure m = in_child([&] {
         nnprof::RankMergeOptions options;
         options.allow_missing_ranks = true;
-        nnprof::io::merge_rank_profiles(inputs, out, options, load);
+        nnprof::io::merge_rank_profiles(inputs, out, options);
       });
       merge_s.push_back(m.seconds);
       merge_mib.push_back(m.peak_mib);
@@ -206,19 +199,14 @@ int main(int argc, char** argv) {
                 mib, median(merge_s), total_spans / median(merge_s) / 1e6, mib / median(merge_s), median(merge_mib),
                 median(all_s), median(all_mib), median(memory_s), median(memory_mib));
   }
-  // The analysis of the largest merge (ranks given back as the merge wrote them when the store
-  // of this build drops them: thread i ran in rank i).
+  // The analysis of the largest merge.
   {
     std::vector<std::string> inputs(paths.begin(), paths.begin() + most);
     const std::string out = (dir / "job.nnprof").string();
-    nnprof::io::merge_rank_profiles(inputs, out, {}, load);
+    nnprof::io::merge_rank_profiles(inputs, out, {});
     auto start = std::chrono::steady_clock::now();
     Profile merged = Profile::load(out);
     const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (merged.ranks.empty()) {
-      for (const auto& p : inputs) merged.ranks.push_back(info.at(p));
-      for (std::size_t t = 0; t < merged.threads.size(); ++t) merged.threads[t].rank = static_cast<std::uint32_t>(t);
-    }
     start = std::chrono::steady_clock::now();
     const nnprof::RankAnalysis a = nnprof::analyze_ranks(merged);
     const double analyse_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -2,7 +2,9 @@
 // rows, slice_data.arg_set_id names it (NULL: none), and loading gives every span its own
 // arguments back exactly; an integer key whose values are nearly all distinct (PyTorch's
 // `seq`) is left open in the sets and stored per slice (slice_data.arg_int, version 9).
-// Version-7 and version-8 files still load; damaged set ids are named on load.
+// Version-7 and version-8 files still load; damaged set ids are named on load. The streaming
+// reader of `nnprof merge` (io::load_without_spans + io::SpanReader) gives back exactly what a
+// whole load gives, and rejects the same damage.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "io/profile_store.hpp"
 #include "nnprof/nnprof.hpp"
 #include "test_directory.hpp"
 
@@ -318,6 +321,66 @@ TEST_F(ArgSets, AnOpenIntegerWithoutItsSliceValueOrAValueWithoutAnOpenIntegerIsR
   sequenced_calls().save(second);
   run_sql(second, "UPDATE args SET value_type = 'slice_int' WHERE key = 'flops'");
   EXPECT_NE(load_error(second).find("a set leaves one integer open"), std::string::npos) << load_error(second);
+}
+
+// Everything but the spans, then the spans one at a time: equal to the whole load.
+Profile load_streamed(const std::string& file) {
+  std::uint64_t slices = 0;
+  Profile p = nnprof::io::load_without_spans(file, slices);
+  EXPECT_TRUE(p.spans.empty());
+  EXPECT_TRUE(p.span_args.empty());
+  nnprof::io::SpanReader reader(file, p);
+  nnprof::Span span;
+  std::vector<SpanArg> args;
+  while (reader.next(span, args)) {
+    p.spans.push_back(span);
+    p.span_args.insert(p.span_args.end(), args.begin(), args.end());
+  }
+  EXPECT_EQ(p.spans.size(), slices);
+  EXPECT_FALSE(reader.next(span, args)) << "the end stays the end";
+  return p;
+}
+
+// The message of the error that streaming `file` throws ("" if it streams).
+std::string stream_error(const std::string& file) {
+  try {
+    (void)load_streamed(file);
+  } catch (const nnprof::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(ArgSets, StreamingTheSpansGivesWhatAWholeLoadGives) {
+  for (const Profile& p : {operator_calls(), sequenced_calls()}) {
+    const std::string f = path("stream.nnprof");
+    p.save(f);
+    const Profile whole = Profile::load(f);
+    const Profile streamed = load_streamed(f);
+    EXPECT_EQ(streamed.spans, whole.spans);
+    EXPECT_EQ(streamed.span_args, whole.span_args);
+    EXPECT_TRUE(streamed == whole);
+  }
+}
+
+TEST_F(ArgSets, StreamingRejectsWhatAWholeLoadRejects) {
+  const std::string missing = path("missing.nnprof");
+  operator_calls().save(missing);
+  run_sql(missing, "UPDATE slice_data SET arg_set_id = 7 WHERE id = (SELECT min(id) FROM slice_data "
+                   "WHERE arg_set_id IS NOT NULL)");
+  EXPECT_NE(stream_error(missing).find("refers to the missing argument set 7 (args has 2 sets)"), std::string::npos)
+      << stream_error(missing);
+  const std::string unused = path("unused.nnprof");
+  operator_calls().save(unused);
+  run_sql(unused, "UPDATE slice_data SET arg_set_id = 0 WHERE arg_set_id = 1");
+  EXPECT_NE(stream_error(unused).find("argument set 1 in args belongs to no slice"), std::string::npos)
+      << stream_error(unused);
+  const std::string thread = path("thread.nnprof");
+  operator_calls().save(thread);
+  run_sql(thread, "UPDATE slice_data SET utid = 9 WHERE id = 3");
+  EXPECT_NE(stream_error(thread).find("slice 3 refers to the missing thread 9"), std::string::npos)
+      << stream_error(thread);
+  EXPECT_EQ(stream_error(thread), load_error(thread));
 }
 
 }  // namespace

@@ -221,8 +221,7 @@ struct Job {
   }
 };
 
-// Until the rank tables are in the store of this build (src/io/rank_store.cpp), a saved rank
-// profile loses its RankInfo: the tests keep each file's RankInfo aside and give it back.
+// The ranks' files: rankN.nnprof in a directory.
 class RankFiles {
  public:
   std::vector<std::string> save(const std::vector<Profile>& ranks, const std::string& dir) {
@@ -230,51 +229,12 @@ class RankFiles {
     for (const Profile& p : ranks) {
       const std::string path = dir + "/rank" + std::to_string(p.ranks.front().rank) + ".nnprof";
       p.save(path);
-      info_[path] = p.ranks;
       paths.push_back(path);
     }
     return paths;
   }
-  void put(const std::string& path, const Profile& p) {
-    p.save(path);
-    info_[path] = p.ranks;
-  }
-  nnprof::io::ProfileLoader loader() const {
-    return [this](const std::string& path) {
-      Profile p = Profile::load(path);
-      const auto it = info_.find(path);
-      if (p.ranks.empty() && it != info_.end()) p.ranks = it->second;
-      return p;
-    };
-  }
-
- private:
-  std::map<std::string, std::vector<RankInfo>> info_;
+  void put(const std::string& path, const Profile& p) { p.save(path); }
 };
-
-bool store_keeps_ranks(const std::string& dir) {
-  RankBuilder b(1, 2);
-  b.span(b.node(0, "x"), 0, 10);
-  Profile p = b.finish();
-  p.threads[0].rank = 0;
-  const std::string path = dir + "/probe.nnprof";
-  p.save(path);
-  const bool kept = Profile::load(path).ranks == p.ranks;
-  std::filesystem::remove(path);
-  return kept;
-}
-
-// The merged profile as the store of this build gives it back, with the ranks the merge wrote
-// (each synthetic rank has one thread, so thread i ran in rank i) when the store drops them.
-Profile load_merged(const std::string& path, const std::vector<Profile>& inputs) {
-  Profile merged = Profile::load(path);
-  if (merged.ranks.empty()) {
-    for (const Profile& p : inputs) merged.ranks.push_back(p.ranks.front());
-    for (std::size_t i = 0; i < merged.threads.size(); ++i) merged.threads[i].rank = static_cast<std::uint32_t>(i);
-    for (std::size_t r = 1; r < merged.ranks.size(); ++r) merged.ranks[r].clock.offset_ns = 0;  // values not compared
-  }
-  return merged;
-}
 
 class Distributed : public nnprof::testing::TestDirectory {
  protected:
@@ -286,14 +246,14 @@ TEST_F(Distributed, MergeMapsEveryRankOntoRankZerosClock) {
   const std::vector<Profile> inputs = job.build();
   RankFiles files;
   const auto paths = files.save(inputs, dir_.string());
-  const auto result = nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {}, files.loader());
+  const auto result = nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {});
   EXPECT_EQ(result.world_size, 4u);
   EXPECT_EQ(result.ranks_merged, 4u);
   EXPECT_EQ(result.spans, 4u * 5u * 3u);
   EXPECT_EQ(result.collectives, 5u);
   EXPECT_TRUE(result.warnings.empty()) << result.warnings.front();
 
-  const Profile merged = load_merged(path("job.nnprof"), inputs);
+  const Profile merged = Profile::load(path("job.nnprof"));
   ASSERT_EQ(merged.threads.size(), 4u);
   ASSERT_EQ(merged.spans.size(), 60u);
   // Rank 1's clock runs 3 ms ahead (and drifts 40 ppm from 5 ms): its local 0 maps to
@@ -326,8 +286,8 @@ TEST_F(Distributed, RankMadeLateBySleepIsTheStragglerAndOthersWaitTheSleep) {
   const std::vector<Profile> inputs = job.build();
   RankFiles files;
   const auto paths = files.save(inputs, dir_.string());
-  nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {}, files.loader());
-  const Profile merged = load_merged(path("job.nnprof"), inputs);
+  nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {});
+  const Profile merged = Profile::load(path("job.nnprof"));
   const nnprof::RankAnalysis a = nnprof::analysis::analyze_ranks(merged, {});
   ASSERT_NE(a.step_name, kNone);
   EXPECT_EQ(merged.str(a.step_name), "train_step");
@@ -570,15 +530,11 @@ TEST_F(Distributed, RanksWithoutAlignmentArePlacedBySessionStarts) {
   files.put(path("z-rank0.nnprof"), ranks[0]);
   paths[0] = path("z-rank0.nnprof");
   // node9's residual is taken as 10 ms; the one collective's arrivals spread 14 ms: judged.
-  const auto result = nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {}, files.loader());
+  const auto result = nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {});
   ASSERT_FALSE(result.warnings.empty());
   EXPECT_NE(result.warnings.front().find("has no clock alignment"), std::string::npos) << result.warnings.front();
   EXPECT_EQ(result.clock_residual_ns, 10.0 * kMs);
   Profile merged = Profile::load(path("job.nnprof"));
-  if (merged.ranks.empty()) {  // as load_merged, in the order merged: rank 0, then 1 and 2
-    for (const Profile& p : ranks) merged.ranks.push_back(p.ranks.front());
-    for (std::size_t i = 0; i < merged.threads.size(); ++i) merged.threads[i].rank = static_cast<std::uint32_t>(i);
-  }
   ASSERT_EQ(merged.threads.size(), 3u);
   EXPECT_EQ(merged.threads[0].os_tid, 5000);  // rank 0 came first after all
   std::vector<std::uint64_t> first(3, ~0ull);
@@ -606,7 +562,7 @@ TEST_F(Distributed, RefusesWhatIsNotOneJobsRanks) {
   RankFiles files;
   const auto paths = files.save(inputs, dir_.string());
   const auto merge = [&](const std::vector<std::string>& in, nnprof::RankMergeOptions o = {}) {
-    return nnprof::io::merge_rank_profiles(in, path("job.nnprof"), o, files.loader());
+    return nnprof::io::merge_rank_profiles(in, path("job.nnprof"), o);
   };
   const auto message = [&](const std::vector<std::string>& in, nnprof::RankMergeOptions o = {}) -> std::string {
     try {
@@ -649,7 +605,7 @@ TEST_F(Distributed, RefusesClocksWhoseResidualExceedsEveryWaitJudged) {
   RankFiles files;
   const auto paths = files.save(inputs, dir_.string());
   try {
-    nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {}, files.loader());
+    nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {});
     FAIL() << "merged clocks 5 ms apart to judge 10 us waits";
   } catch (const nnprof::Error& e) {
     EXPECT_NE(std::string(e.what()).find("more than the largest wait"), std::string::npos) << e.what();
@@ -657,7 +613,7 @@ TEST_F(Distributed, RefusesClocksWhoseResidualExceedsEveryWaitJudged) {
   EXPECT_FALSE(std::filesystem::exists(path("job.nnprof")));  // nothing written
   nnprof::RankMergeOptions allow;
   allow.allow_clock_residual = true;
-  const auto r = nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), allow, files.loader());
+  const auto r = nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), allow);
   ASSERT_FALSE(r.warnings.empty());
   EXPECT_NE(r.warnings.front().find("could be clock error"), std::string::npos);
   // A residual between the median and the largest wait: merged, with a loud warning.
@@ -669,7 +625,7 @@ TEST_F(Distributed, RefusesClocksWhoseResidualExceedsEveryWaitJudged) {
   RankFiles files2;
   std::filesystem::create_directories(path("b"));
   const auto paths2 = files2.save(some.build(), path("b"));
-  const auto warned = nnprof::io::merge_rank_profiles(paths2, path("b/job.nnprof"), {}, files2.loader());
+  const auto warned = nnprof::io::merge_rank_profiles(paths2, path("b/job.nnprof"), {});
   ASSERT_EQ(warned.warnings.size(), 1u);
   EXPECT_NE(warned.warnings.front().find("more than the median wait"), std::string::npos);
 }
@@ -679,8 +635,8 @@ TEST_F(Distributed, ChromeTraceHasAProcessPerRankOnTheCommonClock) {
   const std::vector<Profile> inputs = job.build();
   RankFiles files;
   const auto paths = files.save(inputs, dir_.string());
-  nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {}, files.loader());
-  const Profile merged = load_merged(path("job.nnprof"), inputs);
+  nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {});
+  const Profile merged = Profile::load(path("job.nnprof"));
   std::ostringstream out;
   nnprof::io::write_chrome_trace(merged, out);
   const auto trace = nlohmann::json::parse(out.str());
@@ -705,13 +661,13 @@ TEST_F(Distributed, MergedProfileLoadsAndEveryReportReadsIt) {
   const std::vector<Profile> inputs = job.build();
   RankFiles files;
   const auto paths = files.save(inputs, dir_.string());
-  nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {}, files.loader());
+  nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {});
   const CliRun report = run_cli("report " + path("job.nnprof") + " -o " + path("job.txt"));
   EXPECT_EQ(report.status, 0) << report.output;
   const CliRun json = run_cli("report " + path("job.nnprof") + " -o " + path("job.json"));
   EXPECT_EQ(json.status, 0) << json.output;
   // With the ranks in memory, the report's Ranks section and the JSON's "ranks" say the same.
-  const Profile merged = load_merged(path("job.nnprof"), inputs);
+  const Profile merged = Profile::load(path("job.nnprof"));
   std::ostringstream out;
   nnprof::io::write_json_report(merged, out);
   const auto j = nlohmann::json::parse(out.str());
@@ -736,9 +692,7 @@ TEST_F(Distributed, MergedProfileLoadsAndEveryReportReadsIt) {
   }
 }
 
-TEST_F(Distributed, CliMergesRanksWhenTheStoreKeepsThem) {
-  if (!store_keeps_ranks(dir_.string()))
-    GTEST_SKIP() << "the store of this build does not keep Profile::ranks yet (src/io/rank_store.cpp)";
+TEST_F(Distributed, CliMergesRanks) {
   Job job;
   const std::vector<Profile> inputs = job.build();
   RankFiles files;
@@ -803,7 +757,7 @@ TEST_F(Distributed, MergingSixtyFourRanksOfHundredThousandSpansStaysUnderMemoryB
   std::uint64_t input_bytes = 0;
   for (const auto& p : paths) input_bytes += std::filesystem::file_size(p);
   if (!kMeasureMemory) {
-    const auto r = nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {}, files.loader());
+    const auto r = nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {});
     EXPECT_EQ(r.spans, std::uint64_t{kRanks} * kSpans);
     return;
   }
@@ -812,7 +766,7 @@ TEST_F(Distributed, MergingSixtyFourRanksOfHundredThousandSpansStaysUnderMemoryB
   if (child == 0) {
     int code = 0;
     try {
-      const auto r = nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {}, files.loader());
+      const auto r = nnprof::io::merge_rank_profiles(paths, path("job.nnprof"), {});
       code = r.spans == std::uint64_t{kRanks} * kSpans ? 0 : 3;
       rusage self{};
       getrusage(RUSAGE_SELF, &self);

@@ -50,7 +50,7 @@ void write_flow_table(sqlite::Database& db, const Profile& p) {
   }
 }
 
-void read_flow_table(sqlite::Database& db, Profile& p) {
+void read_flow_table(sqlite::Database& db, Profile& p, const SliceThreads& slices) {
   if (!has_table(db, "flow")) return;
   Statement st(db,
                "SELECT flow_id, kind, slice_out, slice_in, utid_out, ts_out, node_out, utid_in, ts_in, node_in, "
@@ -73,7 +73,7 @@ void read_flow_table(sqlite::Database& db, Profile& p) {
     for (const FlowEndpoint* e : {&f.out, &f.in}) {
       if (e->thread >= p.threads.size()) r.fail("refers to a missing thread");
       if (e->node >= p.call_tree.size()) r.fail("refers to a missing call-tree node");
-      if (e->span != kNone && (e->span >= p.spans.size() || p.spans[e->span].thread != e->thread))
+      if (e->span != kNone && slices.thread_of(e->span) != e->thread)
         r.fail("refers to a missing slice, or to one on another thread");
     }
     p.flows.push_back(f);

@@ -3,6 +3,7 @@
 // such table and load with no flows.
 #pragma once
 
+#include "io/profile_store.hpp"
 #include "io/sqlite.hpp"
 #include "nnprof/profile.hpp"
 
@@ -11,8 +12,8 @@ namespace nnprof::io {
 /// Creates the flow table and writes profile.flows into it (inside the caller's transaction).
 void write_flow_table(sqlite::Database& db, const Profile& profile);
 /// Reads profile.flows back when the file has the flow table, after the threads, the call
-/// tree and the spans; throws nnprof::Error when a row refers to a missing thread, node or
-/// slice, or has an unknown kind.
-void read_flow_table(sqlite::Database& db, Profile& profile);
+/// tree; throws nnprof::Error when a row refers to a missing thread, node or slice (or to a
+/// slice of another thread: `slices` says each slice's), or has an unknown kind.
+void read_flow_table(sqlite::Database& db, Profile& profile, const SliceThreads& slices);
 
 }  // namespace nnprof::io

@@ -338,7 +338,7 @@ class Row : public sqlite::Row {
 
 class GpuReader {
  public:
-  GpuReader(sqlite::Database& db, Profile& p) : db_(db), p_(p), g_(p.gpu) {}
+  GpuReader(sqlite::Database& db, Profile& p, const SliceThreads& slices) : db_(db), p_(p), g_(p.gpu), slices_(slices) {}
 
   void read() {
     for (const char* table : kGpuTables)
@@ -387,7 +387,7 @@ class GpuReader {
   void check_launch(const Row& r, const GpuLaunch& l) const {
     if (l.thread != kNone && l.thread >= p_.threads.size()) r.fail("refers to a missing thread (launch_utid)");
     if (l.node >= p_.call_tree.size()) r.fail("refers to a missing call-tree node (launch_node_id)");
-    if (l.span != kNone && (l.span >= p_.spans.size() || p_.spans[l.span].thread != l.thread))
+    if (l.span != kNone && slices_.thread_of(l.span) != l.thread)
       r.fail("refers to a missing slice, or to one on another thread (launch_slice_id)");
     if (l.api != kNone && l.api >= g_.api_calls.size()) r.fail("refers to a missing CUDA API call (api_id)");
   }
@@ -634,6 +634,7 @@ class GpuReader {
   sqlite::Database& db_;
   Profile& p_;
   GpuProfile& g_;
+  const SliceThreads& slices_;
 };
 
 }  // namespace
@@ -651,10 +652,10 @@ void write_gpu_tables(sqlite::Database& db, const Profile& p) {
   write_counters_and_scopes(db, g);
 }
 
-void read_gpu_tables(sqlite::Database& db, Profile& p) {
+void read_gpu_tables(sqlite::Database& db, Profile& p, const SliceThreads& slices) {
   if (!has_table(db, "gpu_device")) return;  // written before format version 6: no GPU data
   p.gpu = GpuProfile{};
-  GpuReader(db, p).read();
+  GpuReader(db, p, slices).read();
 }
 
 }  // namespace nnprof::io

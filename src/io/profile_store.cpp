@@ -904,69 +904,108 @@ void read_span_args_per_slice(Database& db, Profile& p) {
 // some slice's: a damaged id would otherwise move arguments to another slice unseen.
 // Version 9: a set's 'slice_int' row (at most one) takes each slice's arg_int, which a slice
 // has exactly when its set has that row.
-void read_arg_sets(Database& db, Profile& p, const std::vector<std::uint32_t>& set_of_slice,
-                   const std::vector<std::optional<std::int64_t>>& int_of_slice, bool open_ints) {
+struct ArgSetTable {
   std::vector<SpanArg> rows;
   std::vector<bool> open_row;
   std::vector<std::uint32_t> set_first;  // by set id: its first row; then one past the last set
-  rows.reserve(row_count(db, "args"));
+  std::vector<bool> used;                // by set id: some slice named it
+
+  [[nodiscard]] std::size_t sets() const noexcept { return set_first.size() - 1; }
+};
+
+ArgSetTable read_arg_set_table(Database& db, bool open_ints) {
+  ArgSetTable t;
+  t.rows.reserve(row_count(db, "args"));
   Statement st(db, "SELECT arg_set_id, key, value_type, int_value, string_value, real_value FROM args ORDER BY id",
                "args");
   while (st.step()) {
-    const Row r(st, "args", rows.size());
+    const Row r(st, "args", t.rows.size());
     const std::int64_t set = r.i64(0);
-    if (set != static_cast<std::int64_t>(set_first.size()) - 1) {
-      if (set != static_cast<std::int64_t>(set_first.size()))
+    if (set != static_cast<std::int64_t>(t.set_first.size()) - 1) {
+      if (set != static_cast<std::int64_t>(t.set_first.size()))
         r.fail(fmt::format("has arg_set_id {} where {} was expected: argument sets are stored one after another, "
                            "numbered from 0",
-                           set, set_first.empty() ? std::string("0") : fmt::format("{} or {}", set_first.size() - 1,
-                                                                                   set_first.size())));
-      set_first.push_back(static_cast<std::uint32_t>(rows.size()));
+                           set, t.set_first.empty() ? std::string("0") : fmt::format("{} or {}", t.set_first.size() - 1,
+                                                                                     t.set_first.size())));
+      t.set_first.push_back(static_cast<std::uint32_t>(t.rows.size()));
     }
     bool open = false;
-    rows.push_back(read_arg(r, 1, open_ints ? &open : nullptr));
-    if (open && open_row.size() > set_first.back() &&
-        std::find(open_row.begin() + set_first.back(), open_row.end(), true) != open_row.end())
+    t.rows.push_back(read_arg(r, 1, open_ints ? &open : nullptr));
+    if (open && t.open_row.size() > t.set_first.back() &&
+        std::find(t.open_row.begin() + t.set_first.back(), t.open_row.end(), true) != t.open_row.end())
       r.fail(fmt::format("is a second '{}' row of argument set {}: a set leaves one integer open", kSliceIntType, set));
-    open_row.push_back(open);
+    t.open_row.push_back(open);
   }
-  set_first.push_back(static_cast<std::uint32_t>(rows.size()));
-  const std::size_t sets = set_first.size() - 1;
-  std::vector<bool> used(sets, false);
-  std::size_t total = 0;
-  for (std::size_t slice = 0; slice < set_of_slice.size(); ++slice) {
-    const std::uint32_t set = set_of_slice[slice];
-    if (set == kNone) continue;
-    if (set >= sets)
-      invalid(db.path(), fmt::format("slice {} refers to the missing argument set {} (args has {} set{})", slice, set,
-                                     sets, sets == 1 ? "" : "s"));
-    used[set] = true;
-    total += set_first[set + 1] - set_first[set];
-  }
-  for (std::size_t set = 0; set < sets; ++set)
-    if (!used[set]) invalid(db.path(), fmt::format("argument set {} in args belongs to no slice", set));
-  p.span_args.reserve(total);
-  for (std::size_t slice = 0; slice < set_of_slice.size(); ++slice) {
-    const std::uint32_t set = set_of_slice[slice];
-    if (set == kNone) continue;
-    bool filled = false;
-    for (std::uint32_t i = set_first[set]; i < set_first[set + 1]; ++i) {
-      p.span_args.push_back(rows[i]);
-      p.span_args.back().span = static_cast<std::uint32_t>(slice);
-      if (!open_row[i]) continue;
-      if (!int_of_slice[slice])
-        invalid(db.path(), fmt::format("slice {} has no arg_int for the open integer '{}' of its argument set {}",
-                                       slice, rows[i].key, set));
-      p.span_args.back().int_value = *int_of_slice[slice];
-      filled = true;
-    }
-    if (!filled && int_of_slice[slice])
-      invalid(db.path(), fmt::format("slice {} has an arg_int but its argument set {} leaves no integer open", slice,
-                                     set));
-  }
+  t.set_first.push_back(static_cast<std::uint32_t>(t.rows.size()));
+  t.used.assign(t.sets(), false);
+  return t;
 }
 
-void read_tables(Database& db, Profile& p, std::int64_t version) {
+/// Slice `slice`'s arguments (its set `set`, its open integer `open_int`) appended to `out`.
+void append_slice_args(const std::string& path, ArgSetTable& t, std::size_t slice, std::uint32_t set,
+                       std::optional<std::int64_t> open_int, std::vector<SpanArg>& out) {
+  if (set == kNone) return;
+  if (set >= t.sets())
+    invalid(path, fmt::format("slice {} refers to the missing argument set {} (args has {} set{})", slice, set,
+                              t.sets(), t.sets() == 1 ? "" : "s"));
+  t.used[set] = true;
+  bool filled = false;
+  for (std::uint32_t i = t.set_first[set]; i < t.set_first[set + 1]; ++i) {
+    out.push_back(t.rows[i]);
+    out.back().span = static_cast<std::uint32_t>(slice);
+    if (!t.open_row[i]) continue;
+    if (!open_int)
+      invalid(path, fmt::format("slice {} has no arg_int for the open integer '{}' of its argument set {}", slice,
+                                t.rows[i].key, set));
+    out.back().int_value = *open_int;
+    filled = true;
+  }
+  if (!filled && open_int)
+    invalid(path, fmt::format("slice {} has an arg_int but its argument set {} leaves no integer open", slice, set));
+}
+
+void check_every_set_used(const std::string& path, const ArgSetTable& t) {
+  for (std::size_t set = 0; set < t.sets(); ++set)
+    if (!t.used[set]) invalid(path, fmt::format("argument set {} in args belongs to no slice", set));
+}
+
+/// One slice_data row of version 8 or later (or 7, without sets): the span, its argument set
+/// and its open integer.
+struct SliceRow {
+  Span span;
+  std::uint32_t set = kNone;
+  std::optional<std::int64_t> open_int;
+};
+
+const char* slice_query(std::int64_t version) {
+  return version >= 9   ? "SELECT ts, dur, utid, node_id, arg_set_id, arg_int FROM slice_data ORDER BY id"
+         : version >= 8 ? "SELECT ts, dur, utid, node_id, arg_set_id FROM slice_data ORDER BY id"
+                        : "SELECT ts, dur, utid, node_id FROM slice_data ORDER BY id";
+}
+
+SliceRow read_slice(const Row& r, const Profile& p, std::int64_t version) {
+  SliceRow out;
+  if (version >= 8 && !r.is_null(4)) {
+    // kNone stands for NULL: a stored 4294967295 is out of range rather than "no arguments".
+    const std::int64_t id = r.i64(4);
+    if (id < 0 || id >= static_cast<std::int64_t>(kNone)) r.fail(fmt::format("has arg_set_id = {}, out of range", id));
+    out.set = static_cast<std::uint32_t>(id);
+  }
+  if (version >= 9 && !r.is_null(5)) out.open_int = r.i64(5);
+  if (out.set == kNone && out.open_int) r.fail("has an arg_int but no argument set");
+  Span& s = out.span;
+  s.start_ns = r.u64(0);
+  s.end_ns = r.end(0, 1);
+  s.thread = r.u32(2);
+  s.node = r.u32(3);
+  if (s.node >= p.call_tree.size()) r.fail(fmt::format("refers to the missing call-tree node {}", s.node));
+  s.name = p.call_tree[s.node].name;
+  s.depth = p.call_tree[s.node].depth;
+  return out;
+}
+
+// `with_spans` false: everything but slice_data and args (load_without_spans).
+void read_tables(Database& db, Profile& p, std::int64_t version, bool with_spans) {
   const bool has_heap = version >= 2;
   const bool has_work = version >= 4;
   check_tables(db, version);
@@ -1041,41 +1080,18 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
   }
   std::vector<std::uint32_t> set_of_slice;  // version 8: each slice's arg_set_id, kNone for NULL
   std::vector<std::optional<std::int64_t>> int_of_slice;  // version 9: each slice's arg_int
-  {
-    const bool has_arg_sets = version >= 8;
-    const bool has_open_ints = version >= 9;
+  if (with_spans) {
     p.spans.reserve(row_count(db, "slice_data"));
-    if (has_arg_sets) set_of_slice.reserve(p.spans.capacity());
-    if (has_arg_sets) int_of_slice.reserve(p.spans.capacity());
-    Statement st(db,
-                 has_open_ints  ? "SELECT ts, dur, utid, node_id, arg_set_id, arg_int FROM slice_data ORDER BY id"
-                 : has_arg_sets ? "SELECT ts, dur, utid, node_id, arg_set_id FROM slice_data ORDER BY id"
-                                : "SELECT ts, dur, utid, node_id FROM slice_data ORDER BY id",
-                 "slice_data");
+    if (version >= 8) set_of_slice.reserve(p.spans.capacity());
+    if (version >= 8) int_of_slice.reserve(p.spans.capacity());
+    Statement st(db, slice_query(version), "slice_data");
     while (st.step()) {
-      const Row r(st, "slice_data", p.spans.size());
-      if (has_arg_sets) {
-        // kNone stands for NULL: a stored 4294967295 is out of range rather than "no arguments".
-        std::uint32_t set = kNone;
-        if (!r.is_null(4)) {
-          const std::int64_t id = r.i64(4);
-          if (id < 0 || id >= static_cast<std::int64_t>(kNone))
-            r.fail(fmt::format("has arg_set_id = {}, out of range", id));
-          set = static_cast<std::uint32_t>(id);
-        }
-        set_of_slice.push_back(set);
-        int_of_slice.push_back(has_open_ints && !r.is_null(5) ? std::optional(r.i64(5)) : std::nullopt);
-        if (set == kNone && int_of_slice.back()) r.fail("has an arg_int but no argument set");
+      const SliceRow row = read_slice(Row(st, "slice_data", p.spans.size()), p, version);
+      if (version >= 8) {
+        set_of_slice.push_back(row.set);
+        int_of_slice.push_back(row.open_int);
       }
-      Span s;
-      s.start_ns = r.u64(0);
-      s.end_ns = r.end(0, 1);
-      s.thread = r.u32(2);
-      s.node = r.u32(3);
-      if (s.node >= p.call_tree.size()) r.fail(fmt::format("refers to the missing call-tree node {}", s.node));
-      s.name = p.call_tree[s.node].name;
-      s.depth = p.call_tree[s.node].depth;
-      p.spans.push_back(s);
+      p.spans.push_back(row.span);
     }
   }
   {
@@ -1128,10 +1144,19 @@ void read_tables(Database& db, Profile& p, std::int64_t version) {
     }
   }
   if (version >= 5) read_annotations(db, p);
-  if (version >= 8)
-    read_arg_sets(db, p, set_of_slice, int_of_slice, version >= 9);
-  else if (version == 7)
+  if (!with_spans) return;
+  if (version >= 8) {
+    ArgSetTable sets = read_arg_set_table(db, version >= 9);
+    std::size_t total = 0;
+    for (const std::uint32_t set : set_of_slice)
+      if (set < sets.sets()) total += sets.set_first[set + 1] - sets.set_first[set];
+    p.span_args.reserve(total);
+    for (std::size_t slice = 0; slice < set_of_slice.size(); ++slice)
+      append_slice_args(db.path(), sets, slice, set_of_slice[slice], int_of_slice[slice], p.span_args);
+    check_every_set_used(db.path(), sets);
+  } else if (version == 7) {
     read_span_args_per_slice(db, p);
+  }
 }
 
 void validate_heap(const Profile& p, const std::string& path) {
@@ -1323,22 +1348,100 @@ void save_streamed(const std::string& path, const std::function<const Profile&(s
 
 }  // namespace io
 
-Profile Profile::load(const std::string& path) {
+namespace {
+
+/// Profile::load, with or without the spans and their arguments.
+Profile load_profile(const std::string& path, bool with_spans, std::uint64_t& slices) {
   check_readable_file(path);
   Database db(path, Database::Mode::ReadOnly);
   const std::int64_t version = check_header(db);
   check_integrity(db);
   Profile p;
-  read_tables(db, p, version);
+  read_tables(db, p, version, with_spans);
+  slices = with_spans ? p.spans.size() : row_count(db, "slice_data");
+  const std::optional<io::SliceThreads> from_file =
+      with_spans ? std::nullopt : std::optional<io::SliceThreads>(std::in_place, db, slices);
+  const io::SliceThreads from_spans(p);
+  const io::SliceThreads& slice_threads = with_spans ? from_spans : *from_file;
   io::read_metric_tables(db, p);
-  io::read_flow_table(db, p);
-  io::read_gpu_tables(db, p);
+  io::read_flow_table(db, p, slice_threads);
+  io::read_gpu_tables(db, p, slice_threads);
   io::read_system_tables(db, p);
   io::read_rank_tables(db, p);
   io::read_continuous_tables(db, p);
   validate(p, path);
   return p;
 }
+
+}  // namespace
+
+Profile Profile::load(const std::string& path) {
+  std::uint64_t slices = 0;
+  return load_profile(path, true, slices);
+}
+
+namespace io {
+
+SliceThreads::SliceThreads(sqlite::Database& db, std::uint64_t slices)
+    : slices_(slices), lookup_(std::make_unique<Statement>(db, "SELECT utid FROM slice_data WHERE id = ?", "slice_data")) {}
+SliceThreads::~SliceThreads() = default;
+
+std::optional<std::uint32_t> SliceThreads::thread_of(std::uint32_t slice) const {
+  if (loaded_ != nullptr) {
+    if (slice >= loaded_->spans.size()) return std::nullopt;
+    return loaded_->spans[slice].thread;
+  }
+  if (slice >= slices_) return std::nullopt;
+  lookup_->reset();
+  lookup_->bind(1, std::int64_t{slice});
+  if (!lookup_->step()) return std::nullopt;
+  return Row(*lookup_, "slice_data", slice).u32(0);
+}
+
+Profile load_without_spans(const std::string& path, std::uint64_t& slices) { return load_profile(path, false, slices); }
+
+struct SpanReader::State {
+  State(const std::string& path, const Profile& rest)
+      : rest(rest), db(path, Database::Mode::ReadOnly), version(check_header(db)) {
+    if (version < 8)
+      throw Error(fmt::format("'{}' was written by an older nnprof (format {}): read it whole with Profile::load",
+                              path, version));
+    sets = read_arg_set_table(db, version >= 9);
+    slices.emplace(db, slice_query(version), "slice_data");
+  }
+  const Profile& rest;
+  Database db;
+  std::int64_t version;
+  ArgSetTable sets;
+  std::optional<Statement> slices;
+  std::size_t next = 0;
+  bool done = false;
+};
+
+SpanReader::SpanReader(const std::string& path, const Profile& rest) : state_(std::make_unique<State>(path, rest)) {}
+SpanReader::~SpanReader() = default;
+
+bool SpanReader::next(Span& span, std::vector<SpanArg>& args) {
+  State& s = *state_;
+  args.clear();
+  if (s.done) return false;
+  if (!s.slices->step()) {
+    s.done = true;
+    check_every_set_used(s.db.path(), s.sets);
+    return false;
+  }
+  const SliceRow row = read_slice(Row(*s.slices, "slice_data", s.next), s.rest, s.version);
+  // What validate() checks of the spans of a whole load.
+  if (row.span.thread >= s.rest.threads.size())
+    invalid(s.db.path(), fmt::format("slice {} refers to the missing thread {}", s.next, row.span.thread));
+  if (row.span.node == 0) invalid(s.db.path(), fmt::format("slice {} is the call tree's root, which is no scope", s.next));
+  append_slice_args(s.db.path(), s.sets, s.next, row.set, row.open_int, args);
+  span = row.span;
+  ++s.next;
+  return true;
+}
+
+}  // namespace io
 
 namespace {
 

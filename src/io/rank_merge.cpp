@@ -1,8 +1,8 @@
-// The rank merge: each input is loaded alone, its spans and their arguments are written to the
-// output as they are mapped, and only what every report needs whole (strings, threads, the call
-// tree merged by path, per-name statistics, flows, diagnostics) is kept until the end. So the
-// merge holds one rank's profile, the merged call tree and SQLite's page cache, whatever the
-// number of ranks.
+// The rank merge: each input is loaded alone and without its spans, which are then read one at
+// a time and written to the output as they are mapped; only what every report needs whole
+// (strings, threads, the call tree merged by path, per-name statistics, flows, diagnostics) is
+// kept until the end. So the merge holds one rank's profile less its spans, the merged call
+// tree and SQLite's page caches, whatever the number of ranks and however long each ran.
 #include "io/rank_merge.hpp"
 
 #include <algorithm>
@@ -136,17 +136,18 @@ class RankMerger {
     merged_.call_tree[0].parent = kNone;
   }
 
-  const Profile& run(Database& db, const std::vector<std::string>& inputs, const ProfileLoader& load) {
+  const Profile& run(Database& db, const std::vector<std::string>& inputs) {
     Statement slice(db, "INSERT INTO slice_data VALUES (?, ?, ?, ?, ?, ?, ?)");
     Statement arg(db, "INSERT INTO args VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     // A rank without a clock alignment is placed against rank 0's session start: one that comes
     // before rank 0 waits (loaded again after it; one rank is still all that is held).
     std::vector<std::string> after_rank0;
+    std::uint64_t slices = 0;
     for (const std::string& path : inputs) {
       std::error_code ec;
       const auto bytes = std::filesystem::file_size(path, ec);
       if (!ec) result_.input_bytes += bytes;
-      Profile rank = load ? load(path) : Profile::load(path);
+      Profile rank = load_without_spans(path, slices);
       if (!rank0_ && rank.ranks.size() == 1 && rank.ranks.front().rank != 0 && !rank.ranks.front().clock.aligned) {
         after_rank0.push_back(path);
         continue;
@@ -154,7 +155,7 @@ class RankMerger {
       add(path, rank, slice, arg);
     }
     for (const std::string& path : after_rank0) {
-      Profile rank = load ? load(path) : Profile::load(path);
+      Profile rank = load_without_spans(path, slices);
       add(path, rank, slice, arg);
     }
     finish(db);
@@ -310,45 +311,46 @@ class RankMerger {
       into.bytes += s.bytes;
     }
 
-    // Spans and their arguments, straight to the output. Argument sets are shared within a
-    // rank (the map is this rank's: its memory goes with the rank).
+    // Spans and their arguments, from the input straight to the output. Argument sets are
+    // shared within a rank (the map is this rank's: its memory goes with the rank).
     const std::int64_t first_span = next_span_;
     std::unordered_map<std::string, std::int64_t> sets;
     std::string key;
-    std::size_t next_arg = 0;
-    for (std::size_t i = 0; i < p.spans.size(); ++i) {
-      const Span& s = p.spans[i];
+    SpanReader reader(path, p);
+    Span s;
+    std::vector<SpanArg> args;
+    std::uint64_t spans = 0;
+    while (reader.next(s, args)) {
       const std::int64_t start = map(s.start_ns);
       const std::int64_t end = std::max(start, map(s.end_ns));
       earliest_ = std::min(earliest_, start);
       latest_ = std::max(latest_, end);
       slice.bind(1, next_span_).bind(2, start).bind(3, end - start).bind(4, std::int64_t{thread(s.thread)});
       slice.bind(5, std::int64_t{node_of[s.node < node_of.size() ? s.node : 0]});
-      const std::size_t first_arg = next_arg;
-      while (next_arg < p.span_args.size() && p.span_args[next_arg].span == i) ++next_arg;
-      if (next_arg == first_arg) {
+      if (args.empty()) {
         slice.bind_null(6).bind_null(7);
       } else {
         key.clear();
-        std::size_t open = next_arg;  // the first open integer of the span, if any
-        for (std::size_t a = first_arg; a < next_arg; ++a) {
-          if (open == next_arg && open_int(p.span_args[a])) open = a;
-          append_key(key, p.span_args[a], a == open);
+        std::size_t open = args.size();  // the first open integer of the span, if any
+        for (std::size_t a = 0; a < args.size(); ++a) {
+          if (open == args.size() && open_int(args[a])) open = a;
+          append_key(key, args[a], a == open);
         }
         const auto [it, added] = sets.try_emplace(key, next_set_);
         if (added) {
-          for (std::size_t a = first_arg; a < next_arg; ++a) write_arg(arg, p.span_args[a], a == open);
+          for (std::size_t a = 0; a < args.size(); ++a) write_arg(arg, args[a], a == open);
           ++next_set_;
         }
         slice.bind(6, it->second);
-        if (open != next_arg) slice.bind(7, p.span_args[open].int_value); else slice.bind_null(7);
-        result_.span_args += next_arg - first_arg;
-        note_collective(p, first_arg, next_arg, start);
+        if (open != args.size()) slice.bind(7, args[open].int_value); else slice.bind_null(7);
+        result_.span_args += args.size();
+        note_collective(args, start);
       }
       slice.run();
       ++next_span_;
+      ++spans;
     }
-    result_.spans += p.spans.size();
+    result_.spans += spans;
 
     for (const Flow& f : p.flows) {
       Flow copy = f;
@@ -370,7 +372,7 @@ class RankMerger {
     }
     Completeness& q = merged_.completeness;
     q.scopes_recorded += p.completeness.scopes_recorded;
-    q.spans_kept += p.spans.size();
+    q.spans_kept += spans;
     q.spans_dropped += p.completeness.spans_dropped;
     q.spans_overwritten += p.completeness.spans_overwritten;
     q.events_dropped += p.completeness.events_dropped;
@@ -395,11 +397,10 @@ class RankMerger {
     st.bind(8, std::string_view(display_value(a))).run();
   }
 
-  void note_collective(const Profile& p, std::size_t first, std::size_t end, std::int64_t start) {
+  void note_collective(const std::vector<SpanArg>& args, std::int64_t start) {
     const std::string* group = nullptr;
     std::optional<std::int64_t> seq;
-    for (std::size_t a = first; a < end; ++a) {
-      const SpanArg& arg = p.span_args[a];
+    for (const SpanArg& arg : args) {
       if (arg.key == collective_arg::kGroup && arg.type == SpanArg::Type::String) group = &arg.string_value;
       if (arg.key == collective_arg::kSequence && arg.type == SpanArg::Type::Int) seq = arg.int_value;
     }
@@ -555,12 +556,12 @@ std::vector<std::string> natural_order(std::vector<std::string> inputs) {
 }
 
 RankMergeResult merge_rank_profiles(const std::vector<std::string>& inputs, const std::string& output,
-                                    const RankMergeOptions& options, const ProfileLoader& load) {
+                                    const RankMergeOptions& options) {
   if (inputs.size() < 2) throw Error("a rank merge needs the profiles of two or more ranks");
   RankMergeResult result;
   const std::vector<std::string> ordered = natural_order(inputs);
   RankMerger merger(options, result);  // outlives the write that reads the profile it returns
-  save_streamed(output, [&](Database& db) -> const Profile& { return merger.run(db, ordered, load); });
+  save_streamed(output, [&](Database& db) -> const Profile& { return merger.run(db, ordered); });
   return result;
 }
 

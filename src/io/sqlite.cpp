@@ -100,6 +100,8 @@ bool Statement::step() {
   db_.fail(rc, "reading");
 }
 
+void Statement::reset() noexcept { sqlite3_reset(stmt_); }
+
 int Statement::columns() const noexcept { return sqlite3_column_count(stmt_); }
 std::string Statement::column_name(int i) const {
   const char* n = sqlite3_column_name(stmt_, i);

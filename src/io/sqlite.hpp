@@ -53,6 +53,8 @@ class Statement {
   void run();
   /// Steps a query: true while a row is available.
   bool step();
+  /// Back to before the first step, keeping the bindings (a query run again with new ones).
+  void reset() noexcept;
 
   [[nodiscard]] int columns() const noexcept;
   [[nodiscard]] std::string column_name(int i) const;
