@@ -226,6 +226,120 @@ TEST_F(DistributedRecord, ARankMadeLateByASleepIsTheStragglerAndTheOthersWaitThe
   EXPECT_GE(two.caused_wait_ns, 3 * (kSleepNs - 25'000'000));
 }
 
+#ifdef MPI_NONBLOCKING_PATH
+// Nonblocking collectives on a real job: 4 ranks under mpirun, 5 steps; each starts its
+// collectives, computes 50 ms beside them (a busy loop on the wall clock) and completes them. In
+// step 3 rank 2 sleeps 150 ms before starting them, so every other rank computes its 50 ms and
+// then is blocked for the remaining 100 ms: that, not the 150 ms between the arrivals, is its
+// wait. Tolerance as for the blocking straggler (-25 ms to +40 ms, 4 busy ranks on 2 cores).
+struct NonblockingJob {
+  nnprof::Profile profile;
+  nnprof::RankAnalysis analysis;
+};
+
+constexpr std::uint64_t kLateSleepNs = 150'000'000;
+constexpr std::uint64_t kOverlapNs = 50'000'000;
+constexpr std::uint64_t kExpectedWaitNs = kLateSleepNs - kOverlapNs;
+
+class DistributedNonblocking : public DistributedRecord {
+ protected:
+  void record_and_merge(const std::string& mode) {
+    const std::string pattern = path(mode + ".rank{rank}.nnprof");
+    const ShellRun r = run_shell(mpirun_prefix() + " -np 4 " + NNPROF_CLI_PATH + " record -q --mpi -o '" + pattern +
+                                 "' -- " + MPI_NONBLOCKING_PATH + " 2 150 50 " + mode);
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::string inputs;
+    for (int i = 0; i < 4; ++i) inputs += " " + path(mode + ".rank" + std::to_string(i) + ".nnprof");
+    const std::string job = path(mode + ".nnprof");
+    const ShellRun m = run_shell(std::string(NNPROF_CLI_PATH) + " merge" + inputs + " -o " + job);
+    ASSERT_EQ(m.status, 0) << m.output;
+    job_.profile = nnprof::Profile::load(job);
+    ASSERT_EQ(job_.profile.ranks.size(), 4u);
+    job_.analysis = nnprof::analyze_ranks(job_.profile);
+  }
+
+  /// The checks both variants share: `per_step` nonblocking collectives a step, matched on all 4
+  /// ranks; rank 2 the straggler and last at step 3's; the others' wait there the sleep less
+  /// their overlapped computation; the critical path through rank 2's late work.
+  void expect_late_rank_found(std::size_t per_step) {
+    const nnprof::Profile& p = job_.profile;
+    const nnprof::RankAnalysis& a = job_.analysis;
+    EXPECT_EQ(p.str(a.step_name), "train_step");
+    ASSERT_EQ(a.steps, 5u);
+    ASSERT_EQ(a.collectives.size(), 5 * per_step);
+    EXPECT_EQ(a.incomplete_collectives, 0u);
+    for (const nnprof::CollectiveCall& c : a.collectives) {
+      EXPECT_TRUE(c.nonblocking) << c.operation << " " << c.seq;
+      ASSERT_EQ(c.arrivals.size(), 4u) << c.operation << " " << c.seq;
+      for (const nnprof::CollectiveArrival& arrival : c.arrivals) {
+        EXPECT_TRUE(arrival.nonblocking);
+        // The completion was seen: the end is past the overlapped computation, not the call's end.
+        EXPECT_GE(arrival.end_ns, arrival.arrival_ns + kOverlapNs - 1'000'000) << c.operation << " " << c.seq;
+      }
+    }
+    ASSERT_NE(a.straggler, nnprof::kNone);
+    EXPECT_EQ(p.ranks[a.straggler].rank, 2);
+    // Step 3's collectives: rank 2 came last to each; each other rank's waiting over them (one
+    // moment counted once, however many a Waitall completed) is the sleep less its overlap.
+    std::map<std::uint32_t, std::uint64_t> step3_wait;
+    std::size_t step3_calls = 0;
+    for (const nnprof::CollectiveCall& c : a.collectives) {
+      if (c.seq / static_cast<std::int64_t>(per_step) != 3) continue;
+      ++step3_calls;
+      EXPECT_EQ(p.ranks[c.last_rank].rank, 2) << c.operation;
+      for (const nnprof::CollectiveArrival& arrival : c.arrivals) step3_wait[arrival.rank] += arrival.wait_ns;
+    }
+    EXPECT_EQ(step3_calls, per_step);
+    for (const auto& [rank, wait] : step3_wait) {
+      const int mpi_rank = p.ranks[rank].rank;
+      if (mpi_rank == 2) {
+        EXPECT_LE(wait, 10'000'000u) << "the late rank itself";
+        continue;
+      }
+      EXPECT_GE(wait + 25'000'000, kExpectedWaitNs) << "rank " << mpi_rank;
+      EXPECT_LE(wait, kExpectedWaitNs + 40'000'000) << "rank " << mpi_rank;
+      EXPECT_EQ(a.ranks[rank].steps[3].wait_ns, wait) << "rank " << mpi_rank;
+    }
+    EXPECT_GE(a.ranks[a.straggler].caused_wait_ns, 3 * (kExpectedWaitNs - 25'000'000));
+    // The slowest step is step 3, and its critical path runs through rank 2's late work.
+    EXPECT_EQ(a.slowest_step, 3u);
+    std::uint64_t on_late_rank = 0;
+    for (const nnprof::RankPathSegment& s : a.critical_path.segments)
+      if (s.kind == nnprof::RankPathKind::Compute && p.ranks[s.rank].rank == 2) on_late_rank += s.duration_ns();
+    EXPECT_GE(on_late_rank + 25'000'000, kLateSleepNs);
+    // Each rank overlapped its collectives with about 50 ms of computation a step.
+    for (const nnprof::RankSummary& r : a.ranks) EXPECT_GE(r.overlap_ns + 5'000'000, 5 * kOverlapNs) << r.rank;
+  }
+
+  NonblockingJob job_;
+};
+
+TEST_F(DistributedNonblocking, AnIallreduceCompletedByPollingMpiTestFindsTheLateRank) {
+  if (!fs::exists(MPIEXEC_PATH)) GTEST_SKIP() << MPIEXEC_PATH << " is not installed";
+  ASSERT_NO_FATAL_FAILURE(record_and_merge("test"));
+  expect_late_rank_found(1);
+  // Only the test that completed each step's allreduce is a span: the polls are not.
+  const nnprof::Profile& p = job_.profile;
+  const nnprof::ScopeStats* tests = p.find_scope("MPI_Test");
+  ASSERT_NE(tests, nullptr);
+  EXPECT_EQ(tests->time.count, 4u * 5u);
+  const nnprof::ScopeStats* completed = p.find_scope("MPI_Iallreduce completed");
+  ASSERT_NE(completed, nullptr);
+  EXPECT_EQ(completed->time.count, 4u * 5u);
+}
+
+TEST_F(DistributedNonblocking, ThreeCollectivesCompletedByOneWaitallFindTheLateRank) {
+  if (!fs::exists(MPIEXEC_PATH)) GTEST_SKIP() << MPIEXEC_PATH << " is not installed";
+  ASSERT_NO_FATAL_FAILURE(record_and_merge("waitall"));
+  expect_late_rank_found(3);
+  std::map<std::string, int> per_operation;
+  for (const nnprof::CollectiveCall& c : job_.analysis.collectives) ++per_operation[c.operation];
+  EXPECT_EQ(per_operation["allreduce"], 5);
+  EXPECT_EQ(per_operation["broadcast"], 5);
+  EXPECT_EQ(per_operation["barrier"], 5);
+}
+#endif
+
 TEST_F(DistributedRecord, AnInjectedClockOffsetIsRecoveredWithItsResidual) {
   if (!fs::exists(MPIEXEC_PATH)) GTEST_SKIP() << MPIEXEC_PATH << " is not installed";
   // Rank 2's clock reads 7 ms ahead (the test hook, read only by the clock-alignment code).
