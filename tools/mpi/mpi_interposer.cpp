@@ -33,6 +33,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -235,7 +236,18 @@ struct PendingCollective {
   std::string group;
   std::int64_t seq = 0;
   std::int64_t blocked_ns = 0;  // in earlier waits and tests that did not complete it
+  // The end of the last wait or test that included it (-1: none yet), and the CPU time its
+  // thread had used by then: the gap to the next one counts as blocked when the thread ran
+  // for almost none of it (a polling loop, descheduled or not), and not when it computed.
+  std::int64_t last_end_ns = -1;
+  std::int64_t last_end_cpu_ns = 0;
+  std::thread::id last_thread;
 };
+
+/// The most CPU time a thread may use between two polls of a request for the gap to count as
+/// blocked: a polling loop's own work between two MPI_Test calls is well under a microsecond;
+/// computation between them is far more than this.
+constexpr std::int64_t kPollGapCpuNs = 20'000;
 
 std::mutex g_requests_mu;
 std::unordered_map<MPI_Request, PendingCollective>& pending_requests() {
@@ -247,7 +259,11 @@ std::atomic<std::size_t> g_pending_count{0};  // pending_requests().size(), read
 void remember_request(MPI_Request request, const char* completion_name, const CommCall& call) {
   if (request == MPI_REQUEST_NULL) return;
   std::lock_guard lock(g_requests_mu);
-  pending_requests()[request] = PendingCollective{completion_name, *call.group, call.seq, 0};
+  PendingCollective& pending = pending_requests()[request];
+  pending = PendingCollective{};
+  pending.completion_name = completion_name;
+  pending.group = *call.group;
+  pending.seq = call.seq;
   g_pending_count.store(pending_requests().size(), std::memory_order_relaxed);
 }
 
@@ -258,39 +274,66 @@ std::int64_t monotonic_ns() {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
+/// The calling thread's CPU time in nanoseconds.
+std::int64_t thread_cpu_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
 /// Around one wait or test call over `count` requests: notes which of them are ours before the
 /// PMPI call (the call overwrites completed handles with MPI_REQUEST_NULL) and, after it, adds
 /// the call's duration to each one's blocked time and records a completion span for each one
 /// that completed. Waits are spans from their start; a test is a span only when it completed a
-/// request (opened when MPI returned from it: its own time is in the blocked time).
+/// request (opened when MPI returned from it: its own time is in the blocked time). The gap
+/// since the previous wait or test of a request counts as blocked too when its thread used
+/// almost no CPU in it (kPollGapCpuNs): in a polling loop the rank is descheduled between polls
+/// as often as in them (4 busy ranks on 2 cores), and that time was waiting as well.
 class CompletionScope {
  public:
   enum class Kind : bool { Wait, Test };
   CompletionScope(const char* name, Kind kind, const MPI_Request* requests, int count)
-      : profiler_(nnprof::global_profiler()), name_(name), kind_(kind), requests_(requests) {
+      : profiler_(nnprof::global_profiler()), name_(name), kind_(kind), requests_(requests), start_ns_(monotonic_ns()) {
+    // The call's time runs from here to the bookkeeping after it (finish), so that in a loop of
+    // polls the time between one poll's measurement and the next is only the loop's own: the
+    // interposer's lookups count as blocked, as the MPI call they wrap does.
     if (count > 0 && requests != nullptr && g_pending_count.load(std::memory_order_relaxed) > 0) {
+      const std::int64_t cpu_ns = thread_cpu_ns();
+      const std::thread::id thread = std::this_thread::get_id();
       std::lock_guard lock(g_requests_mu);
-      for (int i = 0; i < count; ++i)
-        if (requests[i] != MPI_REQUEST_NULL && pending_requests().contains(requests[i]))
-          ours_.push_back({i, requests[i]});
+      for (int i = 0; i < count; ++i) {
+        if (requests[i] == MPI_REQUEST_NULL) continue;
+        const auto it = pending_requests().find(requests[i]);
+        if (it == pending_requests().end()) continue;
+        note_ours(i, requests[i]);
+        PendingCollective& c = it->second;
+        if (c.last_end_ns >= 0 && c.last_thread == thread && cpu_ns - c.last_end_cpu_ns < kPollGapCpuNs)
+          c.blocked_ns += start_ns_ - c.last_end_ns;
+      }
     }
     if (kind_ == Kind::Wait) site_ = nnprof::detail::open_framework_scope(profiler_, name_, {});
-    start_ns_ = monotonic_ns();
   }
   /// After the PMPI call: `requests` now holds MPI_REQUEST_NULL where one completed.
   void finish(bool completed_any) {
-    const std::int64_t took = monotonic_ns() - start_ns_;
     if (kind_ == Kind::Test && completed_any) {
       site_ = nnprof::detail::open_framework_scope(profiler_, name_, {});
       opened_test_ = true;
     }
     std::vector<PendingCollective> completed;
-    if (!ours_.empty()) {
+    if (ours_count_ > 0) {
+      const std::int64_t cpu_ns = thread_cpu_ns();
+      const std::thread::id thread = std::this_thread::get_id();
       std::lock_guard lock(g_requests_mu);
-      for (const auto& [index, handle] : ours_) {
+      const std::int64_t end_ns = monotonic_ns();
+      const std::int64_t took = end_ns - start_ns_;
+      for (std::size_t k = 0; k < ours_count_; ++k) {
+        const auto [index, handle] = k < ours_.size() ? ours_[k] : more_ours_[k - ours_.size()];
         const auto it = pending_requests().find(handle);
         if (it == pending_requests().end()) continue;  // completed by another thread meanwhile
         it->second.blocked_ns += took;
+        it->second.last_end_ns = end_ns;
+        it->second.last_end_cpu_ns = cpu_ns;
+        it->second.last_thread = thread;
         if (requests_[index] == MPI_REQUEST_NULL) {
           completed.push_back(std::move(it->second));
           pending_requests().erase(it);
@@ -320,10 +363,22 @@ class CompletionScope {
   const char* name_;
   Kind kind_;
   const MPI_Request* requests_;
-  std::vector<std::pair<int, MPI_Request>> ours_;  // (index in the call's array, handle before the call)
+  void note_ours(int index, MPI_Request handle) {
+    if (ours_count_ < ours_.size())
+      ours_[ours_count_] = {index, handle};
+    else
+      more_ours_.emplace_back(index, handle);
+    ++ours_count_;
+  }
+  // (index in the call's array, handle before the call) of our requests. The first few inline:
+  // a heap allocation freed after the call's time was taken would be time a polling loop spends
+  // outside every measured call, so not counted as blocked.
+  std::array<std::pair<int, MPI_Request>, 4> ours_{};
+  std::vector<std::pair<int, MPI_Request>> more_ours_;
+  std::size_t ours_count_ = 0;
   const nnprof::SourceLocation* site_ = nullptr;
+  std::int64_t start_ns_;
   bool opened_test_ = false;
-  std::int64_t start_ns_ = 0;
 };
 
 int comm_size(MPI_Comm comm) {
