@@ -368,6 +368,56 @@ TEST_F(DistributedNonblocking, ThreeCollectivesCompletedByOneWaitallFindTheLateR
   EXPECT_EQ(per_operation["broadcast"], 5);
   EXPECT_EQ(per_operation["barrier"], 5);
 }
+// Each of the 14 nonblocking collectives once, completed by MPI_Waitany, MPI_Waitsome and by
+// polling MPI_Testall, MPI_Testany and MPI_Testsome: every one matched on all 4 ranks in call
+// order (seq 0 to 13 on the world), flagged nonblocking, its completion seen on every rank,
+// its bytes counted as for the blocking call; the waits and tests that completed them are spans.
+TEST_F(DistributedNonblocking, EveryNonblockingCollectiveIsMatchedAndCompletedByEachWaitAndTest) {
+  if (!fs::exists(MPIEXEC_PATH)) GTEST_SKIP() << MPIEXEC_PATH << " is not installed";
+  const std::string pattern = path("every.rank{rank}.nnprof");
+  const ShellRun r = run_shell(mpirun_prefix() + " -np 4 " + NNPROF_CLI_PATH + " record -q --mpi -o '" + pattern +
+                               "' -- " + MPI_NONBLOCKING_PATH + " every");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::string inputs;
+  for (int i = 0; i < 4; ++i) {
+    inputs += ' ';
+    inputs += path("every.rank" + std::to_string(i) + ".nnprof");
+  }
+  const std::string job = path("every.nnprof");
+  const ShellRun m = run_shell(std::string(NNPROF_CLI_PATH) + " merge" + inputs + " -o " + job);
+  ASSERT_EQ(m.status, 0) << m.output;
+  EXPECT_NE(m.output.find("14 collective calls"), std::string::npos) << m.output;  // the merge's residual check saw them
+  const nnprof::Profile p = nnprof::Profile::load(job);
+  const nnprof::RankAnalysis a = nnprof::analyze_ranks(p);
+  const char* operations[] = {"barrier",    "broadcast", "allreduce", "reduce",     "allgather",
+                              "allgatherv", "gather",    "gatherv",   "scatter",    "scatterv",
+                              "alltoall",   "alltoallv", "reduce_scatter", "reduce_scatter_block"};
+  const std::int64_t bytes[] = {0, 64 * 8, 64 * 8, 64 * 8, 8 * 8, 8 * 8, 8 * 8, 8 * 8, 8 * 8, 8 * 8,
+                                8 * 8 * 4, 8 * 8 * 4, 8 * 8 * 4, 8 * 8 * 4};
+  ASSERT_EQ(a.collectives.size(), std::size(operations));
+  EXPECT_EQ(a.incomplete_collectives, 0u);
+  std::map<std::int64_t, const nnprof::CollectiveCall*> by_seq;
+  for (const nnprof::CollectiveCall& c : a.collectives) by_seq[c.seq] = &c;
+  for (std::int64_t seq = 0; seq < static_cast<std::int64_t>(std::size(operations)); ++seq) {
+    ASSERT_TRUE(by_seq.contains(seq)) << seq;
+    const nnprof::CollectiveCall& c = *by_seq[seq];
+    EXPECT_EQ(c.operation, operations[seq]) << seq;
+    EXPECT_EQ(c.group, "world") << seq;
+    EXPECT_EQ(static_cast<std::int64_t>(c.bytes), bytes[seq]) << c.operation;
+    EXPECT_TRUE(c.nonblocking) << c.operation;
+    ASSERT_EQ(c.arrivals.size(), 4u) << c.operation;
+    for (const nnprof::CollectiveArrival& arrival : c.arrivals) {
+      EXPECT_GT(arrival.blocked_ns, 0u) << c.operation << " on rank " << arrival.rank << ": no completion seen";
+      EXPECT_GT(arrival.end_ns, p.spans[arrival.span].end_ns) << c.operation << " on rank " << arrival.rank;
+    }
+  }
+  for (const char* call : {"MPI_Waitany", "MPI_Waitsome", "MPI_Testall", "MPI_Testany", "MPI_Testsome"})
+    EXPECT_NE(p.find_scope(call), nullptr) << call;
+  // 14 completions on each rank.
+  std::size_t completions = 0;
+  for (const nnprof::SpanArg& arg : p.span_args) completions += arg.key == arg::kCompletedSequence ? 1 : 0;
+  EXPECT_EQ(completions, 4u * 14u);
+}
 #endif
 
 TEST_F(DistributedRecord, AnInjectedClockOffsetIsRecoveredWithItsResidual) {

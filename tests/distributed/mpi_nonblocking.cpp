@@ -7,7 +7,8 @@
 // In step 3 the rank named by argv[1] sleeps argv[2] milliseconds before its collectives, so each
 // other rank, which starts them on time, computes argv[3] ms and then is blocked for the rest of
 // the sleep. The step is an nnprof scope; the MPI calls reach nnprof through libnnprof_mpi.
-// Steps begin at an unrecorded barrier (PMPI_Barrier).
+// Steps begin at an unrecorded barrier (PMPI_Barrier). With argv[1] "every" it calls each
+// nonblocking collective once instead (every_nonblocking_collective).
 #include <mpi.h>
 
 #include <chrono>
@@ -37,8 +38,58 @@ double spin_for(std::vector<double>& v, int ms) {
 }
 }  // namespace
 
+// argv[1] "every": each nonblocking collective the interposer wraps once, on MPI_COMM_WORLD, each
+// with buffers of its own, completed in turn by MPI_Waitany, MPI_Waitsome, MPI_Testall polling,
+// MPI_Testany polling and MPI_Testsome polling.
+int every_nonblocking_collective() {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::vector<std::vector<double>> buffers;
+  buffers.reserve(40);  // the pointers handed to MPI must stay put
+  const auto buffer = [&](std::size_t n) { return buffers.emplace_back(n, 1.0).data(); };
+  const std::size_t all = static_cast<std::size_t>(size);
+  std::vector<int> eights(all, 8), displs(all);
+  for (std::size_t i = 0; i < all; ++i) displs[i] = static_cast<int>(8 * i);
+  std::vector<MPI_Request> r(14, MPI_REQUEST_NULL);
+  MPI_Ibarrier(MPI_COMM_WORLD, &r[0]);
+  MPI_Ibcast(buffer(64), 64, MPI_DOUBLE, 1, MPI_COMM_WORLD, &r[1]);
+  MPI_Iallreduce(buffer(64), buffer(64), 64, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[2]);
+  MPI_Ireduce(buffer(64), buffer(64), 64, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &r[3]);
+  MPI_Iallgather(buffer(8), 8, MPI_DOUBLE, buffer(8 * all), 8, MPI_DOUBLE, MPI_COMM_WORLD, &r[4]);
+  MPI_Iallgatherv(buffer(8), 8, MPI_DOUBLE, buffer(8 * all), eights.data(), displs.data(), MPI_DOUBLE, MPI_COMM_WORLD,
+                  &r[5]);
+  MPI_Igather(buffer(8), 8, MPI_DOUBLE, buffer(8 * all), 8, MPI_DOUBLE, 0, MPI_COMM_WORLD, &r[6]);
+  MPI_Igatherv(buffer(8), 8, MPI_DOUBLE, buffer(8 * all), eights.data(), displs.data(), MPI_DOUBLE, 0, MPI_COMM_WORLD,
+               &r[7]);
+  MPI_Iscatter(buffer(8 * all), 8, MPI_DOUBLE, buffer(8), 8, MPI_DOUBLE, 0, MPI_COMM_WORLD, &r[8]);
+  MPI_Iscatterv(buffer(8 * all), eights.data(), displs.data(), MPI_DOUBLE, buffer(8), 8, MPI_DOUBLE, 0, MPI_COMM_WORLD,
+                &r[9]);
+  MPI_Ialltoall(buffer(8 * all), 8, MPI_DOUBLE, buffer(8 * all), 8, MPI_DOUBLE, MPI_COMM_WORLD, &r[10]);
+  MPI_Ialltoallv(buffer(8 * all), eights.data(), displs.data(), MPI_DOUBLE, buffer(8 * all), eights.data(),
+                 displs.data(), MPI_DOUBLE, MPI_COMM_WORLD, &r[11]);
+  MPI_Ireduce_scatter(buffer(8 * all), buffer(8), eights.data(), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[12]);
+  MPI_Ireduce_scatter_block(buffer(8 * all), buffer(8), 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[13]);
+  int index = 0, flag = 0, outcount = 0;
+  std::vector<int> indices(14);
+  for (int k = 0; k < 3; ++k) MPI_Waitany(3, &r[0], &index, MPI_STATUS_IGNORE);
+  for (int left = 3; left > 0; left -= outcount) MPI_Waitsome(3, &r[3], &outcount, indices.data(), MPI_STATUSES_IGNORE);
+  for (flag = 0; flag == 0;) MPI_Testall(3, &r[6], &flag, MPI_STATUSES_IGNORE);
+  for (int left = 2; left > 0;) {
+    MPI_Testany(2, &r[9], &index, &flag, MPI_STATUS_IGNORE);
+    if (flag != 0 && index != MPI_UNDEFINED) --left;
+  }
+  for (int left = 3; left > 0;) {
+    MPI_Testsome(3, &r[11], &outcount, indices.data(), MPI_STATUSES_IGNORE);
+    if (outcount != MPI_UNDEFINED) left -= outcount;
+  }
+  MPI_Finalize();
+  return 0;
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  if (argc > 1 && std::strcmp(argv[1], "every") == 0) return every_nonblocking_collective();
   const int late_rank = argc > 1 ? std::atoi(argv[1]) : 2;
   const int sleep_ms = argc > 2 ? std::atoi(argv[2]) : 150;
   const int overlap_ms = argc > 3 ? std::atoi(argv[3]) : 50;
