@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   if (argc > 1 && std::strcmp(argv[1], "every") == 0) return every_nonblocking_collective();
   const int late_rank = argc > 1 ? std::atoi(argv[1]) : 2;
-  const int sleep_ms = argc > 2 ? std::atoi(argv[2]) : 150;
+  const int sleep_ms = argc > 2 ? std::atoi(argv[2]) : 300;
   const int overlap_ms = argc > 3 ? std::atoi(argv[3]) : 50;
   const bool waitall = argc > 4 && std::strcmp(argv[4], "waitall") == 0;
   int rank = 0;
