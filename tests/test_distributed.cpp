@@ -728,6 +728,39 @@ TEST(DistributedAnalysis, AWaitallOverSeveralCollectivesCountsEachMomentOnce) {
   EXPECT_EQ((waits[{1, "broadcast"}]), 80u);
 }
 
+// A collective started near the end of one step and waited for in the next (two ranks, steps
+// [0,100] and [100,200]): rank 0 calls at 90 and waits [110,150] (completed at 149, blocked 39);
+// rank 1 calls at 140. Rank 0 waited 30 (110 to 140), in step 1, where it was blocked, not in
+// step 0, where it called.
+TEST(DistributedAnalysis, ANonblockingWaitCountsInTheStepItWasBlockedIn) {
+  std::vector<Profile> ranks;
+  for (int r = 0; r < 2; ++r) {
+    RankBuilder b(r, 2);
+    const std::uint32_t step = b.node(0, "step");
+    const std::uint32_t wait = b.node(step, "MPI_Wait");
+    b.span(step, 0, 100);
+    if (r == 0) nonblocking_call(b, step, 90, 91, 0);
+    b.span(step, 100, 200);
+    if (r == 0) {
+      b.span(wait, 110, 150);
+      completion(b, wait, 149, 0, 39);
+    } else {
+      nonblocking_call(b, step, 140, 141, 0);
+      b.span(wait, 141, 150);
+      completion(b, wait, 149, 0, 8);
+    }
+    ranks.push_back(b.finish());
+  }
+  const Profile p = merge_by_hand(ranks);
+  const nnprof::RankAnalysis a = nnprof::analysis::analyze_ranks(p, {});
+  ASSERT_EQ(a.steps, 2u);
+  ASSERT_EQ(a.collectives.size(), 1u);
+  EXPECT_EQ(a.collectives[0].arrivals[0].wait_ns, 30u);
+  EXPECT_EQ(a.ranks[0].steps[0].wait_ns, 0u);
+  EXPECT_EQ(a.ranks[0].steps[1].wait_ns, 30u);
+  EXPECT_EQ(a.straggler, 1u);
+}
+
 // Ranks without a clock alignment are placed by their sessions' starts: exactly by
 // CLOCK_MONOTONIC on rank 0's host, by the wall clocks (with a stated 10 ms residual and a
 // warning) on another host.

@@ -273,10 +273,10 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
   const std::vector<CollectiveSpan>& spans = found.collectives;
   // Collective spans, and the wait and test calls that completed nonblocking ones (with their
   // completion spans): time in them is communication, and what encloses them is no computation.
-  std::vector<bool> is_collective(p.spans.size(), false);
+  std::vector<bool> is_communication(p.spans.size(), false);
   std::map<std::pair<std::string, std::int64_t>, std::uint32_t> index;
   for (const CollectiveSpan& c : spans) {
-    is_collective[c.span] = true;
+    is_communication[c.span] = true;
     const auto [it, added] = index.try_emplace({c.group, c.seq}, static_cast<std::uint32_t>(result.collectives.size()));
     if (added) {
       CollectiveCall call;
@@ -290,8 +290,8 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
     call.group_size = std::max(call.group_size, c.group_size);
     const Span& s = p.spans[c.span];
     const std::uint32_t rank = rank_of(p, s.thread);
-    // A blocking collective keeps the rank in it for its whole span; a nonblocking one until a
-    // completion says otherwise (below) only for its call.
+    // A blocking collective holds the rank for its whole span; a nonblocking one only in the
+    // waits and tests that complete it (blocked_ns, set from its completion below).
     CollectiveArrival arrival{rank, c.span, s.start_ns, s.end_ns, 0, c.nonblocking, c.nonblocking ? 0 : s.end_ns - s.start_ns};
     call.nonblocking = call.nonblocking || c.nonblocking;
     const auto same = std::ranges::find(call.arrivals, rank, &CollectiveArrival::rank);
@@ -335,9 +335,9 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Completed>> by_completing_call;  // (rank, call span)
     for (const CompletionSpan& done : found.completions) {
       const Span& s = p.spans[done.span];
-      is_collective[done.span] = true;
+      is_communication[done.span] = true;
       const std::uint32_t completing = parent[done.span];
-      if (completing != kNone) is_collective[completing] = true;
+      if (completing != kNone) is_communication[completing] = true;
       const auto it = index.find({done.group, done.seq});
       if (it == index.end()) continue;
       CollectiveCall& call = result.collectives[it->second];
@@ -392,7 +392,7 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
   });
 
   // Steps per rank, and each rank's communication, computation and their overlap.
-  const std::vector<bool> encloses = encloses_collective(p, is_collective);
+  const std::vector<bool> encloses = encloses_collective(p, is_communication);
   const StepChoice step = choose_step(p, options, encloses);
   result.step_name = step.name;
   result.ranks.resize(ranks);
@@ -404,7 +404,7 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
     const std::uint32_t rank = rank_of(p, s.thread);
     if (rank >= ranks) continue;
     extent[rank] = {std::min(extent[rank].first, s.start_ns), std::max(extent[rank].second, s.end_ns)};
-    if (is_collective[i])
+    if (is_communication[i])
       communication[rank].emplace_back(s.start_ns, s.end_ns);
     else if (!encloses[i])
       computation[rank].emplace_back(s.start_ns, s.end_ns);
@@ -439,15 +439,19 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
     if (step.name == kNone && extent[r].second > extent[r].first) steps.push_back({extent[r].first, extent[r].second, 0});
     std::ranges::sort(steps, {}, &RankStep::start_ns);
   }
-  // Each wait counts in the step of its rank that it began in.
+  // Each wait counts in the step of its rank that it began in: at the arrival for a blocking
+  // collective, where the rank began to be blocked for a nonblocking one (a collective started
+  // in one step may be waited for in the next).
   for (const CollectiveCall& call : result.collectives)
     for (const CollectiveArrival& a : call.arrivals) {
       if (a.rank >= ranks || a.wait_ns == 0) continue;
+      const std::uint64_t began =
+          a.nonblocking ? std::max(a.arrival_ns, a.end_ns - std::min(a.blocked_ns, a.end_ns)) : a.arrival_ns;
       std::vector<RankStep>& steps = result.ranks[a.rank].steps;
-      auto it = std::ranges::upper_bound(steps, a.arrival_ns, {}, &RankStep::start_ns);
+      auto it = std::ranges::upper_bound(steps, began, {}, &RankStep::start_ns);
       if (it == steps.begin()) continue;
       --it;
-      if (a.arrival_ns < it->end_ns) it->wait_ns += std::min(a.wait_ns, it->end_ns - it->start_ns - it->wait_ns);
+      if (began < it->end_ns) it->wait_ns += std::min(a.wait_ns, it->end_ns - it->start_ns - it->wait_ns);
     }
 
   // Step figures and straggler scores.
