@@ -508,6 +508,219 @@ TEST(DistributedAnalysis, OverlapCountsCommunicationThatRanWhileComputationDid) 
   EXPECT_EQ(a.ranks[1].communication_ns, 0u);
 }
 
+// ---- nonblocking collectives (MPI_Iallreduce ... MPI_Wait / MPI_Test / MPI_Waitall) ----
+
+// The span of a nonblocking collective's call: the collective arguments plus `nonblocking`.
+std::uint32_t nonblocking_call(RankBuilder& b, std::uint32_t parent, std::uint64_t start, std::uint64_t end,
+                               std::int64_t seq, const std::string& op = "allreduce") {
+  const std::uint32_t s = b.collective(parent, start, end, seq, "world", op);
+  SpanArg flag;
+  flag.span = s;
+  flag.key = nnprof::collective_arg::kNonblocking;
+  flag.type = SpanArg::Type::Int;
+  flag.int_value = 1;
+  b.p.span_args.push_back(flag);
+  return s;
+}
+
+// The completion span the interposer records inside the wait or test that completed one.
+void completion(RankBuilder& b, std::uint32_t wait_node, std::uint64_t at, std::int64_t seq, std::int64_t blocked_ns) {
+  const std::uint32_t s = b.span(b.node(wait_node, "MPI_Iallreduce completed"), at, at);
+  SpanArg group;
+  group.span = s;
+  group.key = nnprof::collective_arg::kCompletedGroup;
+  group.string_value = "world";
+  b.p.span_args.push_back(group);
+  for (const auto& [key, value] : {std::pair{nnprof::collective_arg::kCompletedSequence, seq},
+                                   std::pair{nnprof::collective_arg::kBlocked, blocked_ns}}) {
+    SpanArg a;
+    a.span = s;
+    a.key = key;
+    a.type = SpanArg::Type::Int;
+    a.int_value = value;
+    b.p.span_args.push_back(a);
+  }
+}
+
+// Three ranks, one MPI_Iallreduce. Rank 0 is late: it computes [0,150], calls at 150 and waits
+// [151,160] (completed at 159, blocked 8). Rank 1 calls at 10, computes [11,61] beside it and
+// waits [61,160] (completed at 159, blocked 98). Rank 2 calls at 20, computes [21,101], then polls
+// with MPI_Test until 158: only the successful test is a span ([158,159], completed at 158), the
+// polls' time is in its blocked 57. Waits: rank 1 blocked from 61, released at 150: 89 (not the
+// 140 between its arrival and rank 0's, 50 of which it computed); rank 2 from 101: 49.
+Profile nonblocking_job() {
+  std::vector<Profile> ranks;
+  for (int r = 0; r < 3; ++r) {
+    RankBuilder b(r, 3);
+    const std::uint32_t step = b.node(0, "step");
+    b.span(step, 0, r == 1 ? 210 : 200);
+    if (r == 0) {
+      b.span(b.node(step, "late_work"), 0, 150);
+      nonblocking_call(b, step, 150, 151, 0);
+      const std::uint32_t wait = b.node(step, "MPI_Wait");
+      b.span(wait, 151, 160);
+      completion(b, wait, 159, 0, 8);
+    } else if (r == 1) {
+      nonblocking_call(b, step, 10, 11, 0);
+      b.span(b.node(step, "overlapped"), 11, 61);
+      const std::uint32_t wait = b.node(step, "MPI_Wait");
+      b.span(wait, 61, 160);
+      completion(b, wait, 159, 0, 98);
+    } else {
+      nonblocking_call(b, step, 20, 21, 0);
+      b.span(b.node(step, "overlapped"), 21, 101);
+      const std::uint32_t test = b.node(step, "MPI_Test");
+      b.span(test, 158, 159);
+      completion(b, test, 158, 0, 57);
+    }
+    b.span(b.node(step, "opt"), 160, r == 1 ? 210 : 200);
+    ranks.push_back(b.finish());
+  }
+  return merge_by_hand(ranks);
+}
+
+TEST(DistributedAnalysis, ANonblockingCollectiveWaitsOnlyWhileBlockedInItsWaitOrTest) {
+  const Profile p = nonblocking_job();
+  const nnprof::RankAnalysis a = nnprof::analysis::analyze_ranks(p, {});
+  ASSERT_EQ(a.collectives.size(), 1u);
+  const nnprof::CollectiveCall& call = a.collectives[0];
+  EXPECT_TRUE(call.nonblocking);
+  ASSERT_EQ(call.arrivals.size(), 3u);
+  EXPECT_EQ(call.last_rank, 0u);
+  EXPECT_EQ(call.first_arrival_ns, 10u);
+  EXPECT_EQ(call.last_arrival_ns, 150u);
+  const std::uint64_t ends[] = {159, 159, 158}, blocked[] = {8, 98, 57}, waits[] = {0, 89, 49};
+  for (std::uint32_t r = 0; r < 3; ++r) {
+    const nnprof::CollectiveArrival& arrival = call.arrivals[r];
+    EXPECT_TRUE(arrival.nonblocking) << r;
+    EXPECT_EQ(arrival.end_ns, ends[r]) << r;
+    EXPECT_EQ(arrival.blocked_ns, blocked[r]) << r;
+    EXPECT_EQ(arrival.wait_ns, waits[r]) << r;
+    EXPECT_EQ(a.ranks[r].wait_ns, waits[r]) << r;
+  }
+  EXPECT_EQ(a.straggler, 0u);
+  EXPECT_EQ(a.ranks[0].caused_wait_ns, 138u);
+  EXPECT_EQ(a.ranks[1].steps[0].wait_ns, 89u);
+  EXPECT_EQ(a.ranks[1].steps[0].busy_ns(), 210u - 89u);
+  // Rank 1: in flight [10,159] and its wait [61,160] are communication (150); computation is
+  // what it did beside it, [11,61], and after, [160,210] (100); they overlap by 50.
+  EXPECT_EQ(a.ranks[1].communication_ns, 150u);
+  EXPECT_EQ(a.ranks[1].computation_ns, 100u);
+  EXPECT_EQ(a.ranks[1].overlap_ns, 50u);
+  // The step ended last on rank 1 (210); its allreduce was held by rank 0's arrival at 150,
+  // so the path goes through rank 0's late work, and rank 1's overlapped work is not on it.
+  const auto& path = a.critical_path;
+  ASSERT_EQ(path.segments.size(), 3u);
+  using K = nnprof::RankPathKind;
+  EXPECT_EQ(path.segments[0].kind, K::Compute);
+  EXPECT_EQ(path.segments[0].rank, 0u);
+  EXPECT_EQ(path.segments[0].start_ns, 0u);
+  EXPECT_EQ(path.segments[0].end_ns, 150u);
+  EXPECT_EQ(p.str(path.segments[0].name), "late_work");
+  EXPECT_EQ(path.segments[1].kind, K::Collective);
+  EXPECT_EQ(path.segments[1].rank, 1u);
+  EXPECT_EQ(path.segments[1].start_ns, 150u);
+  EXPECT_EQ(path.segments[1].end_ns, 159u);
+  EXPECT_EQ(path.segments[2].kind, K::Compute);
+  EXPECT_EQ(path.segments[2].rank, 1u);
+  EXPECT_EQ(path.segments[2].start_ns, 159u);
+  EXPECT_EQ(path.segments[2].end_ns, 210u);
+  EXPECT_EQ(p.str(path.segments[2].name), "opt");
+  EXPECT_EQ(path.compute_ns, 201u);
+  EXPECT_EQ(path.collective_ns, 9u);
+}
+
+// Two ranks. Rank 0 starts an allreduce (seq 0) at 0 and a broadcast (seq 1) at 2, computes
+// [3,50] and waits for both in one MPI_Waitall [50,150] (both completed at 149, blocked 99
+// each). Rank 1 arrives at the allreduce at 60 and at the broadcast at 140. Rank 0 was blocked
+// [50,140] waiting for rank 1: [50,60] for the allreduce, [60,140] for the broadcast, 90 in all,
+// not 99 twice. A barrier whose completion no rank saw (seq 2) ends at its call's end and waits 0.
+TEST(DistributedAnalysis, AWaitallOverSeveralCollectivesCountsEachMomentOnce) {
+  std::vector<Profile> ranks;
+  for (int r = 0; r < 2; ++r) {
+    RankBuilder b(r, 2);
+    const std::uint32_t step = b.node(0, "step");
+    b.span(step, 0, 200);
+    const std::uint32_t waitall = b.node(step, "MPI_Waitall");
+    if (r == 0) {
+      nonblocking_call(b, step, 0, 1, 0);
+      nonblocking_call(b, step, 2, 3, 1, "broadcast");
+      b.span(b.node(step, "overlapped"), 3, 50);
+      b.span(waitall, 50, 150);
+      completion(b, waitall, 149, 0, 99);
+      completion(b, waitall, 149, 1, 99);
+      nonblocking_call(b, step, 160, 161, 2, "barrier");
+    } else {
+      b.span(b.node(step, "overlapped"), 0, 60);
+      nonblocking_call(b, step, 60, 61, 0);
+      b.span(b.node(step, "more"), 61, 140);
+      nonblocking_call(b, step, 140, 141, 1, "broadcast");
+      b.span(waitall, 141, 150);
+      completion(b, waitall, 149, 0, 8);
+      completion(b, waitall, 149, 1, 8);
+      nonblocking_call(b, step, 170, 171, 2, "barrier");
+    }
+    ranks.push_back(b.finish());
+  }
+  const Profile p = merge_by_hand(ranks);
+  const nnprof::RankAnalysis a = nnprof::analysis::analyze_ranks(p, {});
+  ASSERT_EQ(a.collectives.size(), 3u);
+  std::map<std::string, const nnprof::CollectiveCall*> by_op;
+  for (const auto& c : a.collectives) by_op[c.operation] = &c;
+  ASSERT_EQ(by_op.size(), 3u);
+  EXPECT_EQ(by_op["allreduce"]->arrivals[0].wait_ns, 10u);
+  EXPECT_EQ(by_op["broadcast"]->arrivals[0].wait_ns, 80u);
+  EXPECT_EQ(by_op["allreduce"]->arrivals[1].wait_ns, 0u);
+  EXPECT_EQ(by_op["broadcast"]->arrivals[1].wait_ns, 0u);
+  EXPECT_EQ(by_op["broadcast"]->arrivals[0].end_ns, 149u);
+  EXPECT_EQ(a.ranks[0].wait_ns, 90u);
+  EXPECT_EQ(a.ranks[0].steps[0].wait_ns, 90u);
+  EXPECT_EQ(a.ranks[1].caused_wait_ns, 90u);
+  EXPECT_EQ(a.straggler, 1u);
+  const nnprof::CollectiveCall& barrier = *by_op["barrier"];
+  EXPECT_TRUE(barrier.nonblocking);
+  EXPECT_EQ(barrier.arrivals[0].end_ns, 161u);
+  EXPECT_EQ(barrier.arrivals[0].blocked_ns, 0u);
+  EXPECT_EQ(barrier.arrivals[0].wait_ns, 0u);
+  std::map<std::pair<std::uint32_t, std::string>, std::uint64_t> waits;
+  for (const auto& w : a.waits) waits[{w.waited_for, w.operation}] += w.total_ns;
+  EXPECT_EQ((waits[{1, "allreduce"}]), 10u);
+  EXPECT_EQ((waits[{1, "broadcast"}]), 80u);
+}
+
+// A collective started near the end of one step and waited for in the next (two ranks, steps
+// [0,100] and [100,200]): rank 0 calls at 90 and waits [110,150] (completed at 149, blocked 39);
+// rank 1 calls at 140. Rank 0 waited 30 (110 to 140), in step 1, where it was blocked, not in
+// step 0, where it called.
+TEST(DistributedAnalysis, ANonblockingWaitCountsInTheStepItWasBlockedIn) {
+  std::vector<Profile> ranks;
+  for (int r = 0; r < 2; ++r) {
+    RankBuilder b(r, 2);
+    const std::uint32_t step = b.node(0, "step");
+    const std::uint32_t wait = b.node(step, "MPI_Wait");
+    b.span(step, 0, 100);
+    if (r == 0) nonblocking_call(b, step, 90, 91, 0);
+    b.span(step, 100, 200);
+    if (r == 0) {
+      b.span(wait, 110, 150);
+      completion(b, wait, 149, 0, 39);
+    } else {
+      nonblocking_call(b, step, 140, 141, 0);
+      b.span(wait, 141, 150);
+      completion(b, wait, 149, 0, 8);
+    }
+    ranks.push_back(b.finish());
+  }
+  const Profile p = merge_by_hand(ranks);
+  const nnprof::RankAnalysis a = nnprof::analysis::analyze_ranks(p, {});
+  ASSERT_EQ(a.steps, 2u);
+  ASSERT_EQ(a.collectives.size(), 1u);
+  EXPECT_EQ(a.collectives[0].arrivals[0].wait_ns, 30u);
+  EXPECT_EQ(a.ranks[0].steps[0].wait_ns, 0u);
+  EXPECT_EQ(a.ranks[0].steps[1].wait_ns, 30u);
+  EXPECT_EQ(a.straggler, 1u);
+}
+
 // Ranks without a clock alignment are placed by their sessions' starts: exactly by
 // CLOCK_MONOTONIC on rank 0's host, by the wall clocks (with a stated 10 ms residual and a
 // warning) on another host.

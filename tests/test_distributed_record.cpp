@@ -226,6 +226,229 @@ TEST_F(DistributedRecord, ARankMadeLateByASleepIsTheStragglerAndTheOthersWaitThe
   EXPECT_GE(two.caused_wait_ns, 3 * (kSleepNs - 25'000'000));
 }
 
+#ifdef MPI_NONBLOCKING_PATH
+// Nonblocking collectives on a real job: 4 ranks under mpirun, 5 steps; each starts its
+// collectives, computes 50 ms beside them (a busy loop on the wall clock) and completes them. In
+// step 3 rank 2 sleeps 300 ms before starting them, so every other rank computes its 50 ms and
+// then is blocked for the remaining 250 ms: that, not the 300 ms between the arrivals, is its
+// wait. Tolerance as for the blocking straggler (-25 ms to +40 ms, 4 busy ranks on 2 cores).
+// The sleep is long against what a loaded 2-core machine does to the other steps (a rank
+// descheduled at the end of its computation makes the others wait for it there; with 150 ms,
+// 1 run in 6 beside another 4-rank job named another rank straggler).
+struct NonblockingJob {
+  nnprof::Profile profile;
+  nnprof::RankAnalysis analysis;
+};
+
+constexpr std::uint64_t kLateSleepNs = 300'000'000;
+constexpr std::uint64_t kOverlapNs = 50'000'000;
+// What the interposer may miss of a rank's blocked time: the moments between polls of MPI_Test
+// in which its thread used CPU (libnnprof_mpi counts a gap between polls only when the thread
+// ran for under 20 us of it) and the moment before the first poll. Measured 0 to 2.4 ms.
+constexpr std::int64_t kBetweenPollsToleranceNs = 10'000'000;
+
+class DistributedNonblocking : public DistributedRecord {
+ protected:
+  void record_and_merge(const std::string& mode) {
+    const std::string pattern = path(mode + ".rank{rank}.nnprof");
+    // Ranks that find nothing to do yield the CPU (mpi_yield_when_idle) instead of spinning:
+    // polling ranks on 2 cores can otherwise keep a rank from running for longer than the
+    // sleep, and then it, not rank 2, is last.
+    const ShellRun r = run_shell(mpirun_prefix() + " --mca mpi_yield_when_idle 1 -np 4 " + NNPROF_CLI_PATH +
+                                 " record -q --mpi -o '" + pattern + "' -- " + MPI_NONBLOCKING_PATH + " 2 300 50 " +
+                                 mode);
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::string inputs;
+    for (int i = 0; i < 4; ++i) {
+      inputs += ' ';  // appended piece by piece: GCC 12 warns (-Wrestrict) on " " + std::string
+      inputs += path(mode + ".rank" + std::to_string(i) + ".nnprof");
+    }
+    const std::string job = path(mode + ".nnprof");
+    const ShellRun m = run_shell(std::string(NNPROF_CLI_PATH) + " merge" + inputs + " -o " + job);
+    ASSERT_EQ(m.status, 0) << m.output;
+    job_.profile = nnprof::Profile::load(job);
+    ASSERT_EQ(job_.profile.ranks.size(), 4u);
+    job_.analysis = nnprof::analyze_ranks(job_.profile);
+  }
+
+  /// The checks both variants share: `per_step` nonblocking collectives a step, matched on all 4
+  /// ranks; rank 2 the straggler and last at step 3's; the others' wait there the sleep less
+  /// their overlapped computation; the critical path through rank 2's late work.
+  void expect_late_rank_found(std::size_t per_step) {
+    const nnprof::Profile& p = job_.profile;
+    const nnprof::RankAnalysis& a = job_.analysis;
+    EXPECT_EQ(p.str(a.step_name), "train_step");
+    ASSERT_EQ(a.steps, 5u);
+    ASSERT_EQ(a.collectives.size(), 5 * per_step);
+    EXPECT_EQ(a.incomplete_collectives, 0u);
+    for (const nnprof::CollectiveCall& c : a.collectives) {
+      EXPECT_TRUE(c.nonblocking) << c.operation << " " << c.seq;
+      ASSERT_EQ(c.arrivals.size(), 4u) << c.operation << " " << c.seq;
+      for (const nnprof::CollectiveArrival& arrival : c.arrivals) {
+        EXPECT_TRUE(arrival.nonblocking);
+        // The completion was seen: the end is past the overlapped computation, not the call's end.
+        EXPECT_GE(arrival.end_ns, arrival.arrival_ns + kOverlapNs - 1'000'000) << c.operation << " " << c.seq;
+      }
+    }
+    ASSERT_NE(a.straggler, nnprof::kNone);
+    EXPECT_EQ(p.ranks[a.straggler].rank, 2);
+    // Step 3's collectives: rank 2 came last to each. Each other rank's waiting over them (one
+    // moment counted once, however many a Waitall completed) is the sleep less its overlapped
+    // computation. Both as they really ran: the computation is a busy loop of 50 ms on the wall
+    // clock, but a rank descheduled at its end (4 busy ranks on 2 cores, more on a loaded
+    // machine) computes longer, so its overlap is from its arrival to the end of its
+    // computation; the sleep of 300 ms may end late for the same reason, so it is rank 2's
+    // forward_backward scope of step 3 (the sleep and about 1 ms of arithmetic).
+    std::map<std::uint32_t, std::uint64_t> step3_wait, step3_arrival;
+    std::uint64_t last_arrival = 0;
+    std::size_t step3_calls = 0;
+    for (const nnprof::CollectiveCall& c : a.collectives) {
+      if (c.seq / static_cast<std::int64_t>(per_step) != 3) continue;
+      ++step3_calls;
+      EXPECT_EQ(p.ranks[c.last_rank].rank, 2) << c.operation;
+      last_arrival = std::max(last_arrival, c.last_arrival_ns);
+      for (const nnprof::CollectiveArrival& arrival : c.arrivals) {
+        step3_wait[arrival.rank] += arrival.wait_ns;
+        if (!step3_arrival.contains(arrival.rank) || arrival.arrival_ns < step3_arrival[arrival.rank])
+          step3_arrival[arrival.rank] = arrival.arrival_ns;
+      }
+    }
+    EXPECT_EQ(step3_calls, per_step);
+    std::map<std::uint32_t, std::vector<std::uint64_t>> overlapped_end;
+    std::vector<std::uint64_t> late_forward;  // durations of rank 2's forward_backward scopes
+    for (const nnprof::Span& s : p.spans) {
+      const std::uint32_t rank = p.threads[s.thread].rank;
+      if (p.str(s.name) == "overlapped_compute") overlapped_end[rank].push_back(s.end_ns);
+      if (p.str(s.name) == "forward_backward" && p.ranks[rank].rank == 2) late_forward.push_back(s.end_ns - s.start_ns);
+    }
+    ASSERT_EQ(late_forward.size(), 5u);
+    const std::uint64_t sleep = *std::ranges::max_element(late_forward);
+    EXPECT_GE(sleep, kLateSleepNs);
+    bool all_waiting_when_late_arrived = true;
+    std::uint64_t others_waited = 0;
+    for (const auto& [rank, wait] : step3_wait) {
+      const int mpi_rank = p.ranks[rank].rank;
+      EXPECT_EQ(a.ranks[rank].steps[3].wait_ns, wait) << "rank " << mpi_rank;
+      if (mpi_rank == 2) {
+        EXPECT_LE(wait, 10'000'000u) << "the late rank itself";
+        continue;
+      }
+      others_waited += wait;
+      std::vector<std::uint64_t>& ends = overlapped_end[rank];
+      ASSERT_EQ(ends.size(), 5u);
+      std::ranges::sort(ends);
+      const std::uint64_t overlap = ends[3] - step3_arrival[rank];
+      const std::int64_t expected = static_cast<std::int64_t>(sleep) - static_cast<std::int64_t>(overlap);
+      EXPECT_GE(static_cast<std::int64_t>(wait) + 25'000'000, expected) << "rank " << mpi_rank;
+      EXPECT_LE(static_cast<std::int64_t>(wait), std::max<std::int64_t>(expected, 0) + 40'000'000) << "rank " << mpi_rank;
+      // Exactly, on the common clock: the last arrival minus the end of the rank's computation
+      // (never more; less by kBetweenPollsToleranceNs at most).
+      const std::int64_t truth = last_arrival > ends[3] ? static_cast<std::int64_t>(last_arrival - ends[3]) : 0;
+      all_waiting_when_late_arrived = all_waiting_when_late_arrived && truth > 0;
+      const std::int64_t error = static_cast<std::int64_t>(wait) - truth;
+      std::printf("rank %d: slept %.2f ms, overlapped %.2f ms; step 3 wait %.2f ms; last arrival - own "
+                  "computation's end %.2f ms (%+.2f ms)\n",
+                  mpi_rank, static_cast<double>(sleep) / 1e6, static_cast<double>(overlap) / 1e6,
+                  static_cast<double>(wait) / 1e6,
+                  static_cast<double>(truth) / 1e6, static_cast<double>(error) / 1e6);
+      EXPECT_LE(error, 1'000'000) << "rank " << mpi_rank;
+      EXPECT_GE(error, -kBetweenPollsToleranceNs) << "rank " << mpi_rank;
+    }
+    EXPECT_GE(a.ranks[a.straggler].caused_wait_ns, others_waited);
+    // Step 3's critical path runs through rank 2's late work when every other rank was already
+    // waiting for it (a rank descheduled past rank 2's arrival decided the step's end itself).
+    // Step 3 is usually the slowest, but on a loaded machine a rank descheduled long enough can
+    // make another step slower, so it is asked for by number.
+    const nnprof::RankCriticalPath path = nnprof::rank_critical_path(p, a, 3);
+    std::uint64_t on_late_rank = 0;
+    for (const nnprof::RankPathSegment& s : path.segments)
+      if (s.kind == nnprof::RankPathKind::Compute && p.ranks[s.rank].rank == 2) on_late_rank += s.duration_ns();
+    if (all_waiting_when_late_arrived) {
+      EXPECT_GE(on_late_rank + 25'000'000, kLateSleepNs);
+    }
+    // Each rank overlapped its collectives with about 50 ms of computation a step.
+    for (const nnprof::RankSummary& r : a.ranks) EXPECT_GE(r.overlap_ns + 5'000'000, 5 * kOverlapNs) << r.rank;
+  }
+
+  NonblockingJob job_;
+};
+
+TEST_F(DistributedNonblocking, AnIallreduceCompletedByPollingMpiTestFindsTheLateRank) {
+  if (!fs::exists(MPIEXEC_PATH)) GTEST_SKIP() << MPIEXEC_PATH << " is not installed";
+  ASSERT_NO_FATAL_FAILURE(record_and_merge("test"));
+  expect_late_rank_found(1);
+  // Only the test that completed each step's allreduce is a span: the polls are not.
+  const nnprof::Profile& p = job_.profile;
+  const nnprof::ScopeStats* tests = p.find_scope("MPI_Test");
+  ASSERT_NE(tests, nullptr);
+  EXPECT_EQ(tests->time.count, 4u * 5u);
+  const nnprof::ScopeStats* completed = p.find_scope("MPI_Iallreduce completed");
+  ASSERT_NE(completed, nullptr);
+  EXPECT_EQ(completed->time.count, 4u * 5u);
+}
+
+TEST_F(DistributedNonblocking, ThreeCollectivesCompletedByOneWaitallFindTheLateRank) {
+  if (!fs::exists(MPIEXEC_PATH)) GTEST_SKIP() << MPIEXEC_PATH << " is not installed";
+  ASSERT_NO_FATAL_FAILURE(record_and_merge("waitall"));
+  expect_late_rank_found(3);
+  std::map<std::string, int> per_operation;
+  for (const nnprof::CollectiveCall& c : job_.analysis.collectives) ++per_operation[c.operation];
+  EXPECT_EQ(per_operation["allreduce"], 5);
+  EXPECT_EQ(per_operation["broadcast"], 5);
+  EXPECT_EQ(per_operation["barrier"], 5);
+}
+// Each of the 14 nonblocking collectives once, completed by MPI_Waitany, MPI_Waitsome and by
+// polling MPI_Testall, MPI_Testany and MPI_Testsome: every one matched on all 4 ranks in call
+// order (seq 0 to 13 on the world), flagged nonblocking, its completion seen on every rank,
+// its bytes counted as for the blocking call; the waits and tests that completed them are spans.
+TEST_F(DistributedNonblocking, EveryNonblockingCollectiveIsMatchedAndCompletedByEachWaitAndTest) {
+  if (!fs::exists(MPIEXEC_PATH)) GTEST_SKIP() << MPIEXEC_PATH << " is not installed";
+  const std::string pattern = path("every.rank{rank}.nnprof");
+  const ShellRun r = run_shell(mpirun_prefix() + " -np 4 " + NNPROF_CLI_PATH + " record -q --mpi -o '" + pattern +
+                               "' -- " + MPI_NONBLOCKING_PATH + " every");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::string inputs;
+  for (int i = 0; i < 4; ++i) {
+    inputs += ' ';
+    inputs += path("every.rank" + std::to_string(i) + ".nnprof");
+  }
+  const std::string job = path("every.nnprof");
+  const ShellRun m = run_shell(std::string(NNPROF_CLI_PATH) + " merge" + inputs + " -o " + job);
+  ASSERT_EQ(m.status, 0) << m.output;
+  EXPECT_NE(m.output.find("14 collective calls"), std::string::npos) << m.output;  // the merge's residual check saw them
+  const nnprof::Profile p = nnprof::Profile::load(job);
+  const nnprof::RankAnalysis a = nnprof::analyze_ranks(p);
+  const char* operations[] = {"barrier",    "broadcast", "allreduce", "reduce",     "allgather",
+                              "allgatherv", "gather",    "gatherv",   "scatter",    "scatterv",
+                              "alltoall",   "alltoallv", "reduce_scatter", "reduce_scatter_block"};
+  const std::int64_t bytes[] = {0, 64 * 8, 64 * 8, 64 * 8, 8 * 8, 8 * 8, 8 * 8, 8 * 8, 8 * 8, 8 * 8,
+                                8 * 8 * 4, 8 * 8 * 4, 8 * 8 * 4, 8 * 8 * 4};
+  ASSERT_EQ(a.collectives.size(), std::size(operations));
+  EXPECT_EQ(a.incomplete_collectives, 0u);
+  std::map<std::int64_t, const nnprof::CollectiveCall*> by_seq;
+  for (const nnprof::CollectiveCall& c : a.collectives) by_seq[c.seq] = &c;
+  for (std::int64_t seq = 0; seq < static_cast<std::int64_t>(std::size(operations)); ++seq) {
+    ASSERT_TRUE(by_seq.contains(seq)) << seq;
+    const nnprof::CollectiveCall& c = *by_seq[seq];
+    EXPECT_EQ(c.operation, operations[seq]) << seq;
+    EXPECT_EQ(c.group, "world") << seq;
+    EXPECT_EQ(static_cast<std::int64_t>(c.bytes), bytes[seq]) << c.operation;
+    EXPECT_TRUE(c.nonblocking) << c.operation;
+    ASSERT_EQ(c.arrivals.size(), 4u) << c.operation;
+    for (const nnprof::CollectiveArrival& arrival : c.arrivals) {
+      EXPECT_GT(arrival.blocked_ns, 0u) << c.operation << " on rank " << arrival.rank << ": no completion seen";
+      EXPECT_GT(arrival.end_ns, p.spans[arrival.span].end_ns) << c.operation << " on rank " << arrival.rank;
+    }
+  }
+  for (const char* call : {"MPI_Waitany", "MPI_Waitsome", "MPI_Testall", "MPI_Testany", "MPI_Testsome"})
+    EXPECT_NE(p.find_scope(call), nullptr) << call;
+  // 14 completions on each rank.
+  std::size_t completions = 0;
+  for (const nnprof::SpanArg& arg : p.span_args) completions += arg.key == arg::kCompletedSequence ? 1 : 0;
+  EXPECT_EQ(completions, 4u * 14u);
+}
+#endif
+
 TEST_F(DistributedRecord, AnInjectedClockOffsetIsRecoveredWithItsResidual) {
   if (!fs::exists(MPIEXEC_PATH)) GTEST_SKIP() << MPIEXEC_PATH << " is not installed";
   // Rank 2's clock reads 7 ms ahead (the test hook, read only by the clock-alignment code).

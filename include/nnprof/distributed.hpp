@@ -47,6 +47,19 @@ inline constexpr const char* kSequence = "seq";          ///< int: 0, 1, 2, ... 
 inline constexpr const char* kBytes = "bytes";           ///< int: bytes this rank sends (or the buffer size)
 inline constexpr const char* kRoot = "root";             ///< int: root rank in the group; absent when none
 inline constexpr const char* kGroupSize = "group_size";  ///< int: ranks in the group
+/// int 1 on the span of a nonblocking collective's call (MPI_Iallreduce, ...): the span is
+/// the call that started the collective, its start the rank's arrival; the collective ends on
+/// this rank where a completion span names it (below).
+inline constexpr const char* kNonblocking = "nonblocking";
+/// The completion of a nonblocking collective on this rank: a short span inside the wait or
+/// test call that found it complete, carrying these three arguments (and not kGroup/kSequence,
+/// so that nothing takes it for another arrival). Its start is when the collective ended here.
+inline constexpr const char* kCompletedGroup = "completed_group";  ///< string: the collective's group
+inline constexpr const char* kCompletedSequence = "completed_seq"; ///< int: the collective's seq
+/// int: nanoseconds this rank spent inside the wait and test calls that included the request,
+/// from its call to its completion (the completing call included): the time it was blocked on
+/// it, not the computation it overlapped.
+inline constexpr const char* kBlocked = "blocked_ns";
 }  // namespace collective_arg
 
 }  // namespace nnprof

@@ -27,8 +27,17 @@ struct CollectiveArrival {
   std::uint32_t rank = 0;        ///< index into Profile::ranks
   std::uint32_t span = kNone;    ///< the collective's span (Profile::spans)
   std::uint64_t arrival_ns = 0;  ///< when the rank entered the collective (its span's start)
-  std::uint64_t end_ns = 0;      ///< when it left
-  std::uint64_t wait_ns = 0;     ///< the last arrival minus this one: time spent waiting for the others
+  /// When it left: a blocking collective's span end; a nonblocking one's completion (the end of
+  /// its I-call's span when no wait or test was seen completing it).
+  std::uint64_t end_ns = 0;
+  /// The last arrival minus this one: time spent waiting for the others. For a nonblocking
+  /// collective only the time the rank was blocked in the wait and test calls that completed
+  /// it, within [its arrival, the last arrival] (docs/DISTRIBUTED.md).
+  std::uint64_t wait_ns = 0;
+  bool nonblocking = false;      ///< started by a nonblocking call (collective_arg::kNonblocking)
+  /// Time inside the calls that kept the rank in the collective: a blocking one's whole span; a
+  /// nonblocking one's collective_arg::kBlocked (0 when its completion was not seen).
+  std::uint64_t blocked_ns = 0;
 
   bool operator==(const CollectiveArrival&) const = default;
 };
@@ -44,6 +53,7 @@ struct CollectiveCall {
   std::uint32_t last_rank = kNone;  ///< the rank that arrived last: whom the others waited for
   std::uint64_t first_arrival_ns = 0;
   std::uint64_t last_arrival_ns = 0;
+  bool nonblocking = false;  ///< some member started it with a nonblocking call
 
   /// How long the first member waited for the last one.
   [[nodiscard]] std::uint64_t spread_ns() const noexcept { return last_arrival_ns - first_arrival_ns; }
@@ -72,8 +82,11 @@ struct RankSummary {
   std::uint64_t best_busy_ns = 0;
   std::uint64_t wait_ns = 0;        ///< waiting at every collective
   std::uint64_t caused_wait_ns = 0; ///< the other ranks' waiting at collectives where this rank arrived last
-  std::uint64_t communication_ns = 0;  ///< time in collectives (their union over the rank's threads)
-  std::uint64_t computation_ns = 0;    ///< time in scopes that hold no collective (their union)
+  /// Time in collectives (their union over the rank's threads): blocking ones' spans, and
+  /// nonblocking ones from their call to their completion (in flight).
+  std::uint64_t communication_ns = 0;
+  /// Time in scopes that hold no collective, nor a wait or test that completed one (their union).
+  std::uint64_t computation_ns = 0;
   std::uint64_t overlap_ns = 0;        ///< communication that ran while computation did
   /// Mean busy time over the fastest rank's, minus 1: 0.25 is 25% more own work per step than
   /// the fastest rank. The rank that is highest here and that others wait for is the straggler.

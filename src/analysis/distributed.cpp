@@ -30,15 +30,34 @@ struct CollectiveSpan {
   std::int64_t seq = 0;
   std::uint64_t bytes = 0;
   std::uint32_t group_size = 0;
+  bool nonblocking = false;
 };
 
-std::vector<CollectiveSpan> collective_spans(const Profile& p) {
-  std::vector<CollectiveSpan> out;
+/// A span that marks where a nonblocking collective completed on its rank (the
+/// collective_arg::kCompleted* arguments), inside the wait or test call that completed it.
+struct CompletionSpan {
+  std::uint32_t span = kNone;
+  std::string group;
+  std::int64_t seq = 0;
+  std::uint64_t blocked_ns = 0;
+};
+
+/// The collective spans and the completion spans of a profile, in one pass over its arguments.
+struct CollectiveSpans {
+  std::vector<CollectiveSpan> collectives;
+  std::vector<CompletionSpan> completions;
+};
+
+CollectiveSpans collective_spans(const Profile& p) {
+  CollectiveSpans out;
   for (std::size_t i = 0; i < p.span_args.size();) {
     const std::uint32_t span = p.span_args[i].span;
     CollectiveSpan c;
     c.span = span;
     bool has_operation = false, has_group = false, has_seq = false;
+    CompletionSpan done;
+    done.span = span;
+    bool has_completed_group = false, has_completed_seq = false;
     for (; i < p.span_args.size() && p.span_args[i].span == span; ++i) {
       const SpanArg& a = p.span_args[i];
       const bool text = a.type == SpanArg::Type::String;
@@ -56,11 +75,44 @@ std::vector<CollectiveSpan> collective_spans(const Profile& p) {
         c.bytes = static_cast<std::uint64_t>(a.int_value);
       } else if (a.key == collective_arg::kGroupSize && integer && a.int_value > 0) {
         c.group_size = static_cast<std::uint32_t>(a.int_value);
+      } else if (a.key == collective_arg::kNonblocking && integer) {
+        c.nonblocking = a.int_value != 0;
+      } else if (a.key == collective_arg::kCompletedGroup && text) {
+        done.group = a.string_value;
+        has_completed_group = true;
+      } else if (a.key == collective_arg::kCompletedSequence && integer) {
+        done.seq = a.int_value;
+        has_completed_seq = true;
+      } else if (a.key == collective_arg::kBlocked && integer && a.int_value > 0) {
+        done.blocked_ns = static_cast<std::uint64_t>(a.int_value);
       }
     }
-    if (has_operation && has_group && has_seq && span < p.spans.size()) out.push_back(std::move(c));
+    if (span >= p.spans.size()) continue;
+    if (has_operation && has_group && has_seq)
+      out.collectives.push_back(std::move(c));
+    else if (has_completed_group && has_completed_seq)
+      out.completions.push_back(std::move(done));
   }
   return out;
+}
+
+/// For each span, the span directly enclosing it on its thread (kNone for a top-level one).
+std::vector<std::uint32_t> parents_of(const Profile& p) {
+  std::vector<std::uint32_t> parent(p.spans.size(), kNone);
+  std::vector<std::uint32_t> open;
+  std::uint32_t thread = kNone;
+  for (std::uint32_t i = 0; i < p.spans.size(); ++i) {
+    const Span& s = p.spans[i];
+    if (s.thread != thread) {
+      open.clear();
+      thread = s.thread;
+    }
+    while (!open.empty() && (p.spans[open.back()].end_ns <= s.start_ns || p.spans[open.back()].depth >= s.depth))
+      open.pop_back();
+    if (!open.empty()) parent[i] = open.back();
+    open.push_back(i);
+  }
+  return parent;
 }
 
 std::uint32_t rank_of(const Profile& p, std::uint32_t thread) {
@@ -217,11 +269,14 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
 
   // Collectives, matched by (group, seq); one arrival per rank (the earliest, should a rank
   // record the same call twice, through MPI and through PyTorch).
-  const std::vector<CollectiveSpan> spans = collective_spans(p);
-  std::vector<bool> is_collective(p.spans.size(), false);
+  const CollectiveSpans found = collective_spans(p);
+  const std::vector<CollectiveSpan>& spans = found.collectives;
+  // Collective spans, and the wait and test calls that completed nonblocking ones (with their
+  // completion spans): time in them is communication, and what encloses them is no computation.
+  std::vector<bool> is_communication(p.spans.size(), false);
   std::map<std::pair<std::string, std::int64_t>, std::uint32_t> index;
   for (const CollectiveSpan& c : spans) {
-    is_collective[c.span] = true;
+    is_communication[c.span] = true;
     const auto [it, added] = index.try_emplace({c.group, c.seq}, static_cast<std::uint32_t>(result.collectives.size()));
     if (added) {
       CollectiveCall call;
@@ -235,11 +290,15 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
     call.group_size = std::max(call.group_size, c.group_size);
     const Span& s = p.spans[c.span];
     const std::uint32_t rank = rank_of(p, s.thread);
+    // A blocking collective holds the rank for its whole span; a nonblocking one only in the
+    // waits and tests that complete it (blocked_ns, set from its completion below).
+    CollectiveArrival arrival{rank, c.span, s.start_ns, s.end_ns, 0, c.nonblocking, c.nonblocking ? 0 : s.end_ns - s.start_ns};
+    call.nonblocking = call.nonblocking || c.nonblocking;
     const auto same = std::ranges::find(call.arrivals, rank, &CollectiveArrival::rank);
     if (same == call.arrivals.end())
-      call.arrivals.push_back(CollectiveArrival{rank, c.span, s.start_ns, s.end_ns, 0});
+      call.arrivals.push_back(arrival);
     else if (s.start_ns < same->arrival_ns)
-      *same = CollectiveArrival{rank, c.span, s.start_ns, s.end_ns, 0};
+      *same = arrival;
   }
   std::vector<std::uint64_t> spreads;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::string, std::string>, RankWait> waits;
@@ -256,8 +315,59 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
     }
     if (call.group_size > call.arrivals.size()) ++result.incomplete_collectives;
     spreads.push_back(call.spread_ns());
+    for (CollectiveArrival& a : call.arrivals) a.wait_ns = a.nonblocking ? 0 : call.last_arrival_ns - a.arrival_ns;
+  }
+
+  // Nonblocking collectives: the end is the completion, and the wait only the time the rank was
+  // blocked in the calls that completed it. That time is taken as one stretch ending at the
+  // completion ([completion - blocked, completion], exact for a wait and for a test polled in a
+  // tight loop), and only its part before the last arrival is waiting. One wait or test may
+  // complete several collectives (MPI_Waitall): each moment of it is waiting for the one that
+  // would be released first among those still pending, so that no moment counts twice.
+  {
+    const std::vector<std::uint32_t> parent = parents_of(p);
+    struct Completed {
+      std::uint32_t call;
+      std::uint32_t arrival;
+      std::uint64_t start_ns;  // of the blocked stretch
+      std::uint64_t end_ns;    // the completion
+    };
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Completed>> by_completing_call;  // (rank, call span)
+    for (const CompletionSpan& done : found.completions) {
+      const Span& s = p.spans[done.span];
+      is_communication[done.span] = true;
+      const std::uint32_t completing = parent[done.span];
+      if (completing != kNone) is_communication[completing] = true;
+      const auto it = index.find({done.group, done.seq});
+      if (it == index.end()) continue;
+      CollectiveCall& call = result.collectives[it->second];
+      const std::uint32_t rank = rank_of(p, s.thread);
+      const auto a = std::ranges::find(call.arrivals, rank, &CollectiveArrival::rank);
+      if (a == call.arrivals.end() || !a->nonblocking || s.start_ns < a->arrival_ns) continue;
+      a->end_ns = s.start_ns;
+      a->blocked_ns = std::min(done.blocked_ns, a->end_ns - a->arrival_ns);
+      by_completing_call[{rank, completing == kNone ? done.span : completing}].push_back(
+          {it->second, static_cast<std::uint32_t>(a - call.arrivals.begin()), a->end_ns - a->blocked_ns, a->end_ns});
+    }
+    for (auto& [key, completed] : by_completing_call) {
+      std::ranges::sort(completed, [&](const Completed& x, const Completed& y) {
+        return result.collectives[x.call].last_arrival_ns < result.collectives[y.call].last_arrival_ns;
+      });
+      std::uint64_t attributed_until = 0;  // the moments up to here are some earlier collective's
+      for (const Completed& c : completed) {
+        CollectiveCall& call = result.collectives[c.call];
+        const std::uint64_t from = std::max(c.start_ns, attributed_until);
+        const std::uint64_t until = std::min(c.end_ns, call.last_arrival_ns);
+        if (until > from) {
+          call.arrivals[c.arrival].wait_ns = until - from;
+          attributed_until = until;
+        }
+      }
+    }
+  }
+
+  for (CollectiveCall& call : result.collectives) {
     for (CollectiveArrival& a : call.arrivals) {
-      a.wait_ns = call.last_arrival_ns - a.arrival_ns;
       if (a.wait_ns == 0 || a.rank == call.last_rank || a.rank >= ranks) continue;
       RankWait& w = waits[{a.rank, call.last_rank, call.operation, call.group}];
       w.waiter = a.rank;
@@ -282,7 +392,7 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
   });
 
   // Steps per rank, and each rank's communication, computation and their overlap.
-  const std::vector<bool> encloses = encloses_collective(p, is_collective);
+  const std::vector<bool> encloses = encloses_collective(p, is_communication);
   const StepChoice step = choose_step(p, options, encloses);
   result.step_name = step.name;
   result.ranks.resize(ranks);
@@ -294,13 +404,18 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
     const std::uint32_t rank = rank_of(p, s.thread);
     if (rank >= ranks) continue;
     extent[rank] = {std::min(extent[rank].first, s.start_ns), std::max(extent[rank].second, s.end_ns)};
-    if (is_collective[i])
+    if (is_communication[i])
       communication[rank].emplace_back(s.start_ns, s.end_ns);
     else if (!encloses[i])
       computation[rank].emplace_back(s.start_ns, s.end_ns);
     if (step.name != kNone && s.name < step.is_step.size() && step.is_step[s.name])
       step_depth[rank] = std::min(step_depth[rank], s.depth);
   }
+  // A nonblocking collective is in flight from its call to its completion: communication that
+  // the computation between them overlaps.
+  for (const CollectiveCall& call : result.collectives)
+    for (const CollectiveArrival& a : call.arrivals)
+      if (a.nonblocking && a.rank < ranks) communication[a.rank].emplace_back(a.arrival_ns, a.end_ns);
   for (std::uint32_t r = 0; r < ranks; ++r) {
     RankSummary& summary = result.ranks[r];
     summary.rank = r;
@@ -324,15 +439,19 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
     if (step.name == kNone && extent[r].second > extent[r].first) steps.push_back({extent[r].first, extent[r].second, 0});
     std::ranges::sort(steps, {}, &RankStep::start_ns);
   }
-  // Each wait counts in the step of its rank that it began in.
+  // Each wait counts in the step of its rank that it began in: at the arrival for a blocking
+  // collective, where the rank began to be blocked for a nonblocking one (a collective started
+  // in one step may be waited for in the next).
   for (const CollectiveCall& call : result.collectives)
     for (const CollectiveArrival& a : call.arrivals) {
       if (a.rank >= ranks || a.wait_ns == 0) continue;
+      const std::uint64_t began =
+          a.nonblocking ? std::max(a.arrival_ns, a.end_ns - std::min(a.blocked_ns, a.end_ns)) : a.arrival_ns;
       std::vector<RankStep>& steps = result.ranks[a.rank].steps;
-      auto it = std::ranges::upper_bound(steps, a.arrival_ns, {}, &RankStep::start_ns);
+      auto it = std::ranges::upper_bound(steps, began, {}, &RankStep::start_ns);
       if (it == steps.begin()) continue;
       --it;
-      if (a.arrival_ns < it->end_ns) it->wait_ns += std::min(a.wait_ns, it->end_ns - it->start_ns - it->wait_ns);
+      if (began < it->end_ns) it->wait_ns += std::min(a.wait_ns, it->end_ns - it->start_ns - it->wait_ns);
     }
 
   // Step figures and straggler scores.
@@ -406,11 +525,17 @@ RankCriticalPath rank_critical_path(const Profile& p, const RankAnalysis& analys
     std::uint32_t call;
     std::uint64_t arrival_ns;
     std::uint64_t end_ns;
+    std::uint64_t blocked_from_ns;  // where the rank began to be held in it: a nonblocking one's wait
+    bool nonblocking;
   };
   std::vector<std::vector<Visit>> visits(ranks);
   for (std::uint32_t c = 0; c < analysis.collectives.size(); ++c)
     for (const CollectiveArrival& a : analysis.collectives[c].arrivals)
-      if (a.rank < ranks) visits[a.rank].push_back({c, a.arrival_ns, a.end_ns});
+      if (a.rank < ranks) {
+        const std::uint64_t blocked_from =
+            a.nonblocking ? std::max(a.arrival_ns, a.end_ns - std::min(a.blocked_ns, a.end_ns)) : a.arrival_ns;
+        visits[a.rank].push_back({c, a.arrival_ns, a.end_ns, blocked_from, a.nonblocking});
+      }
   for (std::vector<Visit>& v : visits)
     std::ranges::sort(v, [](const Visit& a, const Visit& b) { return std::tie(a.end_ns, a.arrival_ns) < std::tie(b.end_ns, b.arrival_ns); });
   // A cursor per rank that only moves back: each collective is examined once, so the walk
@@ -486,6 +611,14 @@ RankCriticalPath rank_critical_path(const Profile& p, const RankAnalysis& analys
     StringId name = kNone;
     for (const CollectiveArrival& a : call.arrivals)
       if (a.rank == rank && a.span < p.spans.size()) name = p.spans[a.span].name;
+    // A nonblocking collective whose last member arrived before this rank began to wait for it
+    // held nobody: the rank's own work up to its wait decided the end, so the path stays here,
+    // through the blocked stretch and back into the work it overlapped.
+    if (v.nonblocking && (last == rank || call.last_arrival_ns <= v.blocked_from_ns)) {
+      backwards.push_back({RankPathKind::Collective, rank, v.blocked_from_ns, v.end_ns, name, v.call});
+      t = v.blocked_from_ns;
+      continue;
+    }
     backwards.push_back({RankPathKind::Collective, rank, last == rank ? v.arrival_ns : released, v.end_ns, name, v.call});
     if (last == rank) {
       t = v.arrival_ns;
