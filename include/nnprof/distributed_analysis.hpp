@@ -186,8 +186,9 @@ struct RankMergeResult {
 /// Merges the profiles of the ranks of one job (each with one Profile::ranks entry, the same
 /// world size, distinct ranks) into one .nnprof at `output`: a thread per rank's thread with
 /// ThreadInfo::rank set, every time mapped onto rank 0's clock by the rank's ClockAlignment,
-/// strings re-interned, call trees merged by path. It reads one rank at a time and writes
-/// spans as it reads them, so memory grows with one rank's profile, not with the job's. Throws
+/// strings re-interned, call trees merged by path. It reads one rank at a time, its spans one
+/// by one from the file, and writes each as it reads it, so memory grows with neither the
+/// number of ranks nor how long a rank ran (one rank's profile less its spans). Throws
 /// nnprof::Error, writing nothing, on inputs that are not ranks of one job, a duplicate rank, a
 /// missing rank (unless allowed) or a clock residual larger than every wait it would judge
 /// (unless allowed).

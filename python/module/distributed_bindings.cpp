@@ -130,6 +130,7 @@ py::dict analysis_dict(const Profile& p, const RankAnalysis& a) {
     call["first_arrival_ns"] = c.first_arrival_ns;
     call["last_arrival_ns"] = c.last_arrival_ns;
     call["spread_ns"] = c.spread_ns();
+    call["nonblocking"] = c.nonblocking;
     py::list arrivals;
     for (const CollectiveArrival& arrival : c.arrivals) {
       py::dict x;
@@ -137,6 +138,8 @@ py::dict analysis_dict(const Profile& p, const RankAnalysis& a) {
       x["arrival_ns"] = arrival.arrival_ns;
       x["end_ns"] = arrival.end_ns;
       x["wait_ns"] = arrival.wait_ns;
+      x["nonblocking"] = arrival.nonblocking;
+      x["blocked_ns"] = arrival.blocked_ns;
       arrivals.append(std::move(x));
     }
     call["arrivals"] = std::move(arrivals);

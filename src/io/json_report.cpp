@@ -743,10 +743,12 @@ Json ranks_json(const Profile& profile, const RankAnalysis& a) {
                   {"group_size", c.group_size},
                   {"first_arrival_ns", c.first_arrival_ns},
                   {"last_arrival_ns", c.last_arrival_ns},
-                  {"last_rank", rank_number(profile, c.last_rank)}};
+                  {"last_rank", rank_number(profile, c.last_rank)},
+                  {"nonblocking", c.nonblocking}};
     x["arrivals"] = array_of(c.arrivals, [&](const CollectiveArrival& r) {
       return Json{{"rank", rank_number(profile, r.rank)}, {"arrival_ns", r.arrival_ns}, {"end_ns", r.end_ns},
-                  {"wait_ns", r.wait_ns}};
+                  {"wait_ns", r.wait_ns},                 {"nonblocking", r.nonblocking},
+                  {"blocked_ns", r.blocked_ns}};
     });
     return x;
   });
