@@ -2,7 +2,11 @@
 # Whole-program cost of heap profiling, side by side (issue 4): the allocation-heavy workload
 # bench/alloc_heavy.cpp run plain, under `nnprof record --memory`, and under heaptrack.
 #
-#   bench/compare_heaptrack.sh [RUNS]        (default 3; run from the repository root)
+#   bench/compare_heaptrack.sh [--ring] [RUNS]        (default 3; run from the repository root)
+#
+# --ring runs bench/alloc_ring.cpp instead (issue 21: random sizes 16-4,096 B, a 1,024-slot
+# ring of live blocks, vectors and strings; defaults ROUNDS 5000000, THREADS 1).
+# Without heaptrack installed, the script runs plain and nnprof only.
 #
 # Environment: BUILD (default build/release), ROUNDS and THREADS (passed to the workload;
 # default 10000 and 2), OUT (where profiles go; default a temporary directory).
@@ -16,25 +20,34 @@
 # and prints the medians and the slowdown of each tool against the plain runs' medians.
 set -euo pipefail
 
+WORKLOAD=nnprof_alloc_heavy
+DEFAULT_ROUNDS=10000 DEFAULT_THREADS=2
+if [[ ${1:-} == --ring ]]; then
+  WORKLOAD=nnprof_alloc_ring DEFAULT_ROUNDS=5000000 DEFAULT_THREADS=1
+  shift
+fi
 RUNS=${1:-3}
 BUILD=${BUILD:-build/release}
-ROUNDS=${ROUNDS:-10000}
-THREADS=${THREADS:-2}
-WORK="$BUILD/bin/nnprof_alloc_heavy"
+ROUNDS=${ROUNDS:-$DEFAULT_ROUNDS}
+THREADS=${THREADS:-$DEFAULT_THREADS}
+WORK="$BUILD/bin/$WORKLOAD"
 NNPROF="$BUILD/bin/nnprof"
 OUT=${OUT:-$(mktemp -d /tmp/compare_heaptrack.XXXXXX)}
 mkdir -p "$OUT"
 
 for f in "$WORK" "$NNPROF" /usr/bin/time; do
-  [[ -x "$f" ]] || { echo "missing $f (cmake --build $BUILD --target nnprof_alloc_heavy nnprof_cli nnprof_preload)" >&2; exit 1; }
+  [[ -x "$f" ]] || { echo "missing $f (cmake --build $BUILD --target $WORKLOAD nnprof_cli nnprof_preload)" >&2; exit 1; }
 done
-command -v heaptrack >/dev/null || { echo "heaptrack is not installed (apt-get install heaptrack)" >&2; exit 1; }
 
 declare -A CMD
 CMD[plain]="$WORK $ROUNDS $THREADS"
 CMD[nnprof]="$NNPROF record --memory -q -o $OUT/x.nnprof -- $WORK $ROUNDS $THREADS"
 CMD[heaptrack]="heaptrack -o $OUT/ht $WORK $ROUNDS $THREADS"
 TOOLS=(plain nnprof heaptrack)
+if ! command -v heaptrack >/dev/null; then
+  echo "# heaptrack is not installed (apt-get install heaptrack): plain and nnprof only" >&2
+  TOOLS=(plain nnprof)
+fi
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for t in "${TOOLS[@]}"; do echo "# $t: ${CMD[$t]}"; done
@@ -84,6 +97,7 @@ awk -v tools="${TOOLS[*]}" '
         mw[t], mw[t] / mw["plain"], ml[t], ml[t] / ml["plain"], mc[t], mc[t] / mc["plain"]
     }
     # Slowdown = extra time over plain; the goal compares nnprof extra to heaptrack extra.
+    if (!("heaptrack" in n)) exit
     printf "extra time, heaptrack / nnprof: wall %s  loop %s  cpu %s\n",
       extra(mw["heaptrack"], mw["nnprof"], mw["plain"]), extra(ml["heaptrack"], ml["nnprof"], ml["plain"]),
       extra(mc["heaptrack"], mc["nnprof"], mc["plain"])
