@@ -195,29 +195,42 @@ bool LiveBlocks::move_to_table(LiveSlot& slot, std::uint64_t key, std::uint32_t&
 
 bool LiveBlocks::put(ThreadCache& cache, std::uintptr_t address, const LiveBlockInfo& info,
                      std::uint32_t& claims) noexcept {
-  LiveSlot& slot = cache.slot(address);
-  const std::uint64_t key = slot.key.load(std::memory_order_relaxed);
-  if (key != LiveSlot::kEmpty && !move_to_table(slot, key, claims)) return table_.insert(address, info, claims);
-  slot.fill(info);
-  slot.key.store(address, std::memory_order_release);
+  LiveSlot* slot = cache.empty_slot(address);
+  if (slot == nullptr) {
+    // Both slots of the set are taken: displace one, chosen by an address bit (which of the
+    // two is older is not known; either way the choice does not depend on the history).
+    slot = cache.set(address) + ((address >> 4) & 1);
+    const std::uint64_t key = slot->key.load(std::memory_order_relaxed);
+    if (key != LiveSlot::kEmpty && !move_to_table(*slot, key, claims)) return table_.insert(address, info, claims);
+  }
+  slot->fill(info);
+  slot->key.store(address, std::memory_order_release);
   return true;
 }
 
 bool LiveBlocks::claim(ThreadCache& cache, std::uintptr_t address, LiveBlockInfo& out) noexcept {
-  LiveSlot& slot = cache.slot(address);
-  std::uint64_t key = slot.key.load(std::memory_order_acquire);
-  if (key == address) {
-    // Fields are stable while the key is this block's: the owner rewrites them only after
-    // emptying the slot, and only a free of this block (ours) would empty it.
-    const LiveBlockInfo info = slot.read();
-    if (slot.key.compare_exchange_strong(key, LiveSlot::kEmpty, std::memory_order_acq_rel,
-                                         std::memory_order_acquire)) {
-      out = info;
-      return true;
+  LiveSlot* set = cache.set(address);
+  for (std::size_t way = 0; way < ThreadCache::kWays; ++way) {
+    LiveSlot& slot = set[way];
+    std::uint64_t key = slot.key.load(std::memory_order_acquire);
+    if (key == address) {
+      // Fields are stable while the key is this block's: the owner rewrites them only after
+      // emptying the slot, and only a free of this block (ours) would empty it.
+      const LiveBlockInfo info = slot.read();
+      if (slot.key.compare_exchange_strong(key, LiveSlot::kEmpty, std::memory_order_acq_rel,
+                                           std::memory_order_acquire)) {
+        out = info;
+        return true;
+      }
+      // The owner started moving it to the table.
     }
-    // The owner started moving it to the table.
+    // A block never changes slot inside a cache: if it is being moved out of this slot, wait
+    // until it is in the table (take() looks there again); otherwise it is not here.
+    if ((key | kMoving) == (address | kMoving)) {
+      wait_while_moving(slot, address | kMoving);
+      return false;
+    }
   }
-  wait_while_moving(slot, address | kMoving);
   return false;
 }
 
