@@ -9,7 +9,9 @@
 # Without heaptrack installed, the script runs plain and nnprof only.
 #
 # Environment: BUILD (default build/release), ROUNDS and THREADS (passed to the workload;
-# default 10000 and 2), OUT (where profiles go; default a temporary directory).
+# default 10000 and 2), OUT (where profiles go; default a temporary directory), BEFORE (the
+# nnprof executable of another build, e.g. a copy of bin/ and lib/ made before a change: it
+# runs too, as "before", with its own ../lib first on LD_LIBRARY_PATH).
 #
 # The three are interleaved (plain, nnprof, heaptrack, plain, ...) so that load from other
 # users of the machine falls on all of them alike. Per run it records:
@@ -43,10 +45,15 @@ declare -A CMD
 CMD[plain]="$WORK $ROUNDS $THREADS"
 CMD[nnprof]="$NNPROF record --memory -q -o $OUT/x.nnprof -- $WORK $ROUNDS $THREADS"
 CMD[heaptrack]="heaptrack -o $OUT/ht $WORK $ROUNDS $THREADS"
-TOOLS=(plain nnprof heaptrack)
-if ! command -v heaptrack >/dev/null; then
-  echo "# heaptrack is not installed (apt-get install heaptrack): plain and nnprof only" >&2
-  TOOLS=(plain nnprof)
+TOOLS=(plain nnprof)
+if [[ -n ${BEFORE:-} ]]; then
+  CMD[before]="env LD_LIBRARY_PATH=$(dirname "$BEFORE")/../lib $BEFORE record --memory -q -o $OUT/b.nnprof -- $WORK $ROUNDS $THREADS"
+  TOOLS+=(before)
+fi
+if command -v heaptrack >/dev/null; then
+  TOOLS+=(heaptrack)
+else
+  echo "# heaptrack is not installed (apt-get install heaptrack): it is left out" >&2
 fi
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -56,7 +63,7 @@ RESULTS="$OUT/results.txt"
 
 for ((i = 1; i <= RUNS; ++i)); do
   for t in "${TOOLS[@]}"; do
-    case $t in nnprof) rm -f "$OUT"/x.nnprof ;; heaptrack) rm -f "$OUT"/ht.* ;; esac
+    case $t in nnprof) rm -f "$OUT"/x.nnprof ;; before) rm -f "$OUT"/b.nnprof ;; heaptrack) rm -f "$OUT"/ht.* ;; esac
     # shellcheck disable=SC2086  # the commands are word lists
     /usr/bin/time -f '%e %U %S' -o "$OUT/time.txt" ${CMD[$t]} >"$OUT/stdout.txt" 2>"$OUT/stderr.txt" || {
       echo "$t failed:" >&2
@@ -67,6 +74,7 @@ for ((i = 1; i <= RUNS; ++i)); do
     loop=$(awk '/^loop_seconds/ { print $2 }' "$OUT/stdout.txt")
     case $t in
       nnprof) size=$(stat -c %s "$OUT"/x.nnprof) ;;
+      before) size=$(stat -c %s "$OUT"/b.nnprof) ;;
       heaptrack) size=$(stat -c %s "$OUT"/ht.*) ;;
       *) size=- ;;
     esac
