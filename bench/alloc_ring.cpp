@@ -9,7 +9,8 @@
 //     small-string buffer, both destroyed at the end of the iteration.
 // The ring is freed at the end, so no block leaks. It prints its own loop time (steady_clock,
 // threads started to threads joined), so that a tool's start-up and exit work can be told
-// from its cost per allocation.
+// from its cost per allocation, and the process CPU time over the same span (every thread,
+// a tool's own included), which load from other processes on the machine does not inflate.
 //
 //   nnprof_alloc_ring [ROUNDS [THREADS]]
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,14 +73,21 @@ int main(int argc, char** argv) {
   const int threads = argc > 2 ? std::max(1, std::atoi(argv[2])) : 1;
   std::vector<std::uint64_t> results(static_cast<std::size_t>(threads));
   std::vector<std::thread> pool;
+  const auto process_cpu = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  };
+  const double cpu_begin = process_cpu();
   const auto begin = std::chrono::steady_clock::now();
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&results, rounds, t] { results[static_cast<std::size_t>(t)] = work(rounds, static_cast<unsigned>(t + 1)); });
   for (auto& th : pool) th.join();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  const double cpu_seconds = process_cpu() - cpu_begin;
   std::uint64_t total = 0;
   for (const std::uint64_t r : results) total += r;
-  std::printf("loop_seconds %.3f threads %d rounds %d checksum %llu\n", seconds, threads, rounds,
-              static_cast<unsigned long long>(total));
+  std::printf("loop_seconds %.3f threads %d rounds %d checksum %llu loop_cpu_seconds %.3f\n", seconds, threads, rounds,
+              static_cast<unsigned long long>(total), cpu_seconds);
   return 0;
 }

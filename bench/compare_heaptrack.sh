@@ -19,6 +19,9 @@
 #   loop  the workload's own loop time (steady_clock, printed by the workload)
 #   cpu   user+sys CPU seconds of the command and all its children (/usr/bin/time reports
 #         the children it waited for: heaptrack's heaptrack_interpret and zstd are counted)
+#   lcpu  the workload's process CPU time over its loop, where it prints one (--ring): what
+#         the tool adds per allocation, with neither start-up and exit work nor other
+#         processes' load in it (heaptrack's out-of-process interpreter is not in it)
 # and prints the medians and the slowdown of each tool against the plain runs' medians.
 set -euo pipefail
 
@@ -72,6 +75,7 @@ for ((i = 1; i <= RUNS; ++i)); do
     }
     read -r wall user sys <"$OUT/time.txt"
     loop=$(awk '/^loop_seconds/ { print $2 }' "$OUT/stdout.txt")
+    lcpu=$(awk '/^loop_seconds/ { for (i = 1; i < NF; ++i) if ($i == "loop_cpu_seconds") v = $(i + 1) } END { print v == "" ? 0 : v }' "$OUT/stdout.txt")
     case $t in
       nnprof) size=$(stat -c %s "$OUT"/x.nnprof) ;;
       before) size=$(stat -c %s "$OUT"/b.nnprof) ;;
@@ -79,9 +83,9 @@ for ((i = 1; i <= RUNS; ++i)); do
       *) size=- ;;
     esac
     cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
-    printf '%-10s run %d  wall %6.2f s  loop %6.2f s  cpu %6.2f s (user %.2f sys %.2f)  file %s bytes\n' \
-      "$t" "$i" "$wall" "$loop" "$cpu" "$user" "$sys" "$size"
-    echo "$t $wall $loop $cpu" >>"$RESULTS"
+    printf '%-10s run %d  wall %6.2f s  loop %6.2f s  cpu %6.2f s (user %.2f sys %.2f)  lcpu %6.3f s  file %s bytes\n' \
+      "$t" "$i" "$wall" "$loop" "$cpu" "$user" "$sys" "$lcpu" "$size"
+    echo "$t $wall $loop $cpu $lcpu" >>"$RESULTS"
   done
 done
 
@@ -91,18 +95,20 @@ awk -v tools="${TOOLS[*]}" '
     for (i = 2; i <= n; ++i) for (j = i; j > 1 && a[j - 1] > a[j]; --j) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
-  { n[$1]++; w[$1, n[$1]] = $2; l[$1, n[$1]] = $3; c[$1, n[$1]] = $4 }
+  { n[$1]++; w[$1, n[$1]] = $2; l[$1, n[$1]] = $3; c[$1, n[$1]] = $4; lc[$1, n[$1]] = $5 }
   END {
     split(tools, ts, " ")
     for (k = 1; k in ts; ++k) {
       t = ts[k]
-      for (i = 1; i <= n[t]; ++i) { a[i] = w[t, i]; b[i] = l[t, i]; d[i] = c[t, i] }
-      mw[t] = median(a, n[t]); ml[t] = median(b, n[t]); mc[t] = median(d, n[t])
+      for (i = 1; i <= n[t]; ++i) { a[i] = w[t, i]; b[i] = l[t, i]; d[i] = c[t, i]; e[i] = lc[t, i] }
+      mw[t] = median(a, n[t]); ml[t] = median(b, n[t]); mc[t] = median(d, n[t]); mlc[t] = median(e, n[t])
     }
     for (k = 1; k in ts; ++k) {
       t = ts[k]
-      printf "%-10s wall %6.2f s (%5.2fx)  loop %6.2f s (%5.2fx)  cpu %6.2f s (%5.2fx)\n", t,
+      printf "%-10s wall %6.2f s (%5.2fx)  loop %6.2f s (%5.2fx)  cpu %6.2f s (%5.2fx)", t,
         mw[t], mw[t] / mw["plain"], ml[t], ml[t] / ml["plain"], mc[t], mc[t] / mc["plain"]
+      if (mlc["plain"] > 0) printf "  lcpu %6.3f s (%5.2fx)", mlc[t], mlc[t] / mlc["plain"]
+      printf "\n"
     }
     # Slowdown = extra time over plain; the goal compares nnprof extra to heaptrack extra.
     if (!("heaptrack" in n)) exit
