@@ -3,7 +3,7 @@
 // cache and counts it on its innermost scope; a thread that frees a block still in its cache
 // takes it out and counts the free. Single-writer counters are plain loads and stores. Any
 // other case (inside nnprof, before the thread joined the run, a sampled stack, an occupied
-// cache slot, a block not in the cache) calls the general path in libnnprof.
+// cache set, a block not in the cache) calls the general path in libnnprof.
 //
 // Counts are batched per thread: while the innermost scope stays the same, a thread counts
 // its allocations and frees there in its HeapThread (the batch), not in the scope's node, and
@@ -120,7 +120,7 @@ inline Node* fast_heap_node(const HeapThreadTls& tls) noexcept {
 }
 
 /// A tracked allocation: the common case inline, the rest in libnnprof. Returns `block`.
-/// The common case (no stack to sample, a free cache slot, the innermost scope is the batch
+/// The common case (no stack to sample, a free slot in the block's cache set, the innermost scope is the batch
 /// node, the limit not reached) makes no call, so the hooks need no stack frame for it.
 inline void* heap_track_alloc(void* block, std::size_t size, const void* caller) noexcept {
   constexpr auto rx = std::memory_order_relaxed;
@@ -131,19 +131,19 @@ inline void* heap_track_alloc(void* block, std::size_t size, const void* caller)
   auto* t = static_cast<HeapThread*>(tls.thread);
   const std::int64_t countdown = t->countdown - static_cast<std::int64_t>(size);
   const auto address = reinterpret_cast<std::uintptr_t>(block);
-  collect::LiveSlot& slot = cache->slot(address);
+  collect::LiveSlot* slot = cache->empty_slot(address);
   Node* node = fast_heap_node(tls);
   const std::int64_t pending = t->pending.load(rx) + static_cast<std::int64_t>(size);
-  if (countdown < 0 || slot.key.load(rx) != collect::LiveSlot::kEmpty || node != t->batch_node.load(rx) ||
-      pending > t->limit || size > t->largest_alloc.load(rx)) [[unlikely]]
-    return heap_on_alloc(block, size, caller);  // a stack to sample, the slot taken, another scope, the limit,
+  if (countdown < 0 || slot == nullptr || node != t->batch_node.load(rx) || pending > t->limit ||
+      size > t->largest_alloc.load(rx)) [[unlikely]]
+    return heap_on_alloc(block, size, caller);  // a stack to sample, the set full, another scope, the limit,
                                                 // the thread's largest block yet
   t->countdown = countdown;
-  slot.size.store(size, rx);
-  slot.node.store(node, rx);
+  slot->size.store(size, rx);
+  slot->node.store(node, rx);
   // pack(caller, 0) without the mask: user-space addresses fit in 48 bits (read() masks).
-  slot.caller_stack.store(reinterpret_cast<std::uintptr_t>(caller), rx);
-  slot.key.store(address, std::memory_order_release);
+  slot->caller_stack.store(reinterpret_cast<std::uintptr_t>(caller), rx);
+  slot->key.store(address, std::memory_order_release);
   single_writer_add(t->batch_alloc_bytes, std::uint64_t{size});
   single_writer_add(t->batch_alloc_count, std::uint64_t{1});
   t->pending.store(pending, rx);
@@ -160,17 +160,17 @@ inline bool heap_track_free_fast(void* block) noexcept {
   const auto address = reinterpret_cast<std::uintptr_t>(block);
   if (cache == nullptr || address == 0) [[unlikely]]
     return false;
-  collect::LiveSlot& slot = cache->slot(address);
-  if (slot.key.load(rx) != address) [[unlikely]]
+  collect::LiveSlot* slot = cache->find(address);
+  if (slot == nullptr) [[unlikely]]
     return false;
   auto* t = static_cast<HeapThread*>(tls.thread);
-  const std::uint64_t size = slot.size.load(rx);
-  Node* owner = slot.node.load(rx);
+  const std::uint64_t size = slot->size.load(rx);
+  Node* owner = slot->node.load(rx);
   const std::int64_t pending = t->pending.load(rx) - static_cast<std::int64_t>(size);
   if (owner != t->batch_node.load(rx) || owner != fast_heap_node(tls) || pending <= -kHeapFlushBytes) [[unlikely]]
     return false;
   // Plain stores: another thread could take the same block only by freeing it twice.
-  slot.key.store(collect::LiveSlot::kEmpty, std::memory_order_release);
+  slot->key.store(collect::LiveSlot::kEmpty, std::memory_order_release);
   single_writer_add(t->batch_free_bytes, size);
   single_writer_add(t->batch_free_count, std::uint64_t{1});
   t->pending.store(pending, rx);

@@ -736,10 +736,9 @@ bool HeapTracker::take(void* block, collect::LiveBlockInfo& info) noexcept {
   HeapThread* t = current_thread();
   collect::ThreadCache* own = t != nullptr ? t->cache : nullptr;
   if (own != nullptr) {
-    collect::LiveSlot& slot = own->slot(address);
-    if (slot.key.load(std::memory_order_relaxed) == address) {
-      info = slot.read();
-      slot.key.store(collect::LiveSlot::kEmpty, std::memory_order_release);
+    if (collect::LiveSlot* slot = own->find(address)) {
+      info = slot->read();
+      slot->key.store(collect::LiveSlot::kEmpty, std::memory_order_release);
       return true;
     }
   }

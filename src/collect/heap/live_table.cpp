@@ -56,31 +56,68 @@ LiveTable::Generation* LiveTable::newest() const noexcept {
   return n < 0 ? nullptr : generations_[n].load(std::memory_order_acquire);
 }
 
+LiveTable::Generation* LiveTable::reuse_drained(const Generation* full, std::uint64_t min_slots) noexcept {
+  // The smallest generation of at least min_slots slots that holds no block.
+  const int n = count_.load(std::memory_order_relaxed);
+  for (;;) {
+    Generation* best = nullptr;
+    int best_index = -1;
+    for (int i = 0; i < n; ++i) {
+      Generation* g = generations_[i].load(std::memory_order_relaxed);
+      if (g == full || g->mask + 1 < min_slots || g->retired.load(std::memory_order_relaxed)) continue;
+      if (g->live.load(std::memory_order_seq_cst) != 0) continue;
+      if (best == nullptr || g->mask < best->mask) best = g, best_index = i;
+    }
+    if (best == nullptr) return nullptr;
+    // Retire it, then look at `live` again: an insert counts itself before it checks
+    // `retired` (both sequentially consistent), so either it sees the mark and goes elsewhere,
+    // or this sees its count.
+    best->retired.store(true, std::memory_order_seq_cst);
+    if (best->live.load(std::memory_order_seq_cst) != 0) {
+      best->retired.store(false, std::memory_order_seq_cst);
+      continue;  // an insert got in; look for another
+    }
+    // No block is in it: lookups running through it find nothing, before or after this.
+    // Empty each key with a store of its own (a reader sees the old key or an empty one,
+    // never a torn one) and keep the pages: dropping them (MADV_DONTNEED) would make the RSS
+    // go down and up again at every turn, which a leak check reading RSS takes for growth.
+    for (std::uint64_t i = 0; i <= best->mask; ++i) best->slots[i].key.store(kEmpty, std::memory_order_relaxed);
+    best->used.store(0, std::memory_order_relaxed);
+    best->retired.store(false, std::memory_order_seq_cst);
+    newest_.store(best_index, std::memory_order_release);
+    return best;
+  }
+}
+
 LiveTable::Generation* LiveTable::grow(Generation* full) noexcept {
   std::lock_guard lock(grow_mu_);
-  const int n = newest_.load(std::memory_order_acquire);
-  Generation* current = n < 0 ? nullptr : generations_[n].load(std::memory_order_acquire);
+  Generation* current = newest();
   if (current != full) return current;  // another thread grew it already
-  if (n + 1 >= kMaxGenerations) return nullptr;
-  // A generation that clear() emptied is reused rather than mapped again.
-  Generation* g = generations_[n + 1].load(std::memory_order_acquire);
-  if (g == nullptr) {
-    const unsigned bits = current == nullptr ? kFirstBits : 64 - current->shift + 1;
-    const std::uint64_t slots = std::uint64_t{1} << bits;
-    void* mem = map_zeroed(sizeof(Generation));
-    void* table = map_zeroed(slots * sizeof(Slot));
-    if (mem == nullptr || table == nullptr) {
-      if (mem != nullptr) munmap(mem, sizeof(Generation));
-      if (table != nullptr) munmap(table, slots * sizeof(Slot));
-      return nullptr;
-    }
-    g = new (mem) Generation;
-    g->slots = static_cast<Slot*>(table);  // zeroed memory is a table of empty slots
-    g->mask = slots - 1;
-    g->shift = 64 - bits;
-    generations_[n + 1].store(g, std::memory_order_release);
+  std::uint64_t slots = std::uint64_t{1} << kFirstBits;
+  if (current != nullptr) {
+    // Mostly tombstones (fewer live blocks than a quarter of what made it "full"): the same
+    // size again will do. Otherwise twice the size.
+    const std::uint64_t size = current->mask + 1;
+    const std::int64_t live = current->live.load(std::memory_order_relaxed);
+    slots = live < static_cast<std::int64_t>(size / 8) ? size : size * 2;
+    if (Generation* g = reuse_drained(current, slots)) return g;
   }
-  newest_.store(n + 1, std::memory_order_release);
+  const int n = count_.load(std::memory_order_relaxed);
+  if (n >= kMaxGenerations) return nullptr;
+  void* mem = map_zeroed(sizeof(Generation));
+  void* table = map_zeroed(slots * sizeof(Slot));
+  if (mem == nullptr || table == nullptr) {
+    if (mem != nullptr) munmap(mem, sizeof(Generation));
+    if (table != nullptr) munmap(table, slots * sizeof(Slot));
+    return nullptr;
+  }
+  auto* g = new (mem) Generation;
+  g->slots = static_cast<Slot*>(table);  // zeroed memory is a table of empty slots
+  g->mask = slots - 1;
+  g->shift = 64 - static_cast<unsigned>(__builtin_ctzll(slots));
+  generations_[n].store(g, std::memory_order_release);
+  count_.store(n + 1, std::memory_order_release);
+  newest_.store(n, std::memory_order_release);
   return g;
 }
 
@@ -94,6 +131,16 @@ bool LiveTable::insert(std::uintptr_t address, const LiveBlockInfo& info, std::u
   Generation* g = newest();
   if (g == nullptr && (g = grow(nullptr)) == nullptr) return false;
   for (;;) {
+    g->live.fetch_add(1, std::memory_order_seq_cst);  // before the claim: see reuse_drained()
+    if (g->retired.load(std::memory_order_seq_cst)) [[unlikely]] {
+      // No longer the newest, and being emptied for reuse: go to the newest.
+      g->live.fetch_sub(1, std::memory_order_relaxed);
+      Generation* now = newest();
+      if (now == nullptr) return false;  // cleared meanwhile
+      if (now == g) sched_yield();        // grow() has not switched yet
+      g = now;
+      continue;
+    }
     std::uint64_t i = home(*g, address);
     for (unsigned probe = 0; probe < kMaxProbe; ++probe, i = (i + 1) & g->mask) {
       Slot& slot = g->slots[i];
@@ -106,6 +153,7 @@ bool LiveTable::insert(std::uintptr_t address, const LiveBlockInfo& info, std::u
       if (key == kEmpty && ++claims >= kClaimBatch) report_claims(g, claims);
       return true;
     }
+    g->live.fetch_sub(1, std::memory_order_relaxed);
     // A run this long means the generation is too full (or the hash clusters): add a larger one.
     Generation* next = grow(g);
     if (next == nullptr) return false;
@@ -113,33 +161,45 @@ bool LiveTable::insert(std::uintptr_t address, const LiveBlockInfo& info, std::u
   }
 }
 
+bool LiveTable::remove_from(Generation* g, std::uintptr_t address, LiveBlockInfo& out) noexcept {
+  std::uint64_t i = home(*g, address);
+  for (std::uint64_t probe = 0; probe <= g->mask; ++probe, i = (i + 1) & g->mask) {
+    Slot& slot = g->slots[i];
+    const std::uint64_t key = slot.key.load(std::memory_order_acquire);
+    if (key == kEmpty) return false;
+    if (key != address) continue;
+    out = slot.read();
+    slot.key.store(kTombstone, std::memory_order_release);
+    g->live.fetch_sub(1, std::memory_order_release);  // after the slot is emptied: see reuse_drained()
+    return true;
+  }
+  return false;
+}
+
 bool LiveTable::remove(std::uintptr_t address, LiveBlockInfo& out) noexcept {
-  for (int n = newest_.load(std::memory_order_acquire); n >= 0; --n) {
+  const int newest = newest_.load(std::memory_order_acquire);
+  if (newest < 0) return false;
+  Generation* first = generations_[newest].load(std::memory_order_acquire);
+  if (remove_from(first, address, out)) return true;
+  for (int n = count_.load(std::memory_order_acquire) - 1; n >= 0; --n) {
     Generation* g = generations_[n].load(std::memory_order_acquire);
-    std::uint64_t i = home(*g, address);
-    for (std::uint64_t probe = 0; probe <= g->mask; ++probe, i = (i + 1) & g->mask) {
-      Slot& slot = g->slots[i];
-      const std::uint64_t key = slot.key.load(std::memory_order_acquire);
-      if (key == kEmpty) break;
-      if (key != address) continue;
-      out = slot.read();
-      slot.key.store(kTombstone, std::memory_order_release);
-      return true;
-    }
+    if (g != first && remove_from(g, address, out)) return true;
   }
   return false;
 }
 
 void LiveTable::clear() noexcept {
   std::lock_guard lock(grow_mu_);
-  for (auto& slot : generations_) {
-    Generation* g = slot.load(std::memory_order_acquire);
-    if (g == nullptr) continue;
+  const int n = count_.load(std::memory_order_relaxed);
+  for (int i = 0; i < n; ++i) {
+    Generation* g = generations_[i].load(std::memory_order_acquire);
     // Dropped pages read back as zeros: empty slots.
     madvise(g->slots, (g->mask + 1) * sizeof(Slot), MADV_DONTNEED);
     g->used.store(0, std::memory_order_relaxed);
+    g->live.store(0, std::memory_order_relaxed);
   }
-  newest_.store(generations_[0].load(std::memory_order_relaxed) == nullptr ? -1 : 0, std::memory_order_release);
+  // The smallest (the first) takes the next run's blocks; the others stay empty until needed.
+  newest_.store(n == 0 ? -1 : 0, std::memory_order_release);
 }
 
 std::uint64_t LiveTable::mapped_bytes() const noexcept {
@@ -195,29 +255,42 @@ bool LiveBlocks::move_to_table(LiveSlot& slot, std::uint64_t key, std::uint32_t&
 
 bool LiveBlocks::put(ThreadCache& cache, std::uintptr_t address, const LiveBlockInfo& info,
                      std::uint32_t& claims) noexcept {
-  LiveSlot& slot = cache.slot(address);
-  const std::uint64_t key = slot.key.load(std::memory_order_relaxed);
-  if (key != LiveSlot::kEmpty && !move_to_table(slot, key, claims)) return table_.insert(address, info, claims);
-  slot.fill(info);
-  slot.key.store(address, std::memory_order_release);
+  LiveSlot* slot = cache.empty_slot(address);
+  if (slot == nullptr) {
+    // Both slots of the set are taken: displace one, chosen by an address bit (which of the
+    // two is older is not known; either way the choice does not depend on the history).
+    slot = cache.set(address) + ((address >> 4) & 1);
+    const std::uint64_t key = slot->key.load(std::memory_order_relaxed);
+    if (key != LiveSlot::kEmpty && !move_to_table(*slot, key, claims)) return table_.insert(address, info, claims);
+  }
+  slot->fill(info);
+  slot->key.store(address, std::memory_order_release);
   return true;
 }
 
 bool LiveBlocks::claim(ThreadCache& cache, std::uintptr_t address, LiveBlockInfo& out) noexcept {
-  LiveSlot& slot = cache.slot(address);
-  std::uint64_t key = slot.key.load(std::memory_order_acquire);
-  if (key == address) {
-    // Fields are stable while the key is this block's: the owner rewrites them only after
-    // emptying the slot, and only a free of this block (ours) would empty it.
-    const LiveBlockInfo info = slot.read();
-    if (slot.key.compare_exchange_strong(key, LiveSlot::kEmpty, std::memory_order_acq_rel,
-                                         std::memory_order_acquire)) {
-      out = info;
-      return true;
+  LiveSlot* set = cache.set(address);
+  for (std::size_t way = 0; way < ThreadCache::kWays; ++way) {
+    LiveSlot& slot = set[way];
+    std::uint64_t key = slot.key.load(std::memory_order_acquire);
+    if (key == address) {
+      // Fields are stable while the key is this block's: the owner rewrites them only after
+      // emptying the slot, and only a free of this block (ours) would empty it.
+      const LiveBlockInfo info = slot.read();
+      if (slot.key.compare_exchange_strong(key, LiveSlot::kEmpty, std::memory_order_acq_rel,
+                                           std::memory_order_acquire)) {
+        out = info;
+        return true;
+      }
+      // The owner started moving it to the table.
     }
-    // The owner started moving it to the table.
+    // A block never changes slot inside a cache: if it is being moved out of this slot, wait
+    // until it is in the table (take() looks there again); otherwise it is not here.
+    if ((key | kMoving) == (address | kMoving)) {
+      wait_while_moving(slot, address | kMoving);
+      return false;
+    }
   }
-  wait_while_moving(slot, address | kMoving);
   return false;
 }
 

@@ -1,8 +1,8 @@
 // Per-thread caches of live blocks in front of the shared live table.
 //
-// Most blocks are freed soon after they are allocated, by the thread that allocated them. So
-// each tracking thread keeps the blocks it allocated last in a direct-mapped cache of its
-// own (kSlots slots, indexed by a hash of the address). The owner fills an empty slot and
+// Most blocks are freed by the thread that allocated them, while it has at most a few thousand
+// others alive. So each tracking thread keeps the blocks it allocated last in a two-way
+// set-associative cache of its own (kSlots slots, sets indexed by a hash of the address). The owner fills an empty slot and
 // empties it again with plain stores: no read-modify-write on the common path. Every other
 // thread may still take a block out of a cache (a free from another thread) with one
 // compare-and-swap of its key to empty, so each block has exactly one home at any time: a
@@ -13,7 +13,7 @@
 // by compare-and-swap, so that a concurrent free from another thread either took the block
 // before, or will wait), publishes the block in the shared table, then stores the slot's new
 // key. A thread that frees a block it does not find in its own cache looks in the shared
-// table, then in the slot of every other cache for that address, then in the shared table
+// table, then in the set of every other cache for that address, then in the shared table
 // once more: a block moved in between is found by the last look, because the slot's new key
 // (which the search read) was stored after the block was published.
 //
@@ -32,36 +32,61 @@
 namespace nnprof::collect {
 
 struct ThreadCache {
-  static constexpr unsigned kBits = 8;
+  // 4,096 slots (128 KiB): a thread's live set of about a thousand scattered blocks (a ring
+  // of buffers, a tree of nodes) fits, so its blocks rarely spill into the shared table,
+  // whose lookups miss the processor's caches. Lazily backed: untouched pages cost nothing.
+  static constexpr unsigned kBits = 13;
   static constexpr std::size_t kSlots = std::size_t{1} << kBits;
+  // Two-way sets: a block may live in either slot of its set, and both share one 64-byte
+  // line, so a look at the set is one cache line and a new block displaces another only
+  // when both slots are taken. A block never changes slot while it is in the cache.
+  static constexpr std::size_t kWays = 2;
 
+  /// The first slot of `address`'s set.
   static std::size_t index(std::uintptr_t address) noexcept {
     // Another multiplier than the shared table's, so that a cache slot's blocks spread over it.
-    return static_cast<std::size_t>(((address >> 3) * 0xD6E8FEB86659FD93ull) >> (64 - kBits));
+    // Heap blocks are 16-byte aligned: the low four bits say nothing.
+    return static_cast<std::size_t>(((address >> 4) * 0xD6E8FEB86659FD93ull) >> (64 - kBits + 1)) * kWays;
   }
-  LiveSlot& slot(std::uintptr_t address) noexcept { return slots[index(address)]; }
+  LiveSlot* set(std::uintptr_t address) noexcept { return &slots[index(address)]; }
+  /// The slot that holds `address` (its key is the address), or nullptr.
+  LiveSlot* find(std::uintptr_t address) noexcept {
+    LiveSlot* s = set(address);
+    if (s[0].key.load(std::memory_order_relaxed) == address) return &s[0];
+    if (s[1].key.load(std::memory_order_relaxed) == address) return &s[1];
+    return nullptr;
+  }
+  /// The owner: an empty slot of `address`'s set, or nullptr when both are taken.
+  LiveSlot* empty_slot(std::uintptr_t address) noexcept {
+    LiveSlot* s = set(address);
+    if (s[0].key.load(std::memory_order_relaxed) == LiveSlot::kEmpty) return &s[0];
+    if (s[1].key.load(std::memory_order_relaxed) == LiveSlot::kEmpty) return &s[1];
+    return nullptr;
+  }
 
-  /// The owner: puts a block in its slot if the slot is empty.
+  /// The owner: puts a block in its set if a slot there is empty.
   bool put_if_empty(std::uintptr_t address, const LiveBlockInfo& info) noexcept {
-    LiveSlot& s = slot(address);
-    if (s.key.load(std::memory_order_relaxed) != LiveSlot::kEmpty) return false;
-    s.fill(info);
-    s.key.store(address, std::memory_order_release);
+    LiveSlot* s = empty_slot(address);
+    if (s == nullptr) return false;
+    s->fill(info);
+    s->key.store(address, std::memory_order_release);
     return true;
   }
   /// The owner: takes out a block it put in. Plain stores: another thread could take the same
   /// block only by freeing it twice.
   bool take_own(std::uintptr_t address, std::uint64_t& size, detail::Node*& node) noexcept {
-    LiveSlot& s = slot(address);
-    if (s.key.load(std::memory_order_relaxed) != address) return false;
-    size = s.size.load(std::memory_order_relaxed);
-    node = s.node.load(std::memory_order_relaxed);
-    s.key.store(LiveSlot::kEmpty, std::memory_order_release);
+    LiveSlot* s = find(address);
+    if (s == nullptr) return false;
+    size = s->size.load(std::memory_order_relaxed);
+    node = s->node.load(std::memory_order_relaxed);
+    s->key.store(LiveSlot::kEmpty, std::memory_order_release);
     return true;
   }
-  /// The owner: empties every slot (the blocks are forgotten).
+  /// The owner: empties every slot (the blocks are forgotten). Only slots in use are written,
+  /// so pages the thread never filled stay unbacked (a cache is 256 KiB of address space).
   void reset() noexcept {
-    for (LiveSlot& s : slots) s.key.store(LiveSlot::kEmpty, std::memory_order_release);
+    for (LiveSlot& s : slots)
+      if (s.key.load(std::memory_order_relaxed) != LiveSlot::kEmpty) s.key.store(LiveSlot::kEmpty, std::memory_order_release);
   }
 
   alignas(64) LiveSlot slots[kSlots];
