@@ -90,8 +90,9 @@ class RankBuilder {
   }
 
   std::uint32_t collective(std::uint32_t parent, std::uint64_t start_true, std::uint64_t end_true, std::int64_t seq,
-                           const std::string& group = "world", const std::string& op = "allreduce") {
-    const std::uint32_t s = span(node(parent, op), start_true, end_true);
+                           const std::string& group = "world", const std::string& op = "allreduce",
+                           const std::string& scope = "") {
+    const std::uint32_t s = span(node(parent, scope.empty() ? op : scope), start_true, end_true);
     auto text = [&](const char* key, const std::string& v) {
       SpanArg a;
       a.span = s;
@@ -719,6 +720,63 @@ TEST(DistributedAnalysis, ANonblockingWaitCountsInTheStepItWasBlockedIn) {
   EXPECT_EQ(a.ranks[0].steps[0].wait_ns, 0u);
   EXPECT_EQ(a.ranks[0].steps[1].wait_ns, 30u);
   EXPECT_EQ(a.straggler, 1u);
+}
+
+// torch.distributed with gloo: the c10d operator's span covers only the enqueue of the work;
+// the collective runs as gloo's own record on a worker thread and has ended when that ends.
+// Rank 0 enqueues at 100 and its work waits for rank 1, which arrives at 250; both works end at
+// 300. Without the pairing rank 0's collective would end at 110, before rank 1 arrived, and its
+// wait in work.wait() would be computation on the critical path.
+TEST(DistributedAnalysis, ATorchCollectiveEndsWhenItsBackendsWorkEnds) {
+  std::vector<Profile> ranks;
+  for (int r = 0; r < 2; ++r) {
+    RankBuilder b(r, 2);
+    const std::uint32_t step = b.node(0, "step");
+    b.span(step, 0, r == 0 ? 400 : 380);
+    const std::uint32_t forward = b.node(step, "forward");  // on both, so that names and nodes agree
+    if (r == 1) b.span(forward, 0, 250);
+    const std::uint64_t enqueue = r == 0 ? 100 : 250;
+    b.collective(step, enqueue, enqueue + 10, 0, "gloo-2#0", "allreduce", "c10d::allreduce_");
+    ranks.push_back(b.finish());
+  }
+  Profile p = merge_by_hand(ranks);
+  // Each rank's gloo worker thread and its work record.
+  const auto name = static_cast<nnprof::StringId>(p.strings.size());
+  p.strings.push_back("gloo:all_reduce");
+  const auto node = static_cast<std::uint32_t>(p.call_tree.size());
+  p.call_tree.emplace_back();
+  p.call_tree.back().id = node;
+  p.call_tree.back().parent = 0;
+  p.call_tree.back().name = name;
+  p.call_tree.back().depth = 1;
+  p.call_tree[0].children.push_back(node);
+  const std::uint64_t work_start[] = {105, 252};
+  for (std::uint32_t r = 0; r < 2; ++r) {
+    const auto thread = static_cast<std::uint32_t>(p.threads.size());
+    p.threads.push_back({thread, 6000 + static_cast<std::int64_t>(r), "gloo", false, 0, 0});
+    p.threads.back().rank = r;
+    p.spans.push_back({thread, name, node, 1, work_start[r], 300});
+  }
+  const nnprof::RankAnalysis a = nnprof::analysis::analyze_ranks(p, {});
+  ASSERT_EQ(a.collectives.size(), 1u);
+  const auto& arrivals = a.collectives[0].arrivals;
+  ASSERT_EQ(arrivals.size(), 2u);
+  EXPECT_EQ(arrivals[0].end_ns, 300u);
+  EXPECT_EQ(arrivals[1].end_ns, 300u);
+  EXPECT_EQ(arrivals[0].wait_ns, 150u);  // arrivals decide the wait, as before
+  EXPECT_EQ(a.straggler, 1u);
+  // The worker's record is communication: rank 0 communicated from 100 to 300.
+  EXPECT_GE(a.ranks[0].communication_ns, 195u);
+  const auto& path = a.critical_path;
+  ASSERT_EQ(path.segments.size(), 3u);
+  using K = nnprof::RankPathKind;
+  EXPECT_EQ(std::tie(path.segments[0].kind, path.segments[0].rank, path.segments[0].start_ns, path.segments[0].end_ns),
+            std::make_tuple(K::Compute, 1u, std::uint64_t{0}, std::uint64_t{250}));
+  EXPECT_EQ(p.str(path.segments[0].name), "forward");
+  EXPECT_EQ(std::tie(path.segments[1].kind, path.segments[1].rank, path.segments[1].start_ns, path.segments[1].end_ns),
+            std::make_tuple(K::Collective, 0u, std::uint64_t{250}, std::uint64_t{300}));
+  EXPECT_EQ(std::tie(path.segments[2].kind, path.segments[2].rank, path.segments[2].start_ns, path.segments[2].end_ns),
+            std::make_tuple(K::Compute, 0u, std::uint64_t{300}, std::uint64_t{400}));
 }
 
 // Ranks without a clock alignment are placed by their sessions' starts: exactly by

@@ -564,6 +564,24 @@ TEST_F(DistributedRecord, TwoGlooRanksTagTheirC10dCollectivesAndAlignTheirClocks
   EXPECT_EQ(seen[0][1].operation, "broadcast");
   EXPECT_EQ(seen[0][1].root, 1);
   EXPECT_EQ(seen[0][2].operation, "barrier");
+
+  // Merged and analysed: a c10d operator's span is only the enqueue; each collective ends with
+  // gloo's own record of the work (gloo:all_reduce on a worker thread), so no rank leaves an
+  // allreduce or a barrier before the last one arrived (within the clocks' residual).
+  const std::string job = path("torch.job.nnprof");
+  nnprof::merge_rank_profiles({path("torch.rank0.nnprof"), path("torch.rank1.nnprof")}, job);
+  const nnprof::Profile merged = nnprof::Profile::load(job);
+  const nnprof::RankAnalysis a = nnprof::analyze_ranks(merged);
+  ASSERT_EQ(a.collectives.size(), 9u);
+  const double slack = a.clock_residual_ns + 1'000.0;
+  for (const nnprof::CollectiveCall& call : a.collectives) {
+    if (call.operation != "allreduce" && call.operation != "barrier") continue;
+    ASSERT_EQ(call.arrivals.size(), 2u);
+    for (const nnprof::CollectiveArrival& arrival : call.arrivals)
+      EXPECT_GE(static_cast<double>(arrival.end_ns) + slack, static_cast<double>(call.last_arrival_ns))
+          << call.operation << " seq " << call.seq << ": rank " << arrival.rank << " left at " << arrival.end_ns
+          << " before the last arrival at " << call.last_arrival_ns;
+  }
 }
 #endif
 

@@ -255,6 +255,37 @@ StepChoice choose_step(const Profile& p, const RankAnalysisOptions& options, con
   return choice;
 }
 
+/// An operation's name with underscores and a trailing "base" dropped, so that PyTorch's
+/// operator (`c10d::allreduce_`, `c10d::_allgather_base`) and its backend's work record
+/// (`gloo:all_reduce`, `nccl:all_gather`) compare equal.
+std::string plain_operation(std::string_view name) {
+  std::string out;
+  for (const char c : name)
+    if (c != '_') out += c;
+  if (out.size() > 4 && out.ends_with("base")) out.resize(out.size() - 4);
+  return out;
+}
+
+/// The work records of torch.distributed's backends ("gloo:all_reduce" on a gloo worker thread,
+/// "nccl:all_reduce"), by rank and plain operation, each list in start order.
+std::map<std::pair<std::uint32_t, std::string>, std::vector<std::uint32_t>> backend_works(const Profile& p) {
+  std::vector<std::string> operation_of(p.strings.size());  // "" for a name that is no work record
+  for (std::size_t i = 0; i < p.strings.size(); ++i) {
+    const std::string_view name = p.strings[i];
+    for (const std::string_view backend : {"gloo:", "nccl:"})
+      if (name.starts_with(backend) && name.size() > backend.size()) operation_of[i] = plain_operation(name.substr(backend.size()));
+  }
+  std::map<std::pair<std::uint32_t, std::string>, std::vector<std::uint32_t>> works;
+  for (std::size_t i = 0; i < p.spans.size(); ++i) {
+    const Span& s = p.spans[i];
+    if (s.name < operation_of.size() && !operation_of[s.name].empty())
+      works[{rank_of(p, s.thread), operation_of[s.name]}].push_back(static_cast<std::uint32_t>(i));
+  }
+  for (auto& [key, list] : works)
+    std::ranges::sort(list, {}, [&](std::uint32_t i) { return p.spans[i].start_ns; });
+  return works;
+}
+
 }  // namespace
 
 bool has_ranks(const Profile& profile) noexcept { return profile.ranks.size() >= 2; }
@@ -316,6 +347,41 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
     if (call.group_size > call.arrivals.size()) ++result.incomplete_collectives;
     spreads.push_back(call.spread_ns());
     for (CollectiveArrival& a : call.arrivals) a.wait_ns = a.nonblocking ? 0 : call.last_arrival_ns - a.arrival_ns;
+  }
+
+  // torch.distributed: a c10d operator's span (c10d::allreduce_) covers only the enqueue of the
+  // work; the collective runs as the backend's own record (gloo:all_reduce, on a gloo worker
+  // thread) and has ended on this rank when that record ends. A process group starts its works
+  // in the order they were enqueued, so on each rank the n-th c10d call of an operation is
+  // paired with the first record of that operation that started after it and is not taken yet.
+  // The pair's end is the collective's end (for the critical path and the communication time),
+  // and the worker's record is communication, not computation.
+  {
+    std::map<std::pair<std::uint32_t, std::string>, std::vector<std::pair<std::uint64_t, CollectiveArrival*>>> c10d;
+    for (CollectiveCall& call : result.collectives)
+      for (CollectiveArrival& a : call.arrivals) {
+        if (a.nonblocking || a.span >= p.spans.size()) continue;
+        const Span& s = p.spans[a.span];
+        if (s.name >= p.strings.size() || !std::string_view(p.strings[s.name]).starts_with("c10d::")) continue;
+        c10d[{a.rank, plain_operation(std::string_view(p.strings[s.name]).substr(6))}].push_back({s.start_ns, &a});
+      }
+    if (!c10d.empty()) {
+      const auto works = backend_works(p);
+      for (auto& [key, calls] : c10d) {
+        const auto found = works.find(key);
+        if (found == works.end()) continue;
+        std::ranges::sort(calls, {}, [](const auto& c) { return c.first; });
+        std::size_t next = 0;
+        for (const auto& [start, arrival] : calls) {
+          while (next < found->second.size() && p.spans[found->second[next]].start_ns < start) ++next;
+          if (next == found->second.size()) break;
+          const Span& work = p.spans[found->second[next++]];
+          is_communication[found->second[next - 1]] = true;
+          arrival->end_ns = std::max(arrival->end_ns, work.end_ns);
+          arrival->blocked_ns = arrival->end_ns - arrival->arrival_ns;
+        }
+      }
+    }
   }
 
   // Nonblocking collectives: the end is the completion, and the wait only the time the rank was
