@@ -21,6 +21,8 @@ void bind_seed_apis(pybind11::module_& m);
 
 /// nnprof.SystemMonitor, carbon_estimate and grid_intensities (the system monitor, nnprof/system.hpp).
 void bind_system(pybind11::module_& m);
+/// nnprof.LiveServer, nnprof.ContinuousProfiler, Profile.continuous and analyze_performance_trends (after bind_core).
+void bind_live(pybind11::module_& m);
 /// Profile.ranks, Profile.analyze_ranks/rank_critical_path and nnprof.merge_ranks (after bind_core).
 void bind_distributed(pybind11::module_& m);
 /// Profile::system as a dict (Profile.system, SystemMonitor.result()).

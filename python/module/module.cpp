@@ -8,4 +8,5 @@ PYBIND11_MODULE(_native, m) {
   nnprof::python::bind_seed_apis(m);
   nnprof::python::bind_system(m);
   nnprof::python::bind_distributed(m);
+  nnprof::python::bind_live(m);
 }

@@ -8,13 +8,14 @@ import inspect
 from nnprof import _native
 from nnprof._native import Error, Profile, Profiler, Scope, global_profiler, load, scope
 from nnprof._native import SystemMonitor, carbon_estimate, grid_intensities, merge_ranks
+from nnprof._native import ContinuousProfiler, LiveServer, analyze_performance_trends
 
 __all__ = [
     "Error", "Profile", "Profiler", "Scope", "global_profiler", "load", "scope", "profile",
     "start", "stop", "add_flops", "add_items", "annotate", "arg", "snapshot", "save", "summary",
     "print_summary", "report", "bottlenecks", "start_sampling", "stop_sampling", "sampling",
     "set_thread_name", "report_formats", "SystemMonitor", "carbon_estimate", "grid_intensities",
-    "merge_ranks",
+    "merge_ranks", "ContinuousProfiler", "LiveServer", "analyze_performance_trends",
 ]
 
 
