@@ -160,25 +160,13 @@ std::uint64_t overlap_of(const std::vector<Interval>& a, const std::vector<Inter
   return total;
 }
 
-/// For each span, whether it encloses a collective span on its thread (spans are sorted by
-/// thread, then start, so each thread's nesting is a stack).
-std::vector<bool> encloses_collective(const Profile& p, const std::vector<bool>& is_collective) {
-  std::vector<bool> encloses(p.spans.size(), false);
-  std::vector<std::uint32_t> open;
-  std::uint32_t thread = kNone;
-  for (std::uint32_t i = 0; i < p.spans.size(); ++i) {
-    const Span& s = p.spans[i];
-    if (s.thread != thread) {
-      open.clear();
-      thread = s.thread;
-    }
-    while (!open.empty() && (p.spans[open.back()].end_ns <= s.start_ns || p.spans[open.back()].depth >= s.depth))
-      open.pop_back();
-    if (is_collective[i]) {
-      // Everything outside an already marked span was marked with it.
-      for (auto it = open.rbegin(); it != open.rend() && !encloses[*it]; ++it) encloses[*it] = true;
-    }
-    open.push_back(i);
+/// For each span, whether it encloses a collective span on its thread: the collectives'
+/// ancestors, walked up through `parent` (parents_of) until one already marked.
+std::vector<bool> encloses_collective(const std::vector<std::uint32_t>& parent, const std::vector<bool>& is_collective) {
+  std::vector<bool> encloses(parent.size(), false);
+  for (std::uint32_t i = 0; i < parent.size(); ++i) {
+    if (!is_collective[i]) continue;
+    for (std::uint32_t up = parent[i]; up != kNone && !encloses[up]; up = parent[up]) encloses[up] = true;
   }
   return encloses;
 }
@@ -302,6 +290,9 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
   // record the same call twice, through MPI and through PyTorch).
   const CollectiveSpans found = collective_spans(p);
   const std::vector<CollectiveSpan>& spans = found.collectives;
+  // Each span's enclosing span on its thread: for the calls that completed nonblocking collectives
+  // and for what encloses communication.
+  const std::vector<std::uint32_t> parent = parents_of(p);
   // Collective spans, and the wait and test calls that completed nonblocking ones (with their
   // completion spans): time in them is communication, and what encloses them is no computation.
   std::vector<bool> is_communication(p.spans.size(), false);
@@ -391,7 +382,6 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
   // complete several collectives (MPI_Waitall): each moment of it is waiting for the one that
   // would be released first among those still pending, so that no moment counts twice.
   {
-    const std::vector<std::uint32_t> parent = parents_of(p);
     struct Completed {
       std::uint32_t call;
       std::uint32_t arrival;
@@ -458,7 +448,7 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
   });
 
   // Steps per rank, and each rank's communication, computation and their overlap.
-  const std::vector<bool> encloses = encloses_collective(p, is_communication);
+  const std::vector<bool> encloses = encloses_collective(parent, is_communication);
   const StepChoice step = choose_step(p, options, encloses);
   result.step_name = step.name;
   result.ranks.resize(ranks);
