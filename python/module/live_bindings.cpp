@@ -163,6 +163,14 @@ struct PyContinuous {
   bool running = false;
   std::shared_ptr<Profile> result;  // what the last stop() returned (the context manager's too)
 
+  void start() {
+    {
+      py::gil_scoped_release release;
+      continuous->start();
+    }
+    running = true;
+  }
+
   std::shared_ptr<Profile> stop() {
     Profile profile;
     {
@@ -272,16 +280,7 @@ windows, anomalies and trends (docs/CONTINUOUS.md). A context manager.)")
            py::arg("system_interval_ms") = 1000, py::arg("analyze_every") = 10,
            "metrics: any of \"cpu\", \"memory\", \"gpu\", \"system\". step_scope: the scope whose ends mark steps "
            "(empty: the first scope that reported work items).")
-      .def(
-          "start",
-          [](PyContinuous& c) {
-            {
-              py::gil_scoped_release release;
-              c.continuous->start();
-            }
-            c.running = true;
-          },
-          "Starts the windows (and the collectors the metrics ask for).")
+      .def("start", &PyContinuous::start, "Starts the windows (and the collectors the metrics ask for).")
       .def("stop", &PyContinuous::stop,
            "Closes the last window, computes the anomalies and trends, writes the output and returns the profile.")
       .def_property_readonly("profile", [](const PyContinuous& c) { return c.result; },
@@ -302,16 +301,13 @@ windows, anomalies and trends (docs/CONTINUOUS.md). A context manager.)")
           "The windows, anomalies and trends so far, as Profile.continuous gives them.")
       .def_property_readonly("state_bytes", [](const PyContinuous& c) { return c.continuous->state_bytes(); },
                              "Memory the windows take now (bounded by the rollup policy).")
-      .def("__enter__",
-           [](PyContinuous& c) -> PyContinuous& {
-             {
-               py::gil_scoped_release release;
-               c.continuous->start();
-             }
-             c.running = true;
-             return c;
-           },
-           py::return_value_policy::reference)
+      .def(
+          "__enter__",
+          [](PyContinuous& c) -> PyContinuous& {
+            c.start();
+            return c;
+          },
+          py::return_value_policy::reference)
       .def("__exit__", [](PyContinuous& c, const py::args&) {
         if (c.running) (void)c.stop();
       });
