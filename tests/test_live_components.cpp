@@ -303,10 +303,14 @@ TEST(LiveMetricsInPrometheus, ARealPrometheusScrapesTheProgramsSeries) {
   ASSERT_TRUE(steps);
   EXPECT_GT(*steps, 0.0);
   EXPECT_LE(*steps, static_cast<double>(program.steps()));
-  // Items are 10 per step: the two counters of the same scrape agree exactly.
+  // Items are 10 per step: the two counters of one scrape agree up to the one step that was
+  // open at the snapshot (the program adds a step's items before the step ends, so a scrape can
+  // hold them without that step's end: 10.004 at 2,500 steps was seen).
   const std::optional<double> ratio =
       prometheus.query("nnprof_step_items_total{scope=\"live_step\"} / nnprof_steps_total{scope=\"live_step\"}");
-  EXPECT_EQ(ratio, std::optional<double>(10.0));
+  ASSERT_TRUE(ratio);
+  EXPECT_GE(*ratio, 10.0);
+  EXPECT_LE((*ratio - 10.0) * *steps, 10.0 * 1.5) << "more than one step's items beyond the steps ended";
   const std::optional<double> cpu = prometheus.query("process_cpu_seconds_total{job=\"nnprof\"}");
   ASSERT_TRUE(cpu);
   EXPECT_GT(*cpu, 0.0);
