@@ -15,3 +15,11 @@ if(NNPROF_SANITIZE)
   target_compile_options(nnprof_build_options INTERFACE -fsanitize=${NNPROF_SANITIZE} -fno-sanitize-recover=all)
   target_link_options(nnprof_build_options INTERFACE -fsanitize=${NNPROF_SANITIZE})
 endif()
+# Which sanitizer the code is built with, for the few places that must know, under GCC and
+# clang alike (clang 14 defines neither of GCC's __SANITIZE_ADDRESS__ / __SANITIZE_THREAD__).
+if(NNPROF_SANITIZE MATCHES "address")
+  target_compile_definitions(nnprof_build_options INTERFACE NNPROF_SANITIZE_ADDRESS=1)
+endif()
+if(NNPROF_SANITIZE MATCHES "thread")
+  target_compile_definitions(nnprof_build_options INTERFACE NNPROF_SANITIZE_THREAD=1)
+endif()

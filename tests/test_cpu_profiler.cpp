@@ -19,6 +19,7 @@
 #include "nnprof/error.hpp"
 #include "nnprof/profiler.hpp"
 #include "nnprof/scope.hpp"
+#include "no_frame_pointer.hpp"
 
 namespace {
 
@@ -88,7 +89,7 @@ std::int64_t gettid_now() { return static_cast<std::int64_t>(gettid()); }
 
 // ThreadSanitizer runs signal handlers late, at its own safe points, with the stack of that
 // point: samples are still taken and counted, but their stacks say little about the program.
-#if defined(__SANITIZE_THREAD__)
+#if defined(NNPROF_SANITIZE_THREAD)
 #define SKIP_UNDER_TSAN() GTEST_SKIP() << "ThreadSanitizer delivers signals at its own safe points"
 #else
 #define SKIP_UNDER_TSAN() (void)0
@@ -269,7 +270,7 @@ TEST(CpuProfiler, KernelStacksNameTheDirectCallerOfAFramelessLeaf) {
 
 // Built without a frame pointer: a frame-pointer walk from work_fifty goes from the leaf
 // straight past this function. DWARF unwinding of the stack copy keeps it.
-__attribute__((noinline, optimize("omit-frame-pointer"))) void calls_work_fifty_without_frame_pointer(std::uint64_t n) {
+__attribute__((noinline)) NNPROF_TEST_NO_FRAME_POINTER void calls_work_fifty_without_frame_pointer(std::uint64_t n) {
   work_fifty(n);
   asm volatile("");
 }
@@ -291,7 +292,7 @@ void check_dwarf_names_callers_without_frame_pointers(double hz) {
   ASSERT_GT(leaf, 30u);
   EXPECT_GT(with_caller, leaf * 9 / 10);
   EXPECT_GT(with_test, leaf * 9 / 10);
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NNPROF_SANITIZE_ADDRESS)
   // AddressSanitizer's frames carry redzones: the 4 KiB copied per sample at 1 kHz can end
   // before the outermost frame (the callers checked above are still found).
   if (hz > 250) return;

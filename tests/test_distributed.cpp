@@ -779,6 +779,109 @@ TEST(DistributedAnalysis, ATorchCollectiveEndsWhenItsBackendsWorkEnds) {
             std::make_tuple(K::Compute, 0u, std::uint64_t{300}, std::uint64_t{400}));
 }
 
+// A script with no scope of its own (torch_gloo_ranks.py): its collectives and gloo's work
+// records repeat on every rank, but communication is never a step, so each rank's whole run is
+// one step rather than "a call of gloo:all_reduce".
+TEST(DistributedAnalysis, CommunicationIsNeverChosenAsTheStep) {
+  std::vector<Profile> ranks;
+  for (int r = 0; r < 2; ++r) {
+    RankBuilder b(r, 2);
+    for (int i = 0; i < 3; ++i) {
+      const std::uint64_t t = 1000 * static_cast<std::uint64_t>(i);
+      b.collective(0, t + 100, t + 110, i, "gloo-2#0", "allreduce", "c10d::allreduce_");
+    }
+    ranks.push_back(b.finish());
+  }
+  Profile p = merge_by_hand(ranks);
+  const auto name = static_cast<nnprof::StringId>(p.strings.size());
+  p.strings.push_back("gloo:all_reduce");
+  const auto node = static_cast<std::uint32_t>(p.call_tree.size());
+  p.call_tree.emplace_back();
+  p.call_tree.back().id = node;
+  p.call_tree.back().parent = 0;
+  p.call_tree.back().name = name;
+  p.call_tree.back().depth = 1;
+  p.call_tree[0].children.push_back(node);
+  for (std::uint32_t r = 0; r < 2; ++r) {
+    const auto thread = static_cast<std::uint32_t>(p.threads.size());
+    p.threads.push_back({thread, 6000 + static_cast<std::int64_t>(r), "gloo", false, 0, 0});
+    p.threads.back().rank = r;
+    for (std::uint64_t i = 0; i < 3; ++i) p.spans.push_back({thread, name, node, 1, 1000 * i + 105, 1000 * i + 300});
+  }
+  const nnprof::RankAnalysis a = nnprof::analysis::analyze_ranks(p, {});
+  EXPECT_EQ(a.step_name, kNone) << p.str(a.step_name);
+  EXPECT_EQ(a.collectives.size(), 3u);
+}
+
+// A torch.distributed job of two ranks on gloo: rank 1's clock runs exactly 3 ms ahead, but its
+// round trips measured 3.15 ms ± 0.4 ms. Four allreduces, rank 0 and rank 1 last in turn, each
+// ending on both ranks 50 us after the last enqueue (on gloo's worker thread, as gloo:all_reduce).
+// No rank leaves an allreduce before the other entered it, so the merge narrows rank 1's offset
+// to 3 ms ± 50 us. `with_works`: without gloo's records the c10d spans end at the enqueue and
+// prove nothing.
+std::vector<Profile> torch_job(bool with_works) {
+  std::vector<Profile> ranks;
+  for (int r = 0; r < 2; ++r) {
+    RankBuilder b(r, 2, r == 0 ? ClockAlignment{} : aligned(3.0 * kMs, 0.0, 0, 0.0));
+    const std::uint32_t step = b.node(0, "step");
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> works;  // true start and end
+    for (int i = 0; i < 4; ++i) {
+      const std::uint64_t t = (1 + 10 * static_cast<std::uint64_t>(i)) * kMs;
+      const bool rank0_last = i % 2 == 0;
+      const std::uint64_t enqueue = t + (r == (rank0_last ? 0 : 1) ? 2 * kMs : 0);
+      const std::uint64_t end = t + 2 * kMs + 50 * kUs;
+      b.span(step, t - 100 * kUs, end + 100 * kUs);
+      b.collective(step, enqueue, enqueue + 10 * kUs, i, "gloo-2#0", "allreduce", "c10d::allreduce_");
+      works.emplace_back(enqueue + 5 * kUs, end);
+    }
+    if (with_works) {
+      b.p.threads.push_back({1, 6000 + r, "gloo", false, 0, 0});
+      const std::uint32_t work = b.node(0, "gloo:all_reduce");
+      for (const auto& [start, end] : works)
+        b.p.spans.push_back({1, b.p.call_tree[work].name, work, 1, b.local(start), b.local(end)});
+    }
+    Profile p = b.finish();
+    if (r == 1) {
+      p.ranks.front().clock = aligned(3.15 * kMs, 0.0, 0, 0.4 * kMs);
+      p.ranks.front().clock.method = "tcp-store";
+    }
+    ranks.push_back(std::move(p));
+  }
+  return ranks;
+}
+
+TEST_F(Distributed, TorchCollectivesNarrowTheRoundTripsClockAtTheMerge) {
+  RankFiles files;
+  const auto result = nnprof::io::merge_rank_profiles(files.save(torch_job(true), dir_.string()), path("job.nnprof"), {});
+  EXPECT_NEAR(result.clock_residual_ns, 50.0 * kUs, 1.0);
+  const Profile merged = Profile::load(path("job.nnprof"));
+  ASSERT_EQ(merged.ranks.size(), 2u);
+  const ClockAlignment& clock = merged.ranks[1].clock;
+  EXPECT_EQ(clock.method, "tcp-store+collectives");
+  EXPECT_NEAR(clock.residual_ns, 50.0 * kUs, 1.0);
+  EXPECT_NEAR(clock.offset_ns, 3.0 * kMs, 50.0 * kUs);
+  // On the merged clock rank 1's enqueues are where the job made them, within that residual,
+  // not 150 us early as the round trips alone would put them.
+  std::vector<std::vector<std::uint64_t>> enqueues(2);
+  for (const auto& s : merged.spans)
+    if (merged.str(s.name) == "c10d::allreduce_") enqueues[merged.threads[s.thread].rank].push_back(s.start_ns);
+  ASSERT_EQ(enqueues[0].size(), 4u);
+  ASSERT_EQ(enqueues[1].size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    const double true_gap = i % 2 == 0 ? -2.0 * kMs : 2.0 * kMs;  // rank 1's enqueue minus rank 0's
+    EXPECT_NEAR(static_cast<double>(enqueues[1][i]) - static_cast<double>(enqueues[0][i]), true_gap, 50.0 * kUs) << i;
+  }
+}
+
+TEST_F(Distributed, TorchCollectivesWithoutTheirBackendsWorkNarrowNothing) {
+  RankFiles files;
+  const auto result = nnprof::io::merge_rank_profiles(files.save(torch_job(false), dir_.string()), path("job.nnprof"), {});
+  EXPECT_EQ(result.clock_residual_ns, 0.4 * kMs);
+  const Profile merged = Profile::load(path("job.nnprof"));
+  EXPECT_EQ(merged.ranks[1].clock.method, "tcp-store");
+  EXPECT_EQ(merged.ranks[1].clock.offset_ns, 3.15 * kMs);
+}
+
 // Ranks without a clock alignment are placed by their sessions' starts: exactly by
 // CLOCK_MONOTONIC on rank 0's host, by the wall clocks (with a stated 10 ms residual and a
 // warning) on another host.
@@ -992,7 +1095,7 @@ TEST_F(Distributed, CliMergesRanks) {
 // its peak stays under a bound that loading every rank at once would pass.
 // Sanitizer builds multiply memory and time, so they merge fewer ranks, in process, and assert
 // what was merged rather than how much memory it took.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(NNPROF_SANITIZE_ADDRESS) || defined(NNPROF_SANITIZE_THREAD)
 constexpr bool kMeasureMemory = false;
 constexpr int kRanks = 8;
 constexpr std::uint32_t kSpans = 20'000;

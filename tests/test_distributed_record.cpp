@@ -503,14 +503,15 @@ TEST_F(DistributedRecord, RecordRefusesALauncherAndAMalformedPattern) {
 #endif
 
 #ifdef TORCH_GLOO_SCRIPT
+bool has_torch_distributed() {
+  return fs::exists("/usr/bin/python3") && run_shell("/usr/bin/python3 -c 'import torch.distributed'").status == 0;
+}
+
 // Two processes started as torch.distributed's env:// expects (RANK, WORLD_SIZE, MASTER_ADDR,
-// MASTER_PORT), each under its own `nnprof record`: Debian's torchrun (torch 1.13 on Python
-// 3.11) fails before starting any worker (`to_map` of its `redirects` default), so the test
-// plays the launcher itself.
+// MASTER_PORT), each under its own `nnprof record`, the test playing the launcher; the next
+// test runs them under torchrun.
 TEST_F(DistributedRecord, TwoGlooRanksTagTheirC10dCollectivesAndAlignTheirClocks) {
-  if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "/usr/bin/python3 is not installed";
-  if (run_shell("/usr/bin/python3 -c 'import torch.distributed'").status != 0)
-    GTEST_SKIP() << "/usr/bin/python3 has no torch.distributed";
+  if (!has_torch_distributed()) GTEST_SKIP() << "/usr/bin/python3 with torch.distributed is not installed";
   const std::string pattern = path("torch.rank{rank}.nnprof");
   const int port = 20000 + static_cast<int>(getpid() % 20000);  // the clock exchange uses port + 1
   auto rank = [&](int r) {
@@ -582,6 +583,47 @@ TEST_F(DistributedRecord, TwoGlooRanksTagTheirC10dCollectivesAndAlignTheirClocks
           << call.operation << " seq " << call.seq << ": rank " << arrival.rank << " left at " << arrival.end_ns
           << " before the last arrival at " << call.last_arrival_ns;
   }
+}
+
+// `nnprof record -- torchrun ...` as docs/DISTRIBUTED.md tells users: torchrun's workers inherit
+// the agent, each writes its rank's file (launcher "torchrun", from TORCHELASTIC_RUN_ID), their
+// clocks meet over TCP at the MASTER_ADDR torchrun gives them, and the files merge into one job.
+// torchrun is Debian's, with its Python 3.11 defect mended in the launcher (torchrun_debian.py).
+TEST_F(DistributedRecord, RecordBeforeTorchrunWritesOneProfilePerRankThatMerge) {
+  if (!has_torch_distributed()) GTEST_SKIP() << "/usr/bin/python3 with torch.distributed is not installed";
+  const ShellRun r = run_shell("cd " + dir_.string() + " && timeout 240 " + NNPROF_CLI_PATH + " record -q -o '" +
+                               path("run.rank{rank}.nnprof") + "' -- /usr/bin/python3 " + TORCHRUN_SCRIPT +
+                               " --standalone --nproc_per_node 2 " + TORCH_GLOO_SCRIPT);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(fs::exists(path("run.ranknone.nnprof"))) << "torchrun's own profile\n" << r.output;
+  std::vector<std::string> files;
+  std::vector<std::vector<Collective>> seen;
+  for (int i = 0; i < 2; ++i) {
+    files.push_back(path("run.rank" + std::to_string(i) + ".nnprof"));
+    ASSERT_TRUE(fs::exists(files.back())) << files.back() << "\n" << r.output;
+    const nnprof::Profile p = nnprof::Profile::load(files.back());
+    ASSERT_EQ(p.ranks.size(), 1u);
+    EXPECT_EQ(p.ranks[0].rank, i);
+    EXPECT_EQ(p.ranks[0].world_size, 2);
+    EXPECT_EQ(p.ranks[0].local_rank, i);
+    EXPECT_EQ(p.ranks[0].launcher, "torchrun");
+    if (i == 1) {
+      EXPECT_TRUE(p.ranks[0].clock.aligned) << r.output;
+      EXPECT_TRUE(p.ranks[0].clock.method.starts_with("tcp-rendezvous")) << p.ranks[0].clock.method;
+    }
+    seen.push_back(collectives(p));
+  }
+  ASSERT_EQ(seen[0].size(), 9u);  // the script's 3 rounds of all_reduce, broadcast and barrier
+  ASSERT_EQ(seen[1].size(), 9u);
+  for (std::size_t k = 0; k < 9; ++k)
+    EXPECT_EQ(std::tie(seen[0][k].group, seen[0][k].seq, seen[0][k].operation),
+              std::tie(seen[1][k].group, seen[1][k].seq, seen[1][k].operation));
+  const nnprof::RankMergeResult merged = nnprof::merge_rank_profiles(files, path("run.job.nnprof"));
+  EXPECT_EQ(merged.ranks_merged, 2u);
+  EXPECT_EQ(merged.collectives, 9u);
+  const nnprof::RankAnalysis a = nnprof::analyze_ranks(nnprof::Profile::load(path("run.job.nnprof")));
+  EXPECT_EQ(a.collectives.size(), 9u);
+  EXPECT_EQ(a.incomplete_collectives, 0u);
 }
 #endif
 

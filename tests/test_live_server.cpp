@@ -541,7 +541,7 @@ TEST(LiveServer, PprofProfileOfTheNextSecondsHasTheHotFunction) {
   const std::int64_t hot_samples = samples_of_function(message, "live_test_hot_spin");
   std::cout << "[ live ] pprof: " << message.sample_size() << " distinct samples, " << hot_samples
             << " in live_test_hot_spin\n";
-#if defined(__SANITIZE_THREAD__)
+#if defined(NNPROF_SANITIZE_THREAD)
   // ThreadSanitizer runs signal handlers at its own safe points, with the stack of that point:
   // samples are taken, but their stacks say little about the program.
   EXPECT_GT(message.sample_size(), 0);

@@ -279,7 +279,7 @@ TEST(Reachability, NothingToFind) {
 // Memory the program mapped itself (as pymalloc maps its arenas) is a root where it holds no
 // block; a mapping that holds a block is an allocator's heap and is not.
 TEST(Reachability, MemoryTheProgramMappedHoldsPointersWhenItHoldsNoBlock) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(NNPROF_SANITIZE_ADDRESS) || defined(NNPROF_SANITIZE_THREAD)
   // The sanitizers' shadow memory and allocator regions are anonymous mappings too, holding
   // copies of every pointer; heap tracking never runs under them (their allocator wins).
   GTEST_SKIP() << "sanitizer runtimes map anonymous memory that holds copies of the test's pointers";

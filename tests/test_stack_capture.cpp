@@ -13,8 +13,9 @@
 
 #include "collect/stack/frame_rules.hpp"
 #include "collect/stack/stack_capture.hpp"
+#include "no_frame_pointer.hpp"
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if !defined(NNPROF_SANITIZE_ADDRESS) && !defined(NNPROF_SANITIZE_THREAD)
 #define NNPROF_TEST_COUNTS_ALLOCATIONS 1
 // Counts allocations of the thread that asks (sanitizers replace malloc themselves, so the
 // check runs in the plain build only).
@@ -71,7 +72,7 @@ class StackCapture : public ::testing::Test {
 };
 
 TEST_F(StackCapture, UsesLibunwindWhenInstalled) {
-#ifdef __SANITIZE_THREAD__
+#ifdef NNPROF_SANITIZE_THREAD
   EXPECT_STREQ(nnprof::collect::stack_capture_method(), "backtrace") << "libunwind crashes TSan at thread exit";
 #else
   void* lib = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
@@ -188,7 +189,7 @@ NOINLINE void unwind_level1(CopyChain& c, std::size_t copy_limit, bool garbage) 
   c.count = rules.unwind_copy(copy, c.frames.data(), c.max, c.end);
   AFTER_CALL();
 }
-NOINLINE __attribute__((optimize("omit-frame-pointer"))) void unwind_level2(CopyChain& c, std::size_t limit, bool garbage) {
+NOINLINE NNPROF_TEST_NO_FRAME_POINTER void unwind_level2(CopyChain& c, std::size_t limit, bool garbage) {
   c.resume[1] = return_address(__builtin_return_address(0));
   unwind_level1(c, limit, garbage);
   AFTER_CALL();

@@ -236,7 +236,7 @@ TEST(SystemMonitor, TouchedAllocationReadsAsRss) {
   std::free(block);
   monitor.stop();
   std::cout << "process.memory.rss rose by " << (after - before) / kMiB << " MiB for 256 MiB touched\n";
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(NNPROF_SANITIZE_ADDRESS) || defined(NNPROF_SANITIZE_THREAD)
   // The sanitizer's shadow of the touched pages is resident too (TSan's is 4× the bytes, ASan's
   // an eighth): at least the allocation, at most the allocation and a TSan shadow with margin.
   EXPECT_GE((after - before) / kMiB, 256.0 - 32.0);

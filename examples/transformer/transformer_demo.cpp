@@ -69,7 +69,8 @@ std::vector<KernelBenchmark> kernel_benchmarks(Profiler& profiler, const Machine
                               peaks, [&] { kernels::matmul(n, n, n, a.data(), n, b.data(), n, c.data(), n); }));
   }
   // The decode step's matmuls: one token's row against the weights (memory-bound GEMV).
-  for (const auto& [k, n] : {std::pair{128, 512}, std::pair{256, 1024}, std::pair{1024, 256}}) {
+  for (const auto& shape : {std::pair{128, 512}, std::pair{256, 1024}, std::pair{1024, 256}}) {
+    const int k = shape.first, n = shape.second;  // not a structured binding: clang 14 cannot capture one
     std::vector<float> x(sz(k)), w(sz(k * n)), y(sz(n));
     fill(x, 3);
     fill(w, 4);

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/torch_collectives.hpp"
 #include "nnprof/distributed.hpp"
 #include "nnprof/error.hpp"
 
@@ -176,7 +177,8 @@ struct StepChoice {
   std::vector<bool> is_step;    ///< by StringId
 };
 
-StepChoice choose_step(const Profile& p, const RankAnalysisOptions& options, const std::vector<bool>& encloses) {
+StepChoice choose_step(const Profile& p, const RankAnalysisOptions& options, const std::vector<bool>& encloses,
+                       const std::vector<bool>& is_communication) {
   StepChoice choice;
   choice.is_step.assign(p.strings.size(), false);
   if (!options.step.empty()) {
@@ -195,11 +197,14 @@ StepChoice choose_step(const Profile& p, const RankAnalysisOptions& options, con
   }
   // Candidates: scope names grouped by key. The step is the one on every rank that encloses
   // collectives, repeats (a step is called many times; `main` around the loop is called once)
-  // and has the most time; the outermost calls of it are the steps.
+  // and has the most time; the outermost calls of it are the steps. Communication itself (a
+  // collective, a backend's work record such as gloo:all_reduce) is never a step, even in a
+  // program with no scope of its own around its collectives.
   struct Candidate {
     std::vector<std::uint32_t> calls;  ///< by rank
     std::uint64_t total_ns = 0;
     bool encloses = false;
+    bool communication = false;
     StringId first = kNone;
     std::string_view key;
   };
@@ -227,11 +232,13 @@ StepChoice choose_step(const Profile& p, const RankAnalysisOptions& options, con
     if (rank < c.calls.size()) ++c.calls[rank];
     c.total_ns += s.end_ns - s.start_ns;
     c.encloses = c.encloses || encloses[i];
+    c.communication = c.communication || is_communication[i];
   }
   const Candidate* best = nullptr;
   const auto repeats = [](const Candidate& c) { return std::ranges::all_of(c.calls, [](std::uint32_t n) { return n >= 2; }); };
   for (const Candidate& c : candidates) {
-    if (c.calls.empty() || !std::ranges::all_of(c.calls, [](std::uint32_t n) { return n > 0; })) continue;
+    if (c.communication || c.calls.empty() || !std::ranges::all_of(c.calls, [](std::uint32_t n) { return n > 0; }))
+      continue;
     if (best == nullptr ||
         std::tuple(c.encloses, repeats(c), c.total_ns) > std::tuple(best->encloses, repeats(*best), best->total_ns))
       best = &c;
@@ -241,37 +248,6 @@ StepChoice choose_step(const Profile& p, const RankAnalysisOptions& options, con
   for (std::size_t id = 0; id < p.strings.size(); ++id)
     if (candidate_of[id] == static_cast<std::uint32_t>(best - candidates.data())) choice.is_step[id] = true;
   return choice;
-}
-
-/// An operation's name with underscores and a trailing "base" dropped, so that PyTorch's
-/// operator (`c10d::allreduce_`, `c10d::_allgather_base`) and its backend's work record
-/// (`gloo:all_reduce`, `nccl:all_gather`) compare equal.
-std::string plain_operation(std::string_view name) {
-  std::string out;
-  for (const char c : name)
-    if (c != '_') out += c;
-  if (out.size() > 4 && out.ends_with("base")) out.resize(out.size() - 4);
-  return out;
-}
-
-/// The work records of torch.distributed's backends ("gloo:all_reduce" on a gloo worker thread,
-/// "nccl:all_reduce"), by rank and plain operation, each list in start order.
-std::map<std::pair<std::uint32_t, std::string>, std::vector<std::uint32_t>> backend_works(const Profile& p) {
-  std::vector<std::string> operation_of(p.strings.size());  // "" for a name that is no work record
-  for (std::size_t i = 0; i < p.strings.size(); ++i) {
-    const std::string_view name = p.strings[i];
-    for (const std::string_view backend : {"gloo:", "nccl:"})
-      if (name.starts_with(backend) && name.size() > backend.size()) operation_of[i] = plain_operation(name.substr(backend.size()));
-  }
-  std::map<std::pair<std::uint32_t, std::string>, std::vector<std::uint32_t>> works;
-  for (std::size_t i = 0; i < p.spans.size(); ++i) {
-    const Span& s = p.spans[i];
-    if (s.name < operation_of.size() && !operation_of[s.name].empty())
-      works[{rank_of(p, s.thread), operation_of[s.name]}].push_back(static_cast<std::uint32_t>(i));
-  }
-  for (auto& [key, list] : works)
-    std::ranges::sort(list, {}, [&](std::uint32_t i) { return p.spans[i].start_ns; });
-  return works;
 }
 
 }  // namespace
@@ -348,28 +324,42 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
   // The pair's end is the collective's end (for the critical path and the communication time),
   // and the worker's record is communication, not computation.
   {
-    std::map<std::pair<std::uint32_t, std::string>, std::vector<std::pair<std::uint64_t, CollectiveArrival*>>> c10d;
+    struct RankOperations {
+      std::vector<TimedOperation> calls, works;
+      std::vector<CollectiveArrival*> arrivals;  // of calls
+      std::vector<std::uint32_t> work_spans;     // of works
+    };
+    std::map<std::uint32_t, RankOperations> by_rank;
     for (CollectiveCall& call : result.collectives)
       for (CollectiveArrival& a : call.arrivals) {
         if (a.nonblocking || a.span >= p.spans.size()) continue;
         const Span& s = p.spans[a.span];
-        if (s.name >= p.strings.size() || !std::string_view(p.strings[s.name]).starts_with("c10d::")) continue;
-        c10d[{a.rank, plain_operation(std::string_view(p.strings[s.name]).substr(6))}].push_back({s.start_ns, &a});
+        std::string operation = s.name < p.strings.size() ? c10d_operation(p.strings[s.name]) : std::string();
+        if (operation.empty()) continue;
+        RankOperations& r = by_rank[a.rank];
+        r.calls.push_back({s.start_ns, std::move(operation)});
+        r.arrivals.push_back(&a);
       }
-    if (!c10d.empty()) {
-      const auto works = backend_works(p);
-      for (auto& [key, calls] : c10d) {
-        const auto found = works.find(key);
-        if (found == works.end()) continue;
-        std::ranges::sort(calls, {}, [](const auto& c) { return c.first; });
-        std::size_t next = 0;
-        for (const auto& [start, arrival] : calls) {
-          while (next < found->second.size() && p.spans[found->second[next]].start_ns < start) ++next;
-          if (next == found->second.size()) break;
-          const Span& work = p.spans[found->second[next++]];
-          is_communication[found->second[next - 1]] = true;
-          arrival->end_ns = std::max(arrival->end_ns, work.end_ns);
-          arrival->blocked_ns = arrival->end_ns - arrival->arrival_ns;
+    if (!by_rank.empty()) {
+      std::vector<std::string> work_of(p.strings.size());  // "" for a name that is no work record
+      for (std::size_t i = 0; i < p.strings.size(); ++i) work_of[i] = backend_work_operation(p.strings[i]);
+      for (std::uint32_t i = 0; i < p.spans.size(); ++i) {
+        const Span& s = p.spans[i];
+        if (s.name >= work_of.size() || work_of[s.name].empty()) continue;
+        const auto r = by_rank.find(rank_of(p, s.thread));
+        if (r == by_rank.end()) continue;
+        r->second.works.push_back({s.start_ns, work_of[s.name]});
+        r->second.work_spans.push_back(i);
+      }
+      for (auto& [rank, r] : by_rank) {
+        const std::vector<std::uint32_t> pair = pair_backend_works(r.calls, r.works);
+        for (std::size_t k = 0; k < pair.size(); ++k) {
+          if (pair[k] == kNone) continue;
+          const std::uint32_t work = r.work_spans[pair[k]];
+          is_communication[work] = true;
+          CollectiveArrival& arrival = *r.arrivals[k];
+          arrival.end_ns = std::max(arrival.end_ns, p.spans[work].end_ns);
+          arrival.blocked_ns = arrival.end_ns - arrival.arrival_ns;
         }
       }
     }
@@ -449,7 +439,7 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
 
   // Steps per rank, and each rank's communication, computation and their overlap.
   const std::vector<bool> encloses = encloses_collective(parent, is_communication);
-  const StepChoice step = choose_step(p, options, encloses);
+  const StepChoice step = choose_step(p, options, encloses, is_communication);
   result.step_name = step.name;
   result.ranks.resize(ranks);
   std::vector<std::vector<Interval>> communication(ranks), computation(ranks);

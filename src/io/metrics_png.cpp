@@ -19,7 +19,7 @@
 #include "report/utf8.hpp"
 #include "nnprof/error.hpp"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NNPROF_SANITIZE_ADDRESS)
 // fontconfig, which cairo's text drawing loads, keeps its configuration for the life of the
 // process by design, which LeakSanitizer reports at exit from every sanitized program that drew
 // a chart (the CLI, the tests). LeakSanitizer's documented hook for suppressions, in sanitizer

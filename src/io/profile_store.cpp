@@ -1400,6 +1400,19 @@ std::optional<std::uint32_t> SliceThreads::thread_of(std::uint32_t slice) const 
 
 Profile load_without_spans(const std::string& path, std::uint64_t& slices) { return load_profile(path, false, slices); }
 
+bool holds_string_with_prefix(const std::string& path, std::string_view prefix) noexcept {
+  try {
+    Database db(path, Database::Mode::ReadOnly);
+    check_header(db);
+    // substr() of the same length rather than LIKE or GLOB, whose wildcards the prefix could hold.
+    Statement q(db, "SELECT 1 FROM strings WHERE substr(str, 1, ?) = ? LIMIT 1");
+    q.bind(1, static_cast<std::int64_t>(prefix.size())).bind(2, std::string(prefix));
+    return q.step();
+  } catch (...) {
+    return false;
+  }
+}
+
 struct SpanReader::State {
   State(const std::string& path, const Profile& rest)
       : rest(rest), db(path, Database::Mode::ReadOnly), version(check_header(db)) {

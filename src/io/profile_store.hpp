@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/sqlite.hpp"
@@ -45,6 +46,11 @@ class SliceThreads {
 /// A .nnprof file with everything but its spans and their arguments, checked as Profile::load
 /// checks it; `slices` gets the number of spans the file holds, which a SpanReader gives.
 [[nodiscard]] Profile load_without_spans(const std::string& path, std::uint64_t& slices);
+
+/// Whether the .nnprof file at `path` holds a string starting with `prefix` (a scope name, an
+/// argument key), without loading it: a cheap look before a pass that only some files need.
+/// False for a file that cannot be read as a profile (its loading says why).
+[[nodiscard]] bool holds_string_with_prefix(const std::string& path, std::string_view prefix) noexcept;
 
 /// The spans of a .nnprof file (format 8 or later) and each one's arguments, one at a time in
 /// the file's order, checked as Profile::load checks them. Memory: the file's distinct argument

@@ -22,11 +22,13 @@
 
 #include <fmt/format.h>
 
+#include "analysis/torch_collectives.hpp"
 #include "io/profile_store.hpp"
 #include "io/sqlite.hpp"
 #include "nnprof/distributed.hpp"
 #include "nnprof/error.hpp"
 #include "nnprof/profile.hpp"
+#include "nnprof/rank_recording.hpp"
 #include "report/format.hpp"
 
 namespace nnprof::io {
@@ -129,6 +131,59 @@ struct Arrivals {
   std::int64_t last = std::numeric_limits<std::int64_t>::min();
 };
 
+/// One synchronising collective of torch.distributed on one rank, on that rank's own clock:
+/// entered when its c10d operator started, left when its backend's work record ended.
+struct SyncTimes {
+  std::uint64_t enter_ns = 0;
+  std::uint64_t exit_ns = 0;
+};
+using SyncTable = std::map<std::pair<std::string, std::int64_t>, SyncTimes>;  // by (group, seq)
+
+/// The synchronising torch collectives of one rank's file (`rest`: its load_without_spans), each
+/// paired with its backend's work as the rank analysis pairs them; a c10d span alone ends at the
+/// enqueue, which proves nothing about the other ranks.
+SyncTable torch_sync_times(const std::string& path, const Profile& rest) {
+  std::vector<std::string> c10d_of(rest.strings.size()), work_of(rest.strings.size());
+  for (std::size_t i = 0; i < rest.strings.size(); ++i) {
+    c10d_of[i] = analysis::c10d_operation(rest.strings[i]);
+    work_of[i] = analysis::backend_work_operation(rest.strings[i]);
+  }
+  std::vector<analysis::TimedOperation> calls, works;
+  std::vector<std::pair<std::string, std::int64_t>> keys;  // of calls
+  std::vector<SyncTimes> times;                            // of calls
+  std::vector<std::uint64_t> work_ends;                    // of works
+  SpanReader reader(path, rest);
+  Span s;
+  std::vector<SpanArg> args;
+  while (reader.next(s, args)) {
+    if (s.name >= rest.strings.size()) continue;
+    if (!work_of[s.name].empty()) {
+      works.push_back({s.start_ns, work_of[s.name]});
+      work_ends.push_back(s.end_ns);
+      continue;
+    }
+    if (c10d_of[s.name].empty()) continue;
+    const std::string* group = nullptr;
+    std::optional<std::int64_t> seq;
+    for (const SpanArg& a : args) {
+      if (a.key == collective_arg::kGroup && a.type == SpanArg::Type::String) group = &a.string_value;
+      if (a.key == collective_arg::kSequence && a.type == SpanArg::Type::Int) seq = a.int_value;
+    }
+    if (group == nullptr || !seq) continue;
+    calls.push_back({s.start_ns, c10d_of[s.name]});
+    keys.emplace_back(*group, *seq);
+    times.push_back({s.start_ns, s.end_ns});
+  }
+  const std::vector<std::uint32_t> pair = analysis::pair_backend_works(calls, works);
+  SyncTable table;
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    if (pair[k] == kNone || !analysis::synchronises_every_member(calls[k].operation)) continue;
+    times[k].exit_ns = std::max(times[k].exit_ns, work_ends[pair[k]]);
+    table.try_emplace(keys[k], times[k]);  // a call recorded twice: its first record
+  }
+  return table;
+}
+
 class RankMerger {
  public:
   RankMerger(const RankMergeOptions& options, RankMergeResult& result) : options_(options), result_(result) {
@@ -143,6 +198,14 @@ class RankMerger {
     // before rank 0 waits (loaded again after it; one rank is still all that is held).
     std::vector<std::string> after_rank0;
     std::uint64_t slices = 0;
+    // The synchronising collectives of torch.distributed bound each rank's clock offset against
+    // rank 0's (refine_clock): their times on every rank, rank 0's among them, are read before
+    // any rank is placed. A second read of those ranks' spans; MPI narrows its clocks itself.
+    for (const std::string& path : inputs) {
+      if (!holds_string_with_prefix(path, "c10d::")) continue;
+      const Profile rank = load_without_spans(path, slices);
+      if (rank.ranks.size() == 1) torch_sync_[rank.ranks.front().rank] = torch_sync_times(path, rank);
+    }
     for (const std::string& path : inputs) {
       std::error_code ec;
       const auto bytes = std::filesystem::file_size(path, ec);
@@ -199,36 +262,65 @@ class RankMerger {
 
   // The rank's clock onto rank 0's. A rank without an alignment estimate is placed by the
   // session origins: exactly on one host (CLOCK_MONOTONIC is the host's), by the wall clocks
-  // otherwise, with their error unknown and said.
+  // otherwise, with their error unknown and said. Either is then narrowed by the torch
+  // collectives both the rank and rank 0 ran.
   ClockMap clock_of(const std::string& path, const Profile& p, RankInfo& info) {
     ClockAlignment& c = info.clock;
     if (info.rank == 0) return {};
-    if (c.aligned) return {c.offset_ns, c.drift_ppb * 1e-9, static_cast<double>(c.reference_ns)};
+    const bool by_wall_clock = !c.aligned && !place_by_session_start(path, p, c, info.rank);
+    narrow_by_collectives(info);
+    if (by_wall_clock)
+      result_.warnings.push_back(fmt::format(
+          "rank {} ('{}') on host {} has no clock alignment: it is placed by the wall clocks of its host and rank 0's, "
+          "whose difference is unknown (NTP keeps it to milliseconds at best); {}",
+          info.rank, path, p.meta.hostname,
+          c.residual_ns < kWallClockResidualNs
+              ? fmt::format("the collectives it shares with rank 0 narrow that to ±{}",
+                            format_duration(static_cast<std::uint64_t>(c.residual_ns)))
+              : fmt::format("its residual is taken as {}",
+                            format_duration(static_cast<std::uint64_t>(kWallClockResidualNs)))));
+    return {c.offset_ns, c.drift_ppb * 1e-9, static_cast<double>(c.reference_ns)};
+  }
+
+  /// Places an unaligned rank by its session's start against rank 0's; true when that is exact
+  /// (the same host's CLOCK_MONOTONIC), false when only the wall clocks could be used.
+  bool place_by_session_start(const std::string& path, const Profile& p, ClockAlignment& c, std::int32_t rank) const {
     if (!rank0_)
       throw Error(fmt::format("rank {} ('{}') has no clock alignment, so it can only be placed by its session's "
                               "start against rank 0's, and rank 0's profile is not among the inputs",
-                              info.rank, path));
+                              rank, path));
     const bool same_host = p.meta.hostname == rank0_->hostname && p.meta.clock.monotonic_origin_ns != 0;
-    ClockMap map;
     c.aligned = true;
     c.reference_ns = 0;
     c.drift_ppb = 0.0;
     if (same_host) {
-      map.offset_ns = -static_cast<double>(static_cast<std::int64_t>(p.meta.clock.monotonic_origin_ns -
-                                                                      rank0_->clock.monotonic_origin_ns));
+      c.offset_ns = -static_cast<double>(static_cast<std::int64_t>(p.meta.clock.monotonic_origin_ns -
+                                                                    rank0_->clock.monotonic_origin_ns));
       c.method = "merge: session start on the host's CLOCK_MONOTONIC";
       c.residual_ns = 0.0;
-    } else {
-      map.offset_ns = -static_cast<double>(p.meta.clock.unix_origin_ns - rank0_->clock.unix_origin_ns);
-      c.method = "merge: session start on the wall clock (error unknown)";
-      c.residual_ns = kWallClockResidualNs;
-      result_.warnings.push_back(fmt::format(
-          "rank {} ('{}') on host {} has no clock alignment: it is placed by the wall clocks of its host and rank 0's, "
-          "whose difference is unknown (NTP keeps it to milliseconds at best); its residual is taken as {}",
-          info.rank, path, p.meta.hostname, format_duration(static_cast<std::uint64_t>(kWallClockResidualNs))));
+      return true;
     }
-    c.offset_ns = map.offset_ns;
-    return map;
+    c.offset_ns = -static_cast<double>(p.meta.clock.unix_origin_ns - rank0_->clock.unix_origin_ns);
+    c.method = "merge: session start on the wall clock (error unknown)";
+    c.residual_ns = kWallClockResidualNs;
+    return false;
+  }
+
+  /// The rank's clock narrowed by the synchronising torch collectives it and rank 0 both ran
+  /// (each gives a bound, collective_clock_bound); unchanged when they narrow nothing, or when
+  /// the rank's process narrowed it already (MPI does, at MPI_Finalize).
+  void narrow_by_collectives(RankInfo& info) const {
+    const auto mine = torch_sync_.find(info.rank);
+    const auto zero = torch_sync_.find(0);
+    if (mine == torch_sync_.end() || zero == torch_sync_.end()) return;
+    if (info.clock.method.find("+collectives") != std::string::npos) return;
+    std::vector<ClockBound> bounds;
+    for (const auto& [key, t] : mine->second)
+      if (const auto z = zero->second.find(key); z != zero->second.end())
+        bounds.push_back(collective_clock_bound(static_cast<std::int64_t>(t.enter_ns), static_cast<std::int64_t>(t.exit_ns),
+                                                static_cast<std::int64_t>(z->second.enter_ns),
+                                                static_cast<std::int64_t>(z->second.exit_ns)));
+    info.clock = refine_clock(info.clock, bounds);
   }
 
   void add(const std::string& path, const Profile& p, Statement& slice, Statement& arg) {
@@ -508,6 +600,7 @@ class RankMerger {
 
   // Ranks without an alignment on other hosts are placed by the wall clock, assumed this far off.
   static constexpr double kWallClockResidualNs = 10e6;
+  std::map<std::int32_t, SyncTable> torch_sync_;  ///< by rank: its torch collectives' times, for the clocks
 
   const RankMergeOptions& options_;
   RankMergeResult& result_;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 namespace nnprof::collect {
@@ -37,6 +38,15 @@ struct ModuleTable {
   // Executable segments: an address elsewhere (data, .bss) is in no function, whatever
   // symbol precedes it. Empty when the ELF file could not be read: then no filter.
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> code;
+  // Compile units by address range (module-relative, sorted), built the first time libdw's own
+  // lookup finds no unit: it reads .debug_aranges, which clang emits only when told
+  // (-gdwarf-aranges), so without this no clang-built code would get a file and line.
+  struct UnitRange {
+    Dwarf_Addr low, high;
+    Dwarf_Die unit;
+  };
+  std::optional<std::vector<UnitRange>> units;
+  Dwarf_Addr unit_bias = 0;
 
   bool in_code(std::uintptr_t pc) const {
     if (code.empty()) return true;
@@ -101,18 +111,15 @@ std::string die_function_name(Dwarf_Die* die) {
   return name != nullptr ? name : "";
 }
 
-// The inline chain at `pc` (module-relative `pc - bias`): for each inlined subroutine that
+// The inline chain at `addr` (module-relative) in unit `cu`: for each inlined subroutine that
 // covers it, innermost first, its function and the line executing in it. `line_file` and
 // `line` come from the line table (the innermost code); the call sites of the inlined
 // subroutines give the lines in their callers. The physical function's line (where it
 // called the outermost inlined one) is written to `outer_file`/`outer_line`.
-void inline_chain(Dwfl_Module* module, Dwarf_Addr pc, const std::string& line_file, std::uint32_t line,
+void inline_chain(Dwarf_Die* cu, Dwarf_Addr addr, const std::string& line_file, std::uint32_t line,
                   std::vector<InlinedCall>& out, std::string& outer_file, std::uint32_t& outer_line) {
-  Dwarf_Addr bias = 0;
-  Dwarf_Die* cu = dwfl_module_addrdie(module, pc, &bias);
-  if (cu == nullptr) return;
   Dwarf_Die* scopes = nullptr;
-  const int n = dwarf_getscopes(cu, pc - bias, &scopes);
+  const int n = dwarf_getscopes(cu, addr, &scopes);
   if (n <= 0) return;
   Dwarf_Files* files = nullptr;
   std::size_t file_count = 0;
@@ -212,7 +219,7 @@ struct Symbolizer::Impl {
     return rc == 0;
   }
 
-  const ModuleTable& table_for(Dwfl_Module* module) {
+  ModuleTable& table_for(Dwfl_Module* module) {
     auto [it, inserted] = tables.try_emplace(module);
     ModuleTable& table = it->second;
     if (!inserted) return table;
@@ -270,20 +277,46 @@ struct Symbolizer::Impl {
     }
     Symbol s;
     if (module == nullptr) return s;
-    const ModuleTable& table = table_for(module);
+    ModuleTable& table = table_for(module);
     s.module = table.name;
     s.module_offset = pc - table.bias;
     if (!table.in_code(pc)) return s;  // data: no function, and no DWARF to load for it
     if (const FunctionSymbol* f = table.find(pc)) s.function = demangle(f->name);
-    if (Dwfl_Line* line = dwfl_module_getsrc(module, pc)) {
+    Dwarf_Addr bias = 0;
+    Dwarf_Die* cu = unit_of(module, table, pc, bias);
+    if (cu == nullptr) return s;
+    if (Dwarf_Line* line = dwarf_getsrc_die(cu, pc - bias)) {
       int lineno = 0;
-      if (const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr)) {
-        s.file = source_path(file, file[0] == '/' ? nullptr : dwfl_line_comp_dir(line));
-        s.line = lineno > 0 ? static_cast<std::uint32_t>(lineno) : 0;
+      if (const char* file = dwarf_linesrc(line, nullptr, nullptr)) {
+        Dwarf_Attribute attr;
+        s.file = source_path(file, file[0] == '/' ? nullptr : dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)));
+        s.line = dwarf_lineno(line, &lineno) == 0 && lineno > 0 ? static_cast<std::uint32_t>(lineno) : 0;
       }
-      if (!s.function.empty()) inline_chain(module, pc, s.file, s.line, s.inlined, s.file, s.line);
+      if (!s.function.empty()) inline_chain(cu, pc - bias, s.file, s.line, s.inlined, s.file, s.line);
     }
     return s;
+  }
+
+  /// The compile unit covering `pc`, and the module's DWARF bias: libdw's lookup (through
+  /// .debug_aranges), else the units' own address ranges (ModuleTable::units).
+  static Dwarf_Die* unit_of(Dwfl_Module* module, ModuleTable& table, Dwarf_Addr pc, Dwarf_Addr& bias) {
+    if (Dwarf_Die* cu = dwfl_module_addrdie(module, pc, &bias)) return cu;
+    if (!table.units) {
+      std::vector<ModuleTable::UnitRange>& units = table.units.emplace();
+      Dwarf_Die* cu = nullptr;
+      while ((cu = dwfl_module_nextcu(module, cu, &table.unit_bias)) != nullptr) {
+        Dwarf_Addr base = 0, low = 0, high = 0;
+        for (std::ptrdiff_t at = 0; (at = dwarf_ranges(cu, at, &base, &low, &high)) > 0;)
+          if (high > low) units.push_back({low, high, *cu});
+      }
+      std::ranges::sort(units, {}, &ModuleTable::UnitRange::low);
+    }
+    bias = table.unit_bias;
+    const Dwarf_Addr addr = pc - bias;
+    auto it = std::ranges::upper_bound(*table.units, addr, {}, &ModuleTable::UnitRange::low);
+    if (it == table.units->begin()) return nullptr;
+    --it;
+    return addr < it->high ? &it->unit : nullptr;
   }
 
   Symbol resolve(std::uintptr_t address, bool return_address) {
