@@ -210,6 +210,10 @@ StepChoice choose_step(const Profile& p, const RankAnalysisOptions& options, con
   };
   std::vector<Candidate> candidates;
   std::vector<std::uint32_t> candidate_of(p.strings.size(), kNone);
+  // Names of communication whatever their arguments: a c10d operator, a backend's work record.
+  std::vector<bool> communication_name(p.strings.size(), false);
+  for (std::size_t id = 0; id < p.strings.size(); ++id)
+    communication_name[id] = !c10d_operation(p.strings[id]).empty() || !backend_work_operation(p.strings[id]).empty();
   {
     std::map<std::string_view, std::uint32_t> by_key;
     for (std::size_t id = 0; id < p.strings.size(); ++id) {
@@ -232,7 +236,7 @@ StepChoice choose_step(const Profile& p, const RankAnalysisOptions& options, con
     if (rank < c.calls.size()) ++c.calls[rank];
     c.total_ns += s.end_ns - s.start_ns;
     c.encloses = c.encloses || encloses[i];
-    c.communication = c.communication || is_communication[i];
+    c.communication = c.communication || is_communication[i] || communication_name[s.name];
   }
   const Candidate* best = nullptr;
   const auto repeats = [](const Candidate& c) { return std::ranges::all_of(c.calls, [](std::uint32_t n) { return n >= 2; }); };
@@ -322,7 +326,9 @@ RankAnalysis analyze_ranks(const Profile& p, const RankAnalysisOptions& options)
   // in the order they were enqueued, so on each rank the n-th c10d call of an operation is
   // paired with the first record of that operation that started after it and is not taken yet.
   // The pair's end is the collective's end (for the critical path and the communication time),
-  // and the worker's record is communication, not computation.
+  // and the worker's record is communication, not computation. (An NCCL record ends when its
+  // kernel is enqueued on the GPU, so there the end stays about the operator's own; the GPU
+  // collector's kernels would tell when it ran.)
   {
     struct RankOperations {
       std::vector<TimedOperation> calls, works;

@@ -1404,8 +1404,9 @@ bool holds_string_with_prefix(const std::string& path, std::string_view prefix) 
   try {
     Database db(path, Database::Mode::ReadOnly);
     check_header(db);
-    // substr() of the same length rather than LIKE or GLOB, whose wildcards the prefix could hold.
-    Statement q(db, "SELECT 1 FROM strings WHERE substr(str, 1, ?) = ? LIMIT 1");
+    // The first bytes compared as blobs: LIKE and GLOB would read wildcards in the prefix, and
+    // substr() of text counts characters, not bytes.
+    Statement q(db, "SELECT 1 FROM strings WHERE substr(CAST(str AS BLOB), 1, ?) = CAST(? AS BLOB) LIMIT 1");
     q.bind(1, static_cast<std::int64_t>(prefix.size())).bind(2, std::string(prefix));
     return q.step();
   } catch (...) {

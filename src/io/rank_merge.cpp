@@ -14,6 +14,8 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -132,26 +134,35 @@ struct Arrivals {
 };
 
 /// One synchronising collective of torch.distributed on one rank, on that rank's own clock:
-/// entered when its c10d operator started, left when its backend's work record ended.
+/// entered when its c10d operator started, left when gloo's record of its work ended.
 struct SyncTimes {
   std::uint64_t enter_ns = 0;
   std::uint64_t exit_ns = 0;
 };
 using SyncTable = std::map<std::pair<std::string, std::int64_t>, SyncTimes>;  // by (group, seq)
 
-/// The synchronising torch collectives of one rank's file (`rest`: its load_without_spans), each
-/// paired with its backend's work as the rank analysis pairs them; a c10d span alone ends at the
-/// enqueue, which proves nothing about the other ranks.
+/// The synchronising torch collectives of one rank's file (`rest`: its load_without_spans) that
+/// prove when the rank left them, each paired with its backend's work as the rank analysis
+/// pairs them. Left out, since a bound must hold, not merely be likely:
+/// - an operator without a paired work: its own span ends at the enqueue, before the other
+///   ranks need have arrived;
+/// - NCCL's works: PyTorch ends their records when the kernel is enqueued on the GPU, not when
+///   it has run;
+/// - an operation this rank ran in more than one process group: the pairing goes by operation
+///   and start order only, so two groups' works could be crossed.
 SyncTable torch_sync_times(const std::string& path, const Profile& rest) {
   std::vector<std::string> c10d_of(rest.strings.size()), work_of(rest.strings.size());
+  std::vector<bool> gloo(rest.strings.size(), false);
   for (std::size_t i = 0; i < rest.strings.size(); ++i) {
     c10d_of[i] = analysis::c10d_operation(rest.strings[i]);
     work_of[i] = analysis::backend_work_operation(rest.strings[i]);
+    gloo[i] = rest.strings[i].starts_with("gloo:");
   }
   std::vector<analysis::TimedOperation> calls, works;
   std::vector<std::pair<std::string, std::int64_t>> keys;  // of calls
   std::vector<SyncTimes> times;                            // of calls
-  std::vector<std::uint64_t> work_ends;                    // of works
+  std::vector<std::pair<std::uint64_t, bool>> work_ends;   // of works: end, and whether gloo's
+  std::map<std::string, std::set<std::string>> groups_of;  // operation -> the groups it ran in
   SpanReader reader(path, rest);
   Span s;
   std::vector<SpanArg> args;
@@ -159,7 +170,7 @@ SyncTable torch_sync_times(const std::string& path, const Profile& rest) {
     if (s.name >= rest.strings.size()) continue;
     if (!work_of[s.name].empty()) {
       works.push_back({s.start_ns, work_of[s.name]});
-      work_ends.push_back(s.end_ns);
+      work_ends.emplace_back(s.end_ns, gloo[s.name]);
       continue;
     }
     if (c10d_of[s.name].empty()) continue;
@@ -173,15 +184,46 @@ SyncTable torch_sync_times(const std::string& path, const Profile& rest) {
     calls.push_back({s.start_ns, c10d_of[s.name]});
     keys.emplace_back(*group, *seq);
     times.push_back({s.start_ns, s.end_ns});
+    groups_of[c10d_of[s.name]].insert(*group);
   }
   const std::vector<std::uint32_t> pair = analysis::pair_backend_works(calls, works);
   SyncTable table;
   for (std::size_t k = 0; k < calls.size(); ++k) {
-    if (pair[k] == kNone || !analysis::synchronises_every_member(calls[k].operation)) continue;
-    times[k].exit_ns = std::max(times[k].exit_ns, work_ends[pair[k]]);
+    if (pair[k] == kNone || !work_ends[pair[k]].second || groups_of[calls[k].operation].size() > 1 ||
+        !analysis::synchronises_every_member(calls[k].operation))
+      continue;
+    times[k].exit_ns = std::max(times[k].exit_ns, work_ends[pair[k]].first);
     table.try_emplace(keys[k], times[k]);  // a call recorded twice: its first record
   }
   return table;
+}
+
+/// What one rank's torch collectives shared with rank 0 prove about its clock offset: every
+/// bound (collective_clock_bound) moved to the rank's reference time by its drift and
+/// intersected, so that a rank costs two numbers however many collectives it ran.
+struct CollectiveInterval {
+  double lower_ns = -std::numeric_limits<double>::infinity();
+  double upper_ns = std::numeric_limits<double>::infinity();
+  std::uint64_t collectives = 0;
+};
+
+CollectiveInterval collective_interval(const SyncTable& mine, const SyncTable& zero, const ClockAlignment& clock) {
+  // An unaligned rank is placed with no drift from time 0 (place_by_session_start).
+  const double drift = clock.aligned ? clock.drift_ppb * 1e-9 : 0.0;
+  const std::int64_t reference = clock.aligned ? clock.reference_ns : 0;
+  CollectiveInterval out;
+  for (const auto& [key, t] : mine) {
+    const auto z = zero.find(key);
+    if (z == zero.end()) continue;
+    const ClockBound b = collective_clock_bound(static_cast<std::int64_t>(t.enter_ns), static_cast<std::int64_t>(t.exit_ns),
+                                                static_cast<std::int64_t>(z->second.enter_ns),
+                                                static_cast<std::int64_t>(z->second.exit_ns));
+    const double shift = drift * static_cast<double>(b.local_ns - reference);
+    out.lower_ns = std::max(out.lower_ns, b.lower_ns - shift);
+    out.upper_ns = std::min(out.upper_ns, b.upper_ns - shift);
+    ++out.collectives;
+  }
+  return out;
 }
 
 class RankMerger {
@@ -199,12 +241,29 @@ class RankMerger {
     std::vector<std::string> after_rank0;
     std::uint64_t slices = 0;
     // The synchronising collectives of torch.distributed bound each rank's clock offset against
-    // rank 0's (refine_clock): their times on every rank, rank 0's among them, are read before
-    // any rank is placed. A second read of those ranks' spans; MPI narrows its clocks itself.
-    for (const std::string& path : inputs) {
-      if (!holds_string_with_prefix(path, "c10d::")) continue;
-      const Profile rank = load_without_spans(path, slices);
-      if (rank.ranks.size() == 1) torch_sync_[rank.ranks.front().rank] = torch_sync_times(path, rank);
+    // rank 0's: each rank's are read, and reduced to one interval against rank 0's, before any
+    // rank is placed. A second read of those ranks' spans; MPI narrows its clocks itself. Only
+    // rank 0's table is kept (and a rank's that comes before rank 0, until it comes).
+    {
+      std::optional<SyncTable> zero;
+      std::vector<std::pair<RankInfo, SyncTable>> before_zero;
+      for (const std::string& path : inputs) {
+        if (!holds_string_with_prefix(path, "c10d::")) continue;
+        const Profile rank = load_without_spans(path, slices);
+        if (rank.ranks.size() != 1) continue;  // refused, with the reason, when it is merged
+        const RankInfo& info = rank.ranks.front();
+        SyncTable table = torch_sync_times(path, rank);
+        if (info.rank == 0) {
+          zero = std::move(table);
+          for (const auto& [other, times] : before_zero)
+            collective_intervals_[other.rank] = collective_interval(times, *zero, other.clock);
+          before_zero.clear();
+        } else if (zero) {
+          collective_intervals_[info.rank] = collective_interval(table, *zero, info.clock);
+        } else {
+          before_zero.emplace_back(info, std::move(table));
+        }
+      }
     }
     for (const std::string& path : inputs) {
       std::error_code ec;
@@ -263,22 +322,21 @@ class RankMerger {
   // The rank's clock onto rank 0's. A rank without an alignment estimate is placed by the
   // session origins: exactly on one host (CLOCK_MONOTONIC is the host's), by the wall clocks
   // otherwise, with their error unknown and said. Either is then narrowed by the torch
-  // collectives both the rank and rank 0 ran.
+  // collectives the rank and rank 0 both ran.
   ClockMap clock_of(const std::string& path, const Profile& p, RankInfo& info) {
     ClockAlignment& c = info.clock;
     if (info.rank == 0) return {};
     const bool by_wall_clock = !c.aligned && !place_by_session_start(path, p, c, info.rank);
-    narrow_by_collectives(info);
+    const bool narrowed = narrow_by_collectives(path, info, by_wall_clock);
     if (by_wall_clock)
       result_.warnings.push_back(fmt::format(
           "rank {} ('{}') on host {} has no clock alignment: it is placed by the wall clocks of its host and rank 0's, "
           "whose difference is unknown (NTP keeps it to milliseconds at best); {}",
           info.rank, path, p.meta.hostname,
-          c.residual_ns < kWallClockResidualNs
-              ? fmt::format("the collectives it shares with rank 0 narrow that to ±{}",
-                            format_duration(static_cast<std::uint64_t>(c.residual_ns)))
-              : fmt::format("its residual is taken as {}",
-                            format_duration(static_cast<std::uint64_t>(kWallClockResidualNs)))));
+          narrowed ? fmt::format("the torch collectives it shares with rank 0 place it within ±{}",
+                                 format_duration(static_cast<std::uint64_t>(c.residual_ns)))
+                   : fmt::format("its residual is taken as {}",
+                                 format_duration(static_cast<std::uint64_t>(kWallClockResidualNs)))));
     return {c.offset_ns, c.drift_ppb * 1e-9, static_cast<double>(c.reference_ns)};
   }
 
@@ -306,21 +364,37 @@ class RankMerger {
     return false;
   }
 
-  /// The rank's clock narrowed by the synchronising torch collectives it and rank 0 both ran
-  /// (each gives a bound, collective_clock_bound); unchanged when they narrow nothing, or when
-  /// the rank's process narrowed it already (MPI does, at MPI_Finalize).
-  void narrow_by_collectives(RankInfo& info) const {
-    const auto mine = torch_sync_.find(info.rank);
-    const auto zero = torch_sync_.find(0);
-    if (mine == torch_sync_.end() || zero == torch_sync_.end()) return;
-    if (info.clock.method.find("+collectives") != std::string::npos) return;
-    std::vector<ClockBound> bounds;
-    for (const auto& [key, t] : mine->second)
-      if (const auto z = zero->second.find(key); z != zero->second.end())
-        bounds.push_back(collective_clock_bound(static_cast<std::int64_t>(t.enter_ns), static_cast<std::int64_t>(t.exit_ns),
-                                                static_cast<std::int64_t>(z->second.enter_ns),
-                                                static_cast<std::int64_t>(z->second.exit_ns)));
-    info.clock = refine_clock(info.clock, bounds);
+  /// The rank's clock narrowed by the interval its torch collectives shared with rank 0 prove
+  /// (refine_clock, with the interval as one bound at the reference time); true when narrowed.
+  /// A rank placed by the wall clocks starts from no window at all, since the ±10 ms taken for
+  /// them is a guess that the collectives may prove wrong. A rank whose process narrowed its
+  /// clock already (MPI, at MPI_Finalize) is left alone. Collectives that contradict the clock
+  /// (a clock that stepped, or works paired wrongly) change nothing and are warned about.
+  bool narrow_by_collectives(const std::string& path, RankInfo& info, bool by_wall_clock) {
+    const auto found = collective_intervals_.find(info.rank);
+    if (found == collective_intervals_.end() || found->second.collectives == 0) return false;
+    if (info.clock.method.find("+collectives") != std::string::npos) return false;
+    const CollectiveInterval& iv = found->second;
+    ClockAlignment start = info.clock;
+    if (by_wall_clock) start.residual_ns = 1e18;  // 31 years: no window
+    const ClockBound bound{iv.lower_ns, iv.upper_ns, info.clock.reference_ns};
+    bool narrowed = false;
+    ClockAlignment refined = refine_clock(start, std::span(&bound, 1), &narrowed);
+    if (narrowed) {
+      if (by_wall_clock) refined.method = "merge: session start on the wall clock+collectives";
+      info.clock = std::move(refined);
+      return true;
+    }
+    const double lower = info.clock.offset_ns - info.clock.residual_ns, upper = info.clock.offset_ns + info.clock.residual_ns;
+    if (iv.lower_ns > iv.upper_ns || iv.upper_ns < lower || iv.lower_ns > upper)
+      result_.warnings.push_back(fmt::format(
+          "rank {} ('{}'): its {} torch collectives shared with rank 0 {} the offset its clock was placed at ({:.0f} ns "
+          "± {:.0f} ns); the placement is kept, but a clock may have stepped during the run",
+          info.rank, path, iv.collectives,
+          iv.lower_ns > iv.upper_ns ? "contradict each other and"
+                                    : fmt::format("put its offset in [{:.0f}, {:.0f}] ns, outside", iv.lower_ns, iv.upper_ns),
+          info.clock.offset_ns, info.clock.residual_ns));
+    return false;
   }
 
   void add(const std::string& path, const Profile& p, Statement& slice, Statement& arg) {
@@ -600,7 +674,7 @@ class RankMerger {
 
   // Ranks without an alignment on other hosts are placed by the wall clock, assumed this far off.
   static constexpr double kWallClockResidualNs = 10e6;
-  std::map<std::int32_t, SyncTable> torch_sync_;  ///< by rank: its torch collectives' times, for the clocks
+  std::map<std::int32_t, CollectiveInterval> collective_intervals_;  ///< by rank: what its torch collectives prove
 
   const RankMergeOptions& options_;
   RankMergeResult& result_;

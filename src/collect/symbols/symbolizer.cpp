@@ -303,13 +303,23 @@ struct Symbolizer::Impl {
     if (Dwarf_Die* cu = dwfl_module_addrdie(module, pc, &bias)) return cu;
     if (!table.units) {
       std::vector<ModuleTable::UnitRange>& units = table.units.emplace();
-      Dwarf_Die* cu = nullptr;
-      while ((cu = dwfl_module_nextcu(module, cu, &table.unit_bias)) != nullptr) {
-        Dwarf_Addr base = 0, low = 0, high = 0;
-        for (std::ptrdiff_t at = 0; (at = dwarf_ranges(cu, at, &base, &low, &high)) > 0;)
-          if (high > low) units.push_back({low, high, *cu});
+      // Only for a module without .debug_aranges: in one with them, an address they leave out
+      // (a PLT stub, hand-written assembly) is in no unit, and walking every unit of a large
+      // module (libtorch) for it would cost seconds.
+      Dwarf_Addr dwarf_bias = 0;
+      Dwarf* dwarf = dwfl_module_getdwarf(module, &dwarf_bias);
+      Dwarf_Aranges* aranges = nullptr;
+      std::size_t listed = 0;
+      if (dwarf != nullptr && dwarf_getaranges(dwarf, &aranges, &listed) == 0 && listed == 0) {
+        Dwarf_Die* cu = nullptr;
+        while ((cu = dwfl_module_nextcu(module, cu, &table.unit_bias)) != nullptr) {
+          Dwarf_Addr base = 0, low = 0, high = 0;
+          // A range at 0 is code the linker discarded (its addresses resolved to 0), not code.
+          for (std::ptrdiff_t at = 0; (at = dwarf_ranges(cu, at, &base, &low, &high)) > 0;)
+            if (high > low && low != 0) units.push_back({low, high, *cu});
+        }
+        std::ranges::sort(units, {}, &ModuleTable::UnitRange::low);
       }
-      std::ranges::sort(units, {}, &ModuleTable::UnitRange::low);
     }
     bias = table.unit_bias;
     const Dwarf_Addr addr = pc - bias;
