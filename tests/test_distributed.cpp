@@ -810,6 +810,27 @@ TEST(DistributedAnalysis, CommunicationIsNeverChosenAsTheStep) {
   EXPECT_EQ(a.collectives.size(), 3u);
 }
 
+// A scope called once per rank that encloses no collective (torch_gloo_ranks.py's aten::ones
+// before its loop) is no step either: each rank's whole run is one.
+TEST(DistributedAnalysis, AScopeThatNeitherRepeatsNorEnclosesACollectiveIsNoStep) {
+  std::vector<Profile> ranks;
+  for (int r = 0; r < 2; ++r) {
+    RankBuilder b(r, 2);
+    const std::uint32_t setup = b.node(0, "aten::ones");
+    b.node(0, "c10d::allreduce_");
+    b.span(setup, 0, 500);
+    for (int i = 0; i < 3; ++i) {
+      const std::uint64_t t = 1000 * static_cast<std::uint64_t>(i + 1);
+      b.collective(0, t + 100, t + 110, i, "gloo-2#0", "allreduce", "c10d::allreduce_");
+    }
+    ranks.push_back(b.finish());
+  }
+  const nnprof::RankAnalysis a = nnprof::analysis::analyze_ranks(merge_by_hand(ranks), {});
+  EXPECT_EQ(a.step_name, kNone);
+  EXPECT_EQ(a.steps, 1u);
+  EXPECT_EQ(a.collectives.size(), 3u);
+}
+
 // A torch.distributed job of two ranks: four allreduces, rank 0 and rank 1 last in turn by
 // `skew`, each ending on both ranks 50 us after the last enqueue, on the backend's worker thread
 // (`backend`:all_reduce; none when `backend` is empty). Rank 1's clock runs exactly 3 ms ahead

@@ -197,9 +197,9 @@ StepChoice choose_step(const Profile& p, const RankAnalysisOptions& options, con
   }
   // Candidates: scope names grouped by key. The step is the one on every rank that encloses
   // collectives, repeats (a step is called many times; `main` around the loop is called once)
-  // and has the most time; the outermost calls of it are the steps. Communication itself (a
-  // collective, a backend's work record such as gloo:all_reduce) is never a step, even in a
-  // program with no scope of its own around its collectives.
+  // and has the most time; the outermost calls of it are the steps; one that does neither is
+  // none. Communication itself (a collective, a backend's work record such as gloo:all_reduce)
+  // is never a step, even in a program with no scope of its own around its collectives.
   struct Candidate {
     std::vector<std::uint32_t> calls;  ///< by rank
     std::uint64_t total_ns = 0;
@@ -243,6 +243,9 @@ StepChoice choose_step(const Profile& p, const RankAnalysisOptions& options, con
   for (const Candidate& c : candidates) {
     if (c.communication || c.calls.empty() || !std::ranges::all_of(c.calls, [](std::uint32_t n) { return n > 0; }))
       continue;
+    // A scope called once that encloses no collective (aten::ones before the loop) says
+    // nothing about steps: without a better one, each rank's whole run is one step.
+    if (!c.encloses && !repeats(c)) continue;
     if (best == nullptr ||
         std::tuple(c.encloses, repeats(c), c.total_ns) > std::tuple(best->encloses, repeats(*best), best->total_ns))
       best = &c;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <new>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -117,9 +118,11 @@ void SystemMonitorThread::start() {
 void SystemMonitorThread::stop() noexcept {
   InternalAllocations internal;
   if (getpid() != owner_pid_) {
-    // A forked child: the thread exists only in the parent. Joining it would wait forever and
-    // destroying a joinable std::thread would terminate, so the handle is let go untouched.
-    if (thread_.joinable()) thread_.detach();
+    // A forked child: the thread exists only in the parent. Joining it would wait forever,
+    // detaching it is a call on a thread this process does not have (clang's TSan stops on
+    // it), and destroying a joinable std::thread would terminate; so the handle is forgotten
+    // by reusing its storage, which the language allows without running its destructor.
+    ::new (&thread_) std::thread();
     return;
   }
   {
