@@ -108,6 +108,23 @@ std::string display_value(const SpanArg& a) {
 // so with the value in the set no two calls would share one.
 bool open_int(const SpanArg& a) { return a.type == SpanArg::Type::Int && a.key == collective_arg::kSequence; }
 
+/// A collective call's (group, seq), from its span's arguments (nnprof::collective_arg); nullopt
+/// for a span that carries no such pair. The group points into `args`.
+struct CollectiveKey {
+  const std::string* group = nullptr;
+  std::int64_t seq = 0;
+};
+std::optional<CollectiveKey> collective_key(const std::vector<SpanArg>& args) {
+  const std::string* group = nullptr;
+  std::optional<std::int64_t> seq;
+  for (const SpanArg& a : args) {
+    if (a.key == collective_arg::kGroup && a.type == SpanArg::Type::String) group = &a.string_value;
+    if (a.key == collective_arg::kSequence && a.type == SpanArg::Type::Int) seq = a.int_value;
+  }
+  if (group == nullptr || !seq) return std::nullopt;
+  return CollectiveKey{group, *seq};
+}
+
 /// A span's arguments as one string: equal sets give equal keys (reals bit for bit; the open
 /// integer by its key alone).
 void append_key(std::string& key, const SpanArg& a, bool open) {
@@ -174,17 +191,12 @@ SyncTable torch_sync_times(const std::string& path, const Profile& rest) {
       continue;
     }
     if (c10d_of[s.name].empty()) continue;
-    const std::string* group = nullptr;
-    std::optional<std::int64_t> seq;
-    for (const SpanArg& a : args) {
-      if (a.key == collective_arg::kGroup && a.type == SpanArg::Type::String) group = &a.string_value;
-      if (a.key == collective_arg::kSequence && a.type == SpanArg::Type::Int) seq = a.int_value;
-    }
-    if (group == nullptr || !seq) continue;
+    const std::optional<CollectiveKey> key = collective_key(args);
+    if (!key) continue;
     calls.push_back({s.start_ns, c10d_of[s.name]});
-    keys.emplace_back(*group, *seq);
+    keys.emplace_back(*key->group, key->seq);
     times.push_back({s.start_ns, s.end_ns});
-    groups_of[c10d_of[s.name]].insert(*group);
+    groups_of[c10d_of[s.name]].insert(*key->group);
   }
   const std::vector<std::uint32_t> pair = analysis::pair_backend_works(calls, works);
   SyncTable table;
@@ -564,18 +576,13 @@ class RankMerger {
   }
 
   void note_collective(const std::vector<SpanArg>& args, std::int64_t start) {
-    const std::string* group = nullptr;
-    std::optional<std::int64_t> seq;
-    for (const SpanArg& arg : args) {
-      if (arg.key == collective_arg::kGroup && arg.type == SpanArg::Type::String) group = &arg.string_value;
-      if (arg.key == collective_arg::kSequence && arg.type == SpanArg::Type::Int) seq = arg.int_value;
-    }
     // Sequence numbers count calls from 0 in each group: a call's arrivals are found by index,
     // 16 bytes a call, however many ranks. A number far past the calls seen so far (they come
     // one by one) is not judged, so that a stray one cannot make the table huge.
-    if (group == nullptr || !seq || *seq < 0) return;
-    std::vector<Arrivals>& calls = collectives_[*group];
-    const auto index = static_cast<std::uint64_t>(*seq);
+    const std::optional<CollectiveKey> key = collective_key(args);
+    if (!key || key->seq < 0) return;
+    std::vector<Arrivals>& calls = collectives_[*key->group];
+    const auto index = static_cast<std::uint64_t>(key->seq);
     if (index >= calls.size() + kMaxSeqGap) return;
     if (index >= calls.size()) calls.resize(index + 1);
     Arrivals& a = calls[index];
