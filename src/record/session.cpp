@@ -67,6 +67,33 @@ void read_node(const Node& node, std::uint32_t parent, RawNode& r) {
   }
 }
 
+/// Adds the spans of `p`'s current chunk whose durations its owner has not counted yet
+/// (ThreadPrivate::fold_span_durations) to the histograms of a snapshot's nodes. `kept`,
+/// when given, maps a node index to its place in `nodes` (kNone: left out).
+void add_unfolded_durations(const ThreadPrivate& p, std::vector<RawNode>& nodes,
+                            const std::vector<std::uint32_t>* kept = nullptr) {
+  const Chunk* c = p.current.load(std::memory_order_acquire);
+  if (c == nullptr) return;
+  const std::uint32_t end = c->count.load(std::memory_order_acquire);
+  const Record* r = c->records();
+  for (std::uint32_t i = p.folded.load(std::memory_order_acquire); i < end; ++i) {
+    if (r[i].kind != RecordKind::Span) continue;
+    std::uint32_t at = r[i].ref;
+    if (kept != nullptr) at = at < kept->size() ? (*kept)[at] : kNone;
+    if (at >= nodes.size()) continue;
+    auto& buckets = nodes[at].buckets;
+    const BucketIndex b = histogram_bucket(r[i].t1 - r[i].t0);
+    const std::uint32_t flat = b.row * kHistogramSubBuckets + b.sub;
+    const auto it = std::lower_bound(buckets.begin(), buckets.end(), flat,
+                                     [](const auto& bucket, std::uint32_t f) { return bucket.first < f; });
+    if (it != buckets.end() && it->first == flat) {
+      ++it->second;
+    } else {
+      buckets.emplace(it, flat, 1);
+    }
+  }
+}
+
 std::string read_task_comm(std::int64_t tid) {
   std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/comm");
   std::string name;
@@ -347,6 +374,7 @@ void Session::retire_thread_locked(ThreadRecord& rec) {
   ThreadPrivate& p = rec.priv;
   if (p.finalized) return;
   while (Chunk* c = p.full.pop()) keep_locked(c);
+  p.fold_span_durations(&rec.state);  // the thread has ended: its last chunk is the session's
   if (Chunk* c = p.current.exchange(nullptr, std::memory_order_acq_rel)) {
     if (c->count.load(std::memory_order_acquire) > 0) {
       keep_locked(c);
@@ -477,6 +505,7 @@ RawSnapshot Session::snapshot(bool with_records, bool with_sources) {
       const Node* node = p.node_at(i);
       read_node(*node, node->parent != nullptr ? node->parent->index : 0, t.nodes[i]);
     }
+    add_unfolded_durations(p, t.nodes);
     for (const BatchedNodeHeap& b : batched)
       if (b.thread == p.index && b.node < n) merge_batched_heap(*p.node_at(b.node), b, t.nodes[b.node].heap);
 
@@ -625,6 +654,7 @@ RawSnapshot Session::scope_snapshot(std::string_view name) {
       kept_index[i] = static_cast<std::uint32_t>(t.nodes.size());
       read_node(*p.node_at(i), kept_index[m.parent[i]], t.nodes.emplace_back());
     }
+    add_unfolded_durations(p, t.nodes, &kept_index);
     for (const BatchedNodeHeap& b : batched)
       if (b.thread == p.index && b.node < n && kept_index[b.node] != kNone)
         merge_batched_heap(*p.node_at(b.node), b, t.nodes[kept_index[b.node]].heap);

@@ -56,6 +56,10 @@ struct ThreadPrivate {
   // and drops the record: no wake-up of the drainer, no lock, no system call per record.
   bool at_cap = false;
   std::atomic<Chunk*> current{nullptr};  // the chunk being filled, published for snapshots
+  // Records of `current` whose span durations are already in their nodes' histograms (owner,
+  // or the session once the thread has exited): fold_span_durations counts the rest when the
+  // chunk is handed off, and a snapshot counts them into its copy meanwhile.
+  std::atomic<std::uint32_t> folded{0};
   std::atomic<std::uint64_t> chunks_taken{0};
   std::atomic<bool> starving{false};  // set by the owner when it found no spare chunk
   std::atomic<bool> exited{false};    // the thread has ended; its state is the session's now
@@ -130,6 +134,9 @@ struct ThreadPrivate {
     return id;
   }
 
+  /// Counts the durations of the spans of `current` not counted yet into their nodes'
+  /// histograms (owner only, or the session once the thread has exited).
+  void fold_span_durations(ThreadState* ts) noexcept;
   Node* node_at(std::uint32_t index) const noexcept {
     return blocks[index / kNodesPerBlock].load(std::memory_order_acquire) + index % kNodesPerBlock;
   }

@@ -184,6 +184,8 @@ ArgValue arg_value(T value) noexcept {
 // Out-of-line slow paths (src/record/thread_state.cpp).
 NNPROF_API Node* find_or_add_child(ThreadState* ts, Node* parent, const SourceLocation* site) noexcept;
 NNPROF_API HistogramRow* add_histogram_row(ThreadState* ts, Node* node, unsigned row) noexcept;
+/// Hands the full chunk off (its spans' durations counted into their histograms first) and
+/// takes the next one; false when there is none to take.
 NNPROF_API bool next_chunk(ThreadState* ts) noexcept;
 NNPROF_API void drop_record(ThreadState* ts, RecordKind kind) noexcept;
 NNPROF_API void exit_out_of_order(ThreadState* ts, Frame* frame, std::uint64_t start, std::uint64_t end) noexcept;
@@ -195,12 +197,13 @@ NNPROF_API void add_span_arg(ThreadState* ts, const Frame* f, std::string_view k
 NNPROF_API void nvtx_push(const SourceLocation* site) noexcept;
 NNPROF_API void nvtx_pop() noexcept;
 
-inline void write_record(ThreadState* ts, std::uint64_t t0, std::uint64_t t1, std::uint32_t ref,
+/// Appends a record to the calling thread's chunk; false when it was dropped (no room).
+inline bool write_record(ThreadState* ts, std::uint64_t t0, std::uint64_t t1, std::uint32_t ref,
                          RecordKind kind) noexcept {
   if (ts->write == ts->write_end) [[unlikely]] {
     if (!next_chunk(ts)) {
       drop_record(ts, kind);
-      return;
+      return false;
     }
   }
   Record* r = ts->write++;
@@ -209,6 +212,7 @@ inline void write_record(ThreadState* ts, std::uint64_t t0, std::uint64_t t1, st
   r->ref = ref;
   r->kind = kind;
   ts->chunk->count.store(++ts->chunk_count, std::memory_order_release);
+  return true;
 }
 
 /// Opens a scope; returns its frame, or nullptr when it is not recorded (too deep).
@@ -238,7 +242,25 @@ inline Frame* scope_enter(ThreadState* ts, const SourceLocation* site) noexcept 
   return f;
 }
 
-inline void count_duration(ThreadState* ts, Node* n, std::uint64_t d, std::uint64_t self) noexcept {
+/// The histogram counter of duration `d` of node `n` (the percentiles); nullptr when its row
+/// cannot be had (out of memory: the duration is then in the statistics only). Owner only.
+inline std::atomic<std::uint64_t>* histogram_counter(ThreadState* ts, Node* n, std::uint64_t d) noexcept {
+  const BucketIndex b = histogram_bucket(d);
+  HistogramRow* row = n->rows[b.row].load(std::memory_order_relaxed);
+  if (row == nullptr) [[unlikely]] {
+    row = add_histogram_row(ts, n, b.row);
+    if (row == nullptr) return nullptr;
+  }
+  return &row->bucket[b.sub];
+}
+
+/// Counts one duration of `n` into its histogram. Owner only.
+inline void count_in_histogram(ThreadState* ts, Node* n, std::uint64_t d) noexcept {
+  if (std::atomic<std::uint64_t>* counter = histogram_counter(ts, n, d)) single_writer_add(*counter, std::uint64_t{1});
+}
+
+/// Every statistic of a closed scope but its histogram (see scope_finish).
+inline void count_duration(Node* n, std::uint64_t d, std::uint64_t self) noexcept {
   const std::uint64_t c = n->count.load(std::memory_order_relaxed);
   if (c == 0) [[unlikely]]
     n->shift.store(d, std::memory_order_relaxed);
@@ -251,13 +273,6 @@ inline void count_duration(ThreadState* ts, Node* n, std::uint64_t d, std::uint6
   single_writer_add(n->sum_dev, dev);
   const double ddev = static_cast<double>(dev);
   single_writer_add(n->sum_dev_sq, ddev * ddev);
-  const BucketIndex b = histogram_bucket(d);
-  HistogramRow* row = n->rows[b.row].load(std::memory_order_relaxed);
-  if (row == nullptr) [[unlikely]] {
-    row = add_histogram_row(ts, n, b.row);
-    if (row == nullptr) return;
-  }
-  single_writer_add(row->bucket[b.sub], std::uint64_t{1});
 }
 
 /// Adds FLOPs and bytes moved to the calling thread's innermost open scope (the root node
@@ -275,14 +290,19 @@ inline void scope_finish(ThreadState* ts, Frame* f, std::uint64_t end) noexcept 
   const std::uint64_t d = end - f->start;
   Node* n = f->node.load(std::memory_order_relaxed);
   const std::uint64_t self = d > f->child ? d - f->child : 0;
-  count_duration(ts, n, d, self);
+  count_duration(n, d, self);
   Frame* parent = f - 1;
   parent->child += d;
   ts->top = parent;
   ts->depth.store(n->depth - 1, std::memory_order_relaxed);
   if (ts->nvtx) [[unlikely]]
     nvtx_pop();
-  if (ts->keep_spans) write_record(ts, f->start, end, n->index, RecordKind::Span);
+  // A kept span's duration reaches its histogram when its chunk is handed off
+  // (fold_span_durations), many at a time. Counted here, the bucket's address, known only
+  // when the closing clock read returns, held up the next clock read: a third of the cost
+  // of a scope (docs/PERFORMANCE.md, issue 21).
+  if (!ts->keep_spans || !write_record(ts, f->start, end, n->index, RecordKind::Span))
+    count_in_histogram(ts, n, d);
 }
 
 /// Closes a scope opened by scope_enter; `start` is the frame's start as the opener saw it,
