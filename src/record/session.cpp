@@ -67,30 +67,48 @@ void read_node(const Node& node, std::uint32_t parent, RawNode& r) {
   }
 }
 
-/// Adds the spans of `p`'s current chunk whose durations its owner has not counted yet
-/// (ThreadPrivate::fold_span_durations) to the histograms of a snapshot's nodes. `kept`,
-/// when given, maps a node index to its place in `nodes` (kNone: left out).
-void add_unfolded_durations(const ThreadPrivate& p, std::vector<RawNode>& nodes,
-                            const std::vector<std::uint32_t>* kept = nullptr) {
+/// Adds `count` durations in bucket `flat` to a node's sorted (bucket, count) list.
+void add_to_buckets(std::vector<std::pair<std::uint32_t, std::uint64_t>>& buckets, std::uint32_t flat,
+                    std::uint64_t count) {
+  const auto it = std::lower_bound(buckets.begin(), buckets.end(), flat,
+                                   [](const auto& bucket, std::uint32_t f) { return bucket.first < f; });
+  if (it != buckets.end() && it->first == flat) {
+    it->second += count;
+  } else {
+    buckets.emplace(it, flat, count);
+  }
+}
+
+/// Adds the histogram of the spans of node `index` that the session has kept (keep_locked)
+/// to `r`. Under the session mutex.
+void add_kept_durations(const ThreadPrivate& p, std::uint32_t index, RawNode& r) {
+  if (index >= p.kept_rows.size()) return;
+  for (unsigned row = 0; row < kHistogramRows; ++row) {
+    const HistogramRow* hr = p.kept_rows[index][row];
+    if (hr == nullptr) continue;
+    for (unsigned sub = 0; sub < kHistogramSubBuckets; ++sub)
+      if (const std::uint64_t c = hr->bucket[sub].load(std::memory_order_relaxed); c != 0)
+        add_to_buckets(r.buckets, row * kHistogramSubBuckets + sub, c);
+  }
+}
+
+/// Adds the spans of `p`'s chunk still being filled, which no one has counted into a
+/// histogram yet (keep_locked does when the session keeps the chunk), to the histograms of a
+/// snapshot's nodes. `kept`, when given, maps a node index to its place in `nodes` (kNone:
+/// left out). Under the session mutex, which the chunk's recycling needs.
+void add_unkept_durations(const ThreadPrivate& p, std::vector<RawNode>& nodes,
+                          const std::vector<std::uint32_t>* kept = nullptr) {
   const Chunk* c = p.current.load(std::memory_order_acquire);
   if (c == nullptr) return;
   const std::uint32_t end = c->count.load(std::memory_order_acquire);
   const Record* r = c->records();
-  for (std::uint32_t i = p.folded.load(std::memory_order_acquire); i < end; ++i) {
+  for (std::uint32_t i = 0; i < end; ++i) {
     if (r[i].kind != RecordKind::Span) continue;
     std::uint32_t at = r[i].ref;
     if (kept != nullptr) at = at < kept->size() ? (*kept)[at] : kNone;
     if (at >= nodes.size()) continue;
-    auto& buckets = nodes[at].buckets;
     const BucketIndex b = histogram_bucket(r[i].t1 - r[i].t0);
-    const std::uint32_t flat = b.row * kHistogramSubBuckets + b.sub;
-    const auto it = std::lower_bound(buckets.begin(), buckets.end(), flat,
-                                     [](const auto& bucket, std::uint32_t f) { return bucket.first < f; });
-    if (it != buckets.end() && it->first == flat) {
-      ++it->second;
-    } else {
-      buckets.emplace(it, flat, 1);
-    }
+    add_to_buckets(nodes[at].buckets, b.row * kHistogramSubBuckets + b.sub, 1);
   }
 }
 
@@ -302,10 +320,45 @@ Chunk* Session::allocate_within_cap() noexcept {
   }
 }
 
+namespace {
+HistogramRow* take_kept_row(ThreadPrivate& p) {
+  if (p.kept_rows_used_in_slab == ThreadPrivate::kRowsPerSlab) {
+    p.kept_row_slabs.push_back(std::make_unique<HistogramRow[]>(ThreadPrivate::kRowsPerSlab));
+    p.kept_rows_used_in_slab = 0;
+  }
+  return &p.kept_row_slabs.back()[p.kept_rows_used_in_slab++];
+}
+
+/// Counts the duration of each span of `c` into its node's histogram of kept spans.
+void count_kept_spans(ThreadPrivate& p, const Chunk* c, std::uint32_t n) noexcept {
+  InternalAllocations internal;
+  const Record* r = c->records();
+  std::uint32_t ref = ~std::uint32_t{0};
+  std::array<HistogramRow*, kHistogramRows>* rows = nullptr;
+  try {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (r[i].kind != RecordKind::Span) continue;
+      if (r[i].ref != ref) {
+        ref = r[i].ref;
+        if (ref >= p.kept_rows.size()) p.kept_rows.resize(std::max<std::size_t>(ref + 1, 2 * p.kept_rows.size()), {});
+        rows = &p.kept_rows[ref];
+      }
+      const BucketIndex b = histogram_bucket(r[i].t1 - r[i].t0);
+      HistogramRow*& row = (*rows)[b.row];
+      if (row == nullptr) row = take_kept_row(p);
+      single_writer_add(row->bucket[b.sub], std::uint64_t{1});
+    }
+  } catch (...) {
+    // Out of memory: these durations stay in the statistics, not in the percentiles.
+  }
+}
+}  // namespace
+
 void Session::keep_locked(Chunk* c) noexcept {
   c->sequence = next_sequence_++;
   const std::uint32_t n = c->count.load(std::memory_order_acquire);
   const Record* r = c->records();
+  if (c->thread < threads_.size()) count_kept_spans(threads_[c->thread]->priv, c, n);
   std::uint16_t spans = 0, flows = 0, events = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
     if (r[i].kind == RecordKind::Span)
@@ -374,7 +427,6 @@ void Session::retire_thread_locked(ThreadRecord& rec) {
   ThreadPrivate& p = rec.priv;
   if (p.finalized) return;
   while (Chunk* c = p.full.pop()) keep_locked(c);
-  p.fold_span_durations(&rec.state);  // the thread has ended: its last chunk is the session's
   if (Chunk* c = p.current.exchange(nullptr, std::memory_order_acq_rel)) {
     if (c->count.load(std::memory_order_acquire) > 0) {
       keep_locked(c);
@@ -504,8 +556,9 @@ RawSnapshot Session::snapshot(bool with_records, bool with_sources) {
     for (std::uint32_t i = 0; i < n; ++i) {
       const Node* node = p.node_at(i);
       read_node(*node, node->parent != nullptr ? node->parent->index : 0, t.nodes[i]);
+      add_kept_durations(p, i, t.nodes[i]);
     }
-    add_unfolded_durations(p, t.nodes);
+    add_unkept_durations(p, t.nodes);
     for (const BatchedNodeHeap& b : batched)
       if (b.thread == p.index && b.node < n) merge_batched_heap(*p.node_at(b.node), b, t.nodes[b.node].heap);
 
@@ -634,6 +687,7 @@ RawSnapshot Session::scope_snapshot(std::string_view name) {
   NodeMarks m;
   std::vector<std::uint32_t> kept_index;
   std::lock_guard lock(mu_);
+  keep_handed_off_locked();  // their spans' durations into the histograms
   s.now = clock::read_pair();
   s.threads.reserve(threads_.size());
   for (auto& rec : threads_) {
@@ -653,8 +707,9 @@ RawSnapshot Session::scope_snapshot(std::string_view name) {
       if (i != 0 && (m.flags[i] & (kKept | kUnder)) == 0) continue;
       kept_index[i] = static_cast<std::uint32_t>(t.nodes.size());
       read_node(*p.node_at(i), kept_index[m.parent[i]], t.nodes.emplace_back());
+      add_kept_durations(p, i, t.nodes.back());
     }
-    add_unfolded_durations(p, t.nodes, &kept_index);
+    add_unkept_durations(p, t.nodes, &kept_index);
     for (const BatchedNodeHeap& b : batched)
       if (b.thread == p.index && b.node < n && kept_index[b.node] != kNone)
         merge_batched_heap(*p.node_at(b.node), b, t.nodes[kept_index[b.node]].heap);

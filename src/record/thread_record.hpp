@@ -50,16 +50,7 @@ struct ThreadPrivate {
 
   ChunkRing full;                     // owner -> session
   ChunkRing spare{kSpareRingChunks};  // session -> owner
-  // Owner only: the session refused this thread a chunk because the cap is reached and its
-  // policy keeps the first spans (nothing will be recycled). While set, a full write buffer
-  // only looks for a spare chunk (the drainer still hands out any that threads leave behind)
-  // and drops the record: no wake-up of the drainer, no lock, no system call per record.
-  bool at_cap = false;
   std::atomic<Chunk*> current{nullptr};  // the chunk being filled, published for snapshots
-  // Records of `current` whose span durations are already in their nodes' histograms (owner,
-  // or the session once the thread has exited): fold_span_durations counts the rest when the
-  // chunk is handed off, and a snapshot counts them into its copy meanwhile.
-  std::atomic<std::uint32_t> folded{0};
   std::atomic<std::uint64_t> chunks_taken{0};
   std::atomic<bool> starving{false};  // set by the owner when it found no spare chunk
   std::atomic<bool> exited{false};    // the thread has ended; its state is the session's now
@@ -80,6 +71,14 @@ struct ThreadPrivate {
   std::vector<std::unique_ptr<HistogramRow[]>> row_slabs;
   std::uint32_t rows_used_in_slab = kRowsPerSlab;
   HistogramRow* take_row();
+
+  // The histograms of the spans this thread handed off, by node index: Session::keep_locked
+  // counts each chunk's span durations here as it keeps the chunk, off the recording thread
+  // (the hot path counts only spans it does not keep, into Node::rows). Session side, under
+  // the session mutex; rows carved from slabs of their own.
+  std::vector<std::array<HistogramRow*, kHistogramRows>> kept_rows;
+  std::vector<std::unique_ptr<HistogramRow[]>> kept_row_slabs;
+  std::uint32_t kept_rows_used_in_slab = kRowsPerSlab;
 
   // start(name) calls refused because the stack was full (owner only): the stops that match
   // them are consumed one each, so balanced start/stop pairs deeper than kMaxDepth neither
@@ -134,9 +133,6 @@ struct ThreadPrivate {
     return id;
   }
 
-  /// Counts the durations of the spans of `current` not counted yet into their nodes'
-  /// histograms (owner only, or the session once the thread has exited).
-  void fold_span_durations(ThreadState* ts) noexcept;
   Node* node_at(std::uint32_t index) const noexcept {
     return blocks[index / kNodesPerBlock].load(std::memory_order_acquire) + index % kNodesPerBlock;
   }

@@ -119,64 +119,26 @@ HistogramRow* add_histogram_row(ThreadState* ts, Node* node, unsigned row) noexc
   }
 }
 
-void ThreadPrivate::fold_span_durations(ThreadState* ts) noexcept {
-  const Chunk* c = current.load(std::memory_order_relaxed);
-  if (c == nullptr) return;
-  const std::uint32_t end = c->count.load(std::memory_order_relaxed);
-  const Record* r = c->records();
-  // Consecutive spans are often calls of one scope of steady duration, which fill one or two
-  // counters: two running tallies kept in registers spare a load-add-store per span to the
-  // same counter, a dependency chain through memory.
-  std::atomic<std::uint64_t>* counter[2] = {nullptr, nullptr};
-  std::uint64_t tally[2] = {0, 0};
-  std::uint32_t ref = 0;
-  Node* node = node_at(0);
-  for (std::uint32_t i = folded.load(std::memory_order_relaxed); i < end; ++i) {
-    if (r[i].kind != RecordKind::Span) continue;
-    if (r[i].ref != ref) {
-      ref = r[i].ref;
-      node = node_at(ref);
-    }
-    std::atomic<std::uint64_t>* at = histogram_counter(ts, node, r[i].t1 - r[i].t0);
-    if (at == counter[0]) {
-      ++tally[0];
-    } else if (at == counter[1]) {
-      ++tally[1];
-    } else {
-      if (counter[1] != nullptr) single_writer_add(*counter[1], tally[1]);
-      counter[1] = counter[0];
-      tally[1] = tally[0];
-      counter[0] = at;  // nullptr (out of memory): counted in the statistics, not the percentiles
-      tally[0] = 1;
-    }
-  }
-  for (int k = 0; k < 2; ++k)
-    if (counter[k] != nullptr) single_writer_add(*counter[k], tally[k]);
-  folded.store(end, std::memory_order_release);
-}
-
 bool next_chunk(ThreadState* ts) noexcept {
   ThreadPrivate& p = *ts->priv;
-  if (p.at_cap && ts->chunk == nullptr) {
+  if (ts->at_cap && ts->chunk == nullptr) {
     // Keep-first past the cap: what used to wake the drainer (a futex call) and try the
     // session's lock here for every record made each scope cost 3.5-5 times more after the
     // cap than before it. Only a spare the drainer left (from the pool) ends this state.
     Chunk* c = p.spare.pop();
     if (c == nullptr) return false;
-    p.at_cap = false;
+    ts->at_cap = false;
     single_writer_add(p.chunks_taken, std::uint64_t{1});
     c->thread = p.index;
     ts->chunk = c;
     ts->chunk_count = 0;
     ts->write = c->records();
     ts->write_end = ts->write + Chunk::capacity();
-    p.folded.store(0, std::memory_order_relaxed);
     p.current.store(c, std::memory_order_release);
     return true;
   }
   InternalAllocations internal;
   if (ts->chunk != nullptr) {
-    p.fold_span_durations(ts);
     // The ring holds every chunk the cap allows (full_ring_capacity): it fills only past
     // 64 GiB caps with the drainer that far behind. Drop rather than block then.
     if (!p.full.push(ts->chunk)) {
@@ -196,7 +158,7 @@ bool next_chunk(ThreadState* ts) noexcept {
     // The drainer fell behind a burst: take a chunk ourselves rather than lose spans.
     if (!cap_reached) p.session->wake();
     c = p.session->chunk_for_starving_thread();
-    if (c == nullptr && p.session->keeps_first_at_cap()) p.at_cap = true;
+    if (c == nullptr && p.session->keeps_first_at_cap()) ts->at_cap = true;
   }
   if (c == nullptr) {
     if (!p.starving.exchange(true, std::memory_order_relaxed) && p.session) p.session->wake();
@@ -209,7 +171,6 @@ bool next_chunk(ThreadState* ts) noexcept {
   ts->chunk_count = 0;
   ts->write = c->records();
   ts->write_end = ts->write + Chunk::capacity();
-  p.folded.store(0, std::memory_order_relaxed);
   p.current.store(c, std::memory_order_release);
   if (p.spare.size() <= 1 && p.session && !cap_reached) p.session->wake();  // running low: refill before it is empty
   return true;
@@ -223,6 +184,11 @@ void drop_record(ThreadState* ts, RecordKind kind) noexcept {
   std::atomic<std::uint64_t>& counter =
       kind == RecordKind::Span ? ts->dropped_spans : is_flow(kind) ? ts->dropped_flows : ts->dropped_events;
   single_writer_add(counter, std::uint64_t{1});
+}
+
+void drop_span_at_cap(ThreadState* ts) noexcept {
+  drop_record(ts, RecordKind::Span);
+  if (ts->write == ts->write_end) next_chunk(ts);
 }
 
 void note_too_deep(ThreadState* ts) noexcept { single_writer_add(ts->too_deep, std::uint64_t{1}); }

@@ -149,6 +149,11 @@ struct ThreadState {
   std::uint32_t chunk_count = 0;
   bool keep_spans = true;
   bool nvtx = false;  // owner only: scopes are also NVTX ranges (ProfilerOptions::nvtx, NNPROF_NVTX=1)
+  // Owner only: the session refused this thread a chunk because the cap is reached and its
+  // policy keeps the first spans (nothing will be recycled). While set, a full write buffer
+  // only looks for a spare chunk (the drainer still hands out any that threads leave behind)
+  // and drops the record: no wake-up of the drainer, no lock, no system call per record.
+  bool at_cap = false;
   std::uint64_t next_flow_id = 0;  // owner only: the id flow_begin() hands out next
   // Read by snapshots.
   std::atomic<std::uint32_t> depth{0};
@@ -188,6 +193,9 @@ NNPROF_API HistogramRow* add_histogram_row(ThreadState* ts, Node* node, unsigned
 /// takes the next one; false when there is none to take.
 NNPROF_API bool next_chunk(ThreadState* ts) noexcept;
 NNPROF_API void drop_record(ThreadState* ts, RecordKind kind) noexcept;
+/// Drops a span past the cap (ThreadState::at_cap), and takes a spare chunk if the drainer
+/// has left one, which ends that state.
+NNPROF_API void drop_span_at_cap(ThreadState* ts) noexcept;
 NNPROF_API void exit_out_of_order(ThreadState* ts, Frame* frame, std::uint64_t start, std::uint64_t end) noexcept;
 NNPROF_API void note_too_deep(ThreadState* ts) noexcept;
 /// Attaches `key` = `value` to the span the open frame `f` will write. Not the hot path: it
@@ -297,12 +305,19 @@ inline void scope_finish(ThreadState* ts, Frame* f, std::uint64_t end) noexcept 
   ts->depth.store(n->depth - 1, std::memory_order_relaxed);
   if (ts->nvtx) [[unlikely]]
     nvtx_pop();
-  // A kept span's duration reaches its histogram when its chunk is handed off
-  // (fold_span_durations), many at a time. Counted here, the bucket's address, known only
-  // when the closing clock read returns, held up the next clock read: a third of the cost
-  // of a scope (docs/PERFORMANCE.md, issue 21).
-  if (!ts->keep_spans || !write_record(ts, f->start, end, n->index, RecordKind::Span))
-    count_in_histogram(ts, n, d);
+  // A kept span's duration reaches its histogram when the session keeps its chunk, off this
+  // thread (Session::keep_locked). Counted here, the bucket's address, known only when the
+  // closing clock read returns, held up the next clock read: a fifth of the cost of a scope
+  // (docs/PERFORMANCE.md, "Issue 21: the histogram off the hot path").
+  if (ts->keep_spans && !ts->at_cap) [[likely]] {
+    if (write_record(ts, f->start, end, n->index, RecordKind::Span)) [[likely]]
+      return;
+    count_in_histogram(ts, n, d);  // dropped (no chunk to be had): counted here instead
+    return;
+  }
+  // Not kept: counted now, before the drop's calls, so that they overlap with it.
+  count_in_histogram(ts, n, d);
+  if (ts->keep_spans) drop_span_at_cap(ts);
 }
 
 /// Closes a scope opened by scope_enter; `start` is the frame's start as the opener saw it,
