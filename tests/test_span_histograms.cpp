@@ -1,7 +1,8 @@
 // The durations of kept spans reach their nodes' histograms (the percentiles) when the
-// recording thread hands a full chunk off, not on the hot path; a snapshot counts those of the
-// chunk still being filled, and the session those of a thread that has ended. Whatever the
-// moment and the policy, every closed scope must be in its node's histogram exactly once.
+// session keeps their chunk (on the drainer, or when a thread that ended is retired), not on
+// the hot path; a snapshot counts those of the chunk still being filled. Spans that are not
+// kept are counted at exit. Whatever the moment and the policy, every closed scope must be in
+// its node's histogram exactly once.
 #include <gtest/gtest.h>
 
 #include <algorithm>
