@@ -2,6 +2,7 @@
 
 #include "api/session_of.hpp"
 #include "collect/heap/heap_tracker.hpp"
+#include "collect/heap/reachability.hpp"
 
 namespace nnprof {
 
@@ -12,6 +13,10 @@ MemoryTracking::~MemoryTracking() { stop(); }
 
 void MemoryTracking::stop() noexcept {
   if (run_ == 0) return;
+  // The leak scan reads this thread's live frames, and HeapTracker::stop's frames will lie
+  // where the program's own calls (malloc's among them) left addresses: clear them first,
+  // or a block the program dropped still looks reachable.
+  collect::clear_dead_stack(64 * 1024);
   detail::HeapTracker::instance().stop(run_);
   run_ = 0;
 }

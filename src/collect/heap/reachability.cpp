@@ -9,9 +9,12 @@
 #include <cassert>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <iterator>
 #include <string>
 #include <string_view>
+
+#include "record/internal_allocations.hpp"
 
 namespace nnprof::collect {
 
@@ -291,6 +294,26 @@ __attribute__((noinline)) MemoryRange current_thread_stack() {
   const std::optional<MemoryRange> whole = thread_stack(pthread_self());
   if (!whole || here < whole->begin || here >= whole->end) return {here, here};
   return aligned(here, whole->end);
+}
+
+__attribute__((noinline)) void clear_dead_stack(std::size_t bytes) noexcept {
+  const auto here = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  std::optional<MemoryRange> whole;
+  {
+    // pthread_getattr_np reads /proc/self/maps for the main thread, with a lock held: its
+    // malloc must not reach the heap tracker, which would ask for the same lock.
+    detail::InternalAllocations internal;
+    whole = thread_stack(pthread_self());
+  }
+  if (!whole || here <= whole->begin || here > whole->end) return;
+  // What memset and a signal handler arriving meanwhile need below the cleared part.
+  constexpr std::size_t kMargin = 16 * 1024;
+  const std::size_t room = here - whole->begin;
+  if (room <= kMargin) return;
+  const std::size_t n = std::min(bytes, room - kMargin) & ~std::size_t{63};
+  auto* below = static_cast<unsigned char*>(__builtin_alloca(n));
+  std::memset(below, 0, n);
+  asm volatile("" : : "r"(below) : "memory");  // the stores must stay, dead as the memory is
 }
 
 std::optional<MemoryRange> thread_stack(pthread_t thread) {

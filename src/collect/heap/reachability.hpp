@@ -32,6 +32,12 @@ std::vector<MemoryRange> global_data_ranges(std::span<const std::uintptr_t> excl
 /// registers are not in it.
 MemoryRange current_thread_stack();
 
+/// Zeroes up to `bytes` of the calling thread's stack below the caller's frame: the dead
+/// frames of calls that have returned (the program's malloc calls among them). A leak scan
+/// reads this thread's live frames, whose unwritten slots would otherwise still hold a
+/// dropped block's address and make the block look reachable. Stops short of the guard page.
+void clear_dead_stack(std::size_t bytes) noexcept;
+
 /// The whole stack of `thread` (pthread_getattr_np): its unused part may hold stale
 /// pointers, which can only make blocks look reachable. nullopt when the thread is unknown.
 std::optional<MemoryRange> thread_stack(pthread_t thread);
