@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <string_view>
@@ -106,6 +107,29 @@ TEST(SpanHistograms, AThreadThatEndedHasItsLastChunkCounted) {
   // Once more after the session has retired the thread (a drain pass may have done it by now).
   expect_every_call_in_its_histogram(p, "worker", 4000);
   expect_percentiles_of_the_spans(p.snapshot(), "worker");
+}
+
+TEST(SpanHistograms, SnapshotsOfAThreadStillRecordingNeverCountASpanTwice) {
+  // A span is counted (count_duration) before its record is written, and a snapshot reads the
+  // records before the counts: its histograms never hold more than the calls, however the
+  // thread hands chunks off meanwhile. Afterwards they hold exactly the calls.
+  nnprof::Profiler p;
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> calls{0};
+  std::thread worker([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      { NNPROF_SCOPE_IN(p, "busy"); }
+      calls.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  for (int i = 0; i < 40; ++i) {
+    const Tally t = tally(raw_snapshot(p), "busy");
+    EXPECT_LE(t.in_histograms, t.calls) << "snapshot " << i;
+    std::this_thread::yield();
+  }
+  stop = true;
+  worker.join();
+  expect_every_call_in_its_histogram(p, "busy", calls.load());
 }
 
 TEST(SpanHistograms, SpansDroppedPastTheCapAreCountedAtOnce) {

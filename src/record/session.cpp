@@ -80,27 +80,43 @@ void add_to_buckets(std::vector<std::pair<std::uint32_t, std::uint64_t>>& bucket
 }
 
 /// Adds the histogram of the spans of node `index` that the session has kept (keep_locked)
-/// to `r`. Under the session mutex.
+/// to `r`, whose buckets are sorted: one merge of two sorted lists. Under the session mutex.
 void add_kept_durations(const ThreadPrivate& p, std::uint32_t index, RawNode& r) {
   if (index >= p.kept_rows.size()) return;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> kept;
   for (unsigned row = 0; row < kHistogramRows; ++row) {
     const HistogramRow* hr = p.kept_rows[index][row];
     if (hr == nullptr) continue;
     for (unsigned sub = 0; sub < kHistogramSubBuckets; ++sub)
       if (const std::uint64_t c = hr->bucket[sub].load(std::memory_order_relaxed); c != 0)
-        add_to_buckets(r.buckets, row * kHistogramSubBuckets + sub, c);
+        kept.emplace_back(row * kHistogramSubBuckets + sub, c);
   }
+  if (kept.empty()) return;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> merged;
+  merged.reserve(r.buckets.size() + kept.size());
+  auto a = r.buckets.begin();
+  auto b = kept.begin();
+  while (a != r.buckets.end() || b != kept.end()) {
+    if (b == kept.end() || (a != r.buckets.end() && a->first < b->first)) {
+      merged.push_back(*a++);
+    } else if (a == r.buckets.end() || b->first < a->first) {
+      merged.push_back(*b++);
+    } else {
+      merged.emplace_back(a->first, a->second + b->second);
+      ++a;
+      ++b;
+    }
+  }
+  r.buckets = std::move(merged);
 }
 
-/// Adds the spans of `p`'s chunk still being filled, which no one has counted into a
-/// histogram yet (keep_locked does when the session keeps the chunk), to the histograms of a
-/// snapshot's nodes. `kept`, when given, maps a node index to its place in `nodes` (kNone:
-/// left out). Under the session mutex, which the chunk's recycling needs.
-void add_unkept_durations(const ThreadPrivate& p, std::vector<RawNode>& nodes,
+/// Adds the first `end` records' spans of `c`, the chunk a thread is still filling, which no
+/// one has counted into a histogram yet (keep_locked does when the session keeps the chunk),
+/// to the histograms of a snapshot's nodes. `kept`, when given, maps a node index to its place
+/// in `nodes` (kNone: left out). Under the session mutex, which the chunk's recycling needs.
+void add_unkept_durations(const Chunk* c, std::uint32_t end, std::vector<RawNode>& nodes,
                           const std::vector<std::uint32_t>* kept = nullptr) {
-  const Chunk* c = p.current.load(std::memory_order_acquire);
   if (c == nullptr) return;
-  const std::uint32_t end = c->count.load(std::memory_order_acquire);
   const Record* r = c->records();
   for (std::uint32_t i = 0; i < end; ++i) {
     if (r[i].kind != RecordKind::Span) continue;
@@ -340,9 +356,13 @@ void count_kept_spans(ThreadPrivate& p, const Chunk* c, std::uint32_t n) noexcep
       if (r[i].kind != RecordKind::Span) continue;
       if (r[i].ref != ref) {
         ref = r[i].ref;
-        if (ref >= p.kept_rows.size()) p.kept_rows.resize(std::max<std::size_t>(ref + 1, 2 * p.kept_rows.size()), {});
-        rows = &p.kept_rows[ref];
+        if (ref >= p.kept_rows.size())
+          p.kept_rows.resize(std::min<std::size_t>(std::max<std::size_t>(ref + 1, 2 * p.kept_rows.size()),
+                                                   std::size_t{kMaxNodeBlocks} * kNodesPerBlock),
+                             {});
+        rows = ref < p.kept_rows.size() ? &p.kept_rows[ref] : nullptr;  // nullptr: not a node of this thread
       }
+      if (rows == nullptr) continue;
       const BucketIndex b = histogram_bucket(r[i].t1 - r[i].t0);
       HistogramRow*& row = (*rows)[b.row];
       if (row == nullptr) row = take_kept_row(p);
@@ -421,6 +441,24 @@ void Session::keep_handed_off_locked() noexcept {
   for (auto& rec : threads_)
     if (!rec->priv.finalized)
       while (Chunk* c = rec->priv.full.pop()) keep_locked(c);
+}
+
+const Chunk* Session::current_chunk_locked(ThreadPrivate& p, std::vector<const Chunk*>* newly_kept) noexcept {
+  const Chunk* current = p.current.load(std::memory_order_acquire);
+  if (p.finalized) return nullptr;
+  bool current_kept = false;
+  while (Chunk* c = p.full.pop()) {
+    keep_locked(c);
+    if (newly_kept != nullptr) {
+      try {
+        newly_kept->push_back(c);
+      } catch (...) {
+        // Out of memory: this snapshot leaves the chunk's records out; the session keeps them.
+      }
+    }
+    current_kept = current_kept || c == current;
+  }
+  return current_kept ? nullptr : current;
 }
 
 void Session::retire_thread_locked(ThreadRecord& rec) {
@@ -551,6 +589,8 @@ RawSnapshot Session::snapshot(bool with_records, bool with_sources) {
     t.too_deep = ts.too_deep.load(std::memory_order_relaxed);
     t.tree_full = p.tree_full.load(std::memory_order_relaxed);
 
+    const Chunk* cur = current_chunk_locked(p, with_records ? &kept_by_thread[p.index] : nullptr);
+    const std::uint32_t cur_count = cur ? cur->count.load(std::memory_order_acquire) : 0;
     const std::uint32_t n = p.node_count.load(std::memory_order_acquire);
     t.nodes.resize(n);
     for (std::uint32_t i = 0; i < n; ++i) {
@@ -558,7 +598,7 @@ RawSnapshot Session::snapshot(bool with_records, bool with_sources) {
       read_node(*node, node->parent != nullptr ? node->parent->index : 0, t.nodes[i]);
       add_kept_durations(p, i, t.nodes[i]);
     }
-    add_unkept_durations(p, t.nodes);
+    add_unkept_durations(cur, cur_count, t.nodes);
     for (const BatchedNodeHeap& b : batched)
       if (b.thread == p.index && b.node < n) merge_batched_heap(*p.node_at(b.node), b, t.nodes[b.node].heap);
 
@@ -580,8 +620,6 @@ RawSnapshot Session::snapshot(bool with_records, bool with_sources) {
     if (with_records) {
       std::size_t total = 0;
       for (const Chunk* c : kept_by_thread[p.index]) total += c->count.load(std::memory_order_acquire);
-      const Chunk* cur = p.current.load(std::memory_order_acquire);
-      const std::uint32_t cur_count = cur ? cur->count.load(std::memory_order_acquire) : 0;
       t.records.reserve(total + cur_count);
       for (const Chunk* c : kept_by_thread[p.index]) {
         const std::uint32_t cnt = c->count.load(std::memory_order_acquire);
@@ -687,11 +725,12 @@ RawSnapshot Session::scope_snapshot(std::string_view name) {
   NodeMarks m;
   std::vector<std::uint32_t> kept_index;
   std::lock_guard lock(mu_);
-  keep_handed_off_locked();  // their spans' durations into the histograms
   s.now = clock::read_pair();
   s.threads.reserve(threads_.size());
   for (auto& rec : threads_) {
-    const ThreadPrivate& p = rec->priv;
+    ThreadPrivate& p = rec->priv;
+    const Chunk* cur = current_chunk_locked(p, nullptr);
+    const std::uint32_t cur_count = cur ? cur->count.load(std::memory_order_acquire) : 0;
     RawThread t;
     t.index = p.index;
     t.os_tid = p.os_tid;
@@ -709,7 +748,7 @@ RawSnapshot Session::scope_snapshot(std::string_view name) {
       read_node(*p.node_at(i), kept_index[m.parent[i]], t.nodes.emplace_back());
       add_kept_durations(p, i, t.nodes.back());
     }
-    add_unkept_durations(p, t.nodes, &kept_index);
+    add_unkept_durations(cur, cur_count, t.nodes, &kept_index);
     for (const BatchedNodeHeap& b : batched)
       if (b.thread == p.index && b.node < n && kept_index[b.node] != kNone)
         merge_batched_heap(*p.node_at(b.node), b, t.nodes[kept_index[b.node]].heap);

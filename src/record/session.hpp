@@ -177,6 +177,11 @@ class Session {
   Chunk* recycle_oldest_locked() noexcept;
   void keep_locked(Chunk* c) noexcept;
   void keep_handed_off_locked() noexcept;
+  /// The chunk `p`'s thread is filling (nullptr: none), for a snapshot: the chunks the thread
+  /// has handed off are kept first (and appended to `newly_kept` when given), so that a chunk
+  /// handed off while the snapshot runs is counted once, as kept, and not also as the one
+  /// being filled.
+  const Chunk* current_chunk_locked(ThreadPrivate& p, std::vector<const Chunk*>* newly_kept) noexcept;
   void retire_thread_locked(ThreadRecord& rec);
 
   SessionCore& core_;

@@ -189,8 +189,8 @@ ArgValue arg_value(T value) noexcept {
 // Out-of-line slow paths (src/record/thread_state.cpp).
 NNPROF_API Node* find_or_add_child(ThreadState* ts, Node* parent, const SourceLocation* site) noexcept;
 NNPROF_API HistogramRow* add_histogram_row(ThreadState* ts, Node* node, unsigned row) noexcept;
-/// Hands the full chunk off (its spans' durations counted into their histograms first) and
-/// takes the next one; false when there is none to take.
+/// Hands the full chunk off (the session counts its spans into their histograms when it
+/// keeps it) and takes the next one; false when there is none to take.
 NNPROF_API bool next_chunk(ThreadState* ts) noexcept;
 NNPROF_API void drop_record(ThreadState* ts, RecordKind kind) noexcept;
 /// Drops a span past the cap (ThreadState::at_cap), and takes a spare chunk if the drainer
