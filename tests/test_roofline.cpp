@@ -99,12 +99,19 @@ TEST(MachinePeaks, MeasuresThisMachine) {
   EXPECT_FALSE(p.isa.empty());
   EXPECT_GE(p.threads, 1u);
   // Loose sanity bounds only: this is a shared machine. Any x86-64 core does over 0.5 GFLOP/s
-  // with FMA chains and moves over 0.5 GB/s.
-  EXPECT_GT(p.fp32_flops_one_core, 5e8);
-  EXPECT_GT(p.fp64_flops_one_core, 2.5e8);
-  EXPECT_GT(p.bandwidth_one_core, 5e8);
-  EXPECT_GT(p.fp32_flops, 5e8);
-  EXPECT_GT(p.bandwidth, 5e8);
+  // with FMA chains and moves over 0.5 GB/s. The sanitizer builds compile the measuring kernels
+  // at -O0, where they say how fast instrumented code runs rather than the machine (ASan on
+  // an AMD EPYC: 0.24 GFLOP/s fp32): there the figures need only have been measured.
+#if defined(NNPROF_SANITIZE_ADDRESS) || defined(NNPROF_SANITIZE_THREAD)
+  constexpr double kFlops = 0.0, kBytes = 0.0;
+#else
+  constexpr double kFlops = 5e8, kBytes = 5e8;
+#endif
+  EXPECT_GT(p.fp32_flops_one_core, kFlops);
+  EXPECT_GT(p.fp64_flops_one_core, kFlops / 2);
+  EXPECT_GT(p.bandwidth_one_core, kBytes);
+  EXPECT_GT(p.fp32_flops, kFlops);
+  EXPECT_GT(p.bandwidth, kBytes);
   // fp32 has twice the lanes of fp64, but the two are measured at different moments: on a loaded
   // shared machine either can be preempted, so their ratio is a timing and is not asserted (a CI
   // run under load 7 measured fp32 at 0.7x fp64). The ISA is what the code chose, and is checked.
