@@ -6,11 +6,6 @@ target_compile_options(nnprof_build_options INTERFACE -Wall -Wextra -Wpedantic
 # Frame pointers everywhere: the sampling profiler walks them, and they cost ~1% here.
 target_compile_options(nnprof_build_options INTERFACE -fno-omit-frame-pointer)
 
-if(NNPROF_BUILD_FUZZERS)
-  # Coverage instrumentation for everything the fuzz targets reach.
-  target_compile_options(nnprof_build_options INTERFACE -fsanitize=fuzzer-no-link)
-endif()
-
 if(NNPROF_SANITIZE)
   target_compile_options(nnprof_build_options INTERFACE -fsanitize=${NNPROF_SANITIZE} -fno-sanitize-recover=all)
   target_link_options(nnprof_build_options INTERFACE -fsanitize=${NNPROF_SANITIZE})

@@ -2,6 +2,8 @@
 // exit status.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,7 +66,11 @@ TEST(Cli, BadArgumentsExitWith2AndAMessage) {
 }
 
 /// One transformer demo run shared by the file tests below: both models, 2 inferences of 6
-/// tokens each (a fraction of a second).
+/// tokens each (a fraction of a second in the release build, ~40 s under ASan at -O0).
+/// CTest runs each test in a process of its own, so the run is shared across processes: the
+/// first test to need it runs the demo under a file lock, in a directory beside the CLI named
+/// after the CLI's modification time (a rebuilt CLI runs it again), and writes its status and
+/// output there last; the others read them. Each test writes only files of its own names there.
 constexpr int kDemoInferences = 2, kDemoTokens = 6, kDemoModels = 2;
 struct DemoRun {
   fs::path dir;
@@ -72,12 +78,30 @@ struct DemoRun {
 };
 const DemoRun& demo_run() {
   static const DemoRun demo = [] {
-    fs::path d = fs::temp_directory_path() / ("nnprof_cli_demo_" + std::to_string(::getpid()));
-    fs::remove_all(d);
-    CliRun r = run_cli("demo --inferences " + std::to_string(kDemoInferences) + " --tokens " +
-                       std::to_string(kDemoTokens) + " --out " + d.string());
-    EXPECT_EQ(r.status, 0) << r.output;
-    return DemoRun{d, std::move(r)};
+    const fs::path cli = NNPROF_CLI_PATH;
+    const auto built = fs::last_write_time(cli).time_since_epoch().count();
+    const fs::path d = cli.parent_path() / (".cli_test_demo_" + std::to_string(built));
+    const std::string lock_path = d.string() + ".lock";
+    const int lock = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (lock < 0 || ::flock(lock, LOCK_EX) != 0) ADD_FAILURE() << "cannot lock " << lock_path;
+    DemoRun run{d, {}};
+    if (fs::exists(d / "cli_run.status")) {
+      std::ifstream(d / "cli_run.status") >> run.run.status;
+      run.run.output = slurp(d / "cli_run.output");
+    } else {
+      for (const auto& old : fs::directory_iterator(cli.parent_path()))  // runs of earlier builds
+        if (old.path().filename().string().starts_with(".cli_test_demo_") && old.path() != d &&
+            old.path().string() != lock_path)
+          fs::remove_all(old.path());
+      fs::remove_all(d);
+      run.run = run_cli("demo --inferences " + std::to_string(kDemoInferences) + " --tokens " +
+                        std::to_string(kDemoTokens) + " --out " + d.string());
+      std::ofstream(d / "cli_run.output") << run.run.output;
+      std::ofstream(d / "cli_run.status") << run.run.status;
+    }
+    if (lock >= 0) ::close(lock);  // releases the lock
+    EXPECT_EQ(run.run.status, 0) << run.run.output;
+    return run;
   }();
   return demo;
 }
