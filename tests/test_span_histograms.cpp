@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -141,6 +142,34 @@ TEST(SpanHistograms, SpansDroppedPastTheCapAreCountedAtOnce) {
   for (int i = 0; i < kScopes; ++i) { NNPROF_SCOPE_IN(p, "capped"); }
   expect_every_call_in_its_histogram(p, "capped", kScopes);
   EXPECT_GT(p.snapshot().completeness.spans_dropped, 0u);
+}
+
+TEST(SpanHistograms, KeepFirstPastTheCapRecordsIntoScratchChunksTheSessionEmpties) {
+  // Past a keep-first cap the thread goes on writing spans into two chunks the session lends
+  // it beyond the cap, as below the cap (issue 21, goal 2); the session counts their durations
+  // and drops their records. The first one lent fills and is handed off (the thread has 2
+  // chunks to fill past the cap), so the session empties it by the snapshot at the latest:
+  // spans dropped on the recording thread itself are then fewer than those dropped.
+  nnprof::ProfilerOptions o;
+  o.memory_cap_bytes = 4 * nnprof::detail::Chunk::kBytes;
+  o.policy = nnprof::BufferPolicy::KeepFirst;
+  nnprof::Profiler p(o);
+  constexpr std::uint64_t kCapacity = nnprof::detail::Chunk::capacity();
+  constexpr std::uint64_t kScopes = (4 + 6) * kCapacity;
+  for (std::uint64_t i = 0; i < kScopes; ++i) { NNPROF_SCOPE_IN(p, "scratch"); }
+  expect_every_call_in_its_histogram(p, "scratch", kScopes);
+  const nnprof::Profile profile = p.snapshot();
+  const auto& c = profile.completeness;
+  EXPECT_EQ(c.spans_kept, 4 * kCapacity) << "every chunk the cap allows is kept, full; no scratch chunk";
+  EXPECT_EQ(c.spans_kept + c.spans_dropped, kScopes);
+  const nnprof::detail::ThreadState* ts = nnprof::detail::thread_state(p.core());
+  ASSERT_NE(ts, nullptr);
+  const std::uint64_t on_thread = ts->dropped_spans.load();
+  EXPECT_LE(on_thread + kCapacity, c.spans_dropped)
+      << "at least the first scratch chunk's spans were dropped by the session, not the thread";
+  std::printf("past the cap: %llu spans dropped, %llu of them on the recording thread (no scratch chunk to hand)\n",
+              static_cast<unsigned long long>(c.spans_dropped), static_cast<unsigned long long>(on_thread));
+  for (const nnprof::Span& span : profile.spans) ASSERT_EQ(profile.str(span.name), "scratch");
 }
 
 TEST(SpanHistograms, AFlightRecorderCountsTheSpansItOverwrites) {

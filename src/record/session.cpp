@@ -176,8 +176,7 @@ std::shared_ptr<ThreadRecord> Session::register_thread() {
   rec->priv.name = current_thread_name();
   rec->state.keep_spans = options_.record_spans;
   rec->state.nvtx = options_.nvtx || nvtx_from_environment();
-  rec->priv.row_slabs.push_back(std::make_unique<HistogramRow[]>(ThreadPrivate::kRowsPerSlab));
-  rec->priv.rows_used_in_slab = 0;
+  rec->priv.rows.refill();  // the first slab, carved here rather than on the recording thread
   std::lock_guard lock(mu_);
   rec->priv.index = static_cast<std::uint32_t>(threads_.size());
   rec->priv.node_at(0)->thread = rec->priv.index;
@@ -337,14 +336,6 @@ Chunk* Session::allocate_within_cap() noexcept {
 }
 
 namespace {
-HistogramRow* take_kept_row(ThreadPrivate& p) {
-  if (p.kept_rows_used_in_slab == ThreadPrivate::kRowsPerSlab) {
-    p.kept_row_slabs.push_back(std::make_unique<HistogramRow[]>(ThreadPrivate::kRowsPerSlab));
-    p.kept_rows_used_in_slab = 0;
-  }
-  return &p.kept_row_slabs.back()[p.kept_rows_used_in_slab++];
-}
-
 /// Counts the duration of each span of `c` into its node's histogram of kept spans.
 void count_kept_spans(ThreadPrivate& p, const Chunk* c, std::uint32_t n) noexcept {
   InternalAllocations internal;
@@ -365,35 +356,82 @@ void count_kept_spans(ThreadPrivate& p, const Chunk* c, std::uint32_t n) noexcep
       if (rows == nullptr) continue;
       const BucketIndex b = histogram_bucket(r[i].t1 - r[i].t0);
       HistogramRow*& row = (*rows)[b.row];
-      if (row == nullptr) row = take_kept_row(p);
+      if (row == nullptr) row = p.kept_row_slabs.take();
       single_writer_add(row->bucket[b.sub], std::uint64_t{1});
     }
   } catch (...) {
     // Out of memory: these durations stay in the statistics, not in the percentiles.
   }
 }
-}  // namespace
 
-void Session::keep_locked(Chunk* c) noexcept {
-  c->sequence = next_sequence_++;
-  const std::uint32_t n = c->count.load(std::memory_order_acquire);
-  const Record* r = c->records();
-  if (c->thread < threads_.size()) count_kept_spans(threads_[c->thread]->priv, c, n);
+/// The first `n` records of `c` by kind, as a snapshot counts them when they are lost.
+struct KindTally {
   std::uint16_t spans = 0, flows = 0, events = 0;
+};
+KindTally tally_kinds(const Chunk* c, std::uint32_t n) noexcept {
+  KindTally t;
+  const Record* r = c->records();
   for (std::uint32_t i = 0; i < n; ++i) {
     if (r[i].kind == RecordKind::Span)
-      ++spans;
+      ++t.spans;
     else if (is_flow(r[i].kind))
-      ++flows;
+      ++t.flows;
     // Metric points: the model counts what is missing per metric; GPU launches: the GPU work
     // they launched is counted as unmatched.
     else if (r[i].kind != RecordKind::Metric && r[i].kind != RecordKind::GpuLaunch)
-      ++events;
+      ++t.events;
   }
-  c->spans = spans;
-  c->flows = flows;
-  c->events = events;
+  return t;
+}
+}  // namespace
+
+void Session::keep_locked(Chunk* c) noexcept {
+  ThreadPrivate* owner = c->thread < threads_.size() ? &threads_[c->thread]->priv : nullptr;
+  if (owner != nullptr && owner->is_scratch(c)) {
+    empty_scratch_locked(*owner, c);
+    return;
+  }
+  c->sequence = next_sequence_++;
+  const std::uint32_t n = c->count.load(std::memory_order_acquire);
+  if (owner != nullptr) count_kept_spans(*owner, c, n);
+  const KindTally t = tally_kinds(c, n);
+  c->spans = t.spans;
+  c->flows = t.flows;
+  c->events = t.events;
   kept_.push_back(c);
+}
+
+Chunk* Session::lend_scratch_chunk(ThreadPrivate& p) noexcept {
+  InternalAllocations internal;
+  std::lock_guard lock(mu_);
+  for (Chunk*& slot : p.scratch) {
+    if (slot != nullptr) continue;
+    try {
+      slot = allocate_chunk();
+    } catch (const std::bad_alloc&) {
+      return nullptr;
+    }
+    hot_path_chunks_.fetch_add(1, std::memory_order_relaxed);  // allocated on the recording thread
+    return slot;
+  }
+  return nullptr;
+}
+
+void Session::empty_scratch_locked(ThreadPrivate& p, Chunk* c) noexcept {
+  const std::uint32_t n = c->count.load(std::memory_order_acquire);
+  count_kept_spans(p, c, n);  // every closed scope is in its histogram, kept or not
+  const KindTally t = tally_kinds(c, n);
+  p.scratch_dropped_spans += t.spans;
+  p.scratch_dropped_flows += t.flows;
+  p.scratch_dropped_events += t.events;
+  c->count.store(0, std::memory_order_relaxed);
+  if (p.finalized || p.exited.load(std::memory_order_acquire) || !p.spare.push(c)) release_scratch_locked(p, c);
+}
+
+void Session::release_scratch_locked(ThreadPrivate& p, Chunk* c) noexcept {
+  for (Chunk*& slot : p.scratch)
+    if (slot == c) slot = nullptr;
+  free_chunk(c);
 }
 
 Chunk* Session::recycle_oldest_locked() noexcept {
@@ -448,8 +486,9 @@ const Chunk* Session::current_chunk_locked(ThreadPrivate& p, std::vector<const C
   if (p.finalized) return nullptr;
   bool current_kept = false;
   while (Chunk* c = p.full.pop()) {
+    const bool scratch = p.is_scratch(c);  // emptied and handed back, not kept
     keep_locked(c);
-    if (newly_kept != nullptr) {
+    if (newly_kept != nullptr && !scratch) {
       try {
         newly_kept->push_back(c);
       } catch (...) {
@@ -466,13 +505,19 @@ void Session::retire_thread_locked(ThreadRecord& rec) {
   if (p.finalized) return;
   while (Chunk* c = p.full.pop()) keep_locked(c);
   if (Chunk* c = p.current.exchange(nullptr, std::memory_order_acq_rel)) {
-    if (c->count.load(std::memory_order_acquire) > 0) {
-      keep_locked(c);
+    if (c->count.load(std::memory_order_acquire) > 0 || p.is_scratch(c)) {
+      keep_locked(c);  // a scratch chunk is emptied and freed there
     } else {
       pool_.push_back(c);
     }
   }
-  while (Chunk* c = p.spare.pop()) pool_.push_back(c);
+  // Scratch chunks lie beyond the cap: freed, never pooled for other threads.
+  while (Chunk* c = p.spare.pop()) {
+    if (p.is_scratch(c))
+      release_scratch_locked(p, c);
+    else
+      pool_.push_back(c);
+  }
   p.finalized = true;
 }
 
@@ -591,6 +636,12 @@ RawSnapshot Session::snapshot(bool with_records, bool with_sources) {
 
     const Chunk* cur = current_chunk_locked(p, with_records ? &kept_by_thread[p.index] : nullptr);
     const std::uint32_t cur_count = cur ? cur->count.load(std::memory_order_acquire) : 0;
+    // Keep-first past the cap: what scratch chunks held is dropped, the one being filled too.
+    const bool cur_scratch = p.is_scratch(cur);
+    const KindTally in_scratch = cur_scratch ? tally_kinds(cur, cur_count) : KindTally{};
+    t.dropped_spans += p.scratch_dropped_spans + in_scratch.spans;
+    t.dropped_flows += p.scratch_dropped_flows + in_scratch.flows;
+    t.dropped_events += p.scratch_dropped_events + in_scratch.events;
     const std::uint32_t n = p.node_count.load(std::memory_order_acquire);
     t.nodes.resize(n);
     for (std::uint32_t i = 0; i < n; ++i) {
@@ -625,7 +676,7 @@ RawSnapshot Session::snapshot(bool with_records, bool with_sources) {
         const std::uint32_t cnt = c->count.load(std::memory_order_acquire);
         t.records.insert(t.records.end(), c->records(), c->records() + cnt);
       }
-      if (cur != nullptr) t.records.insert(t.records.end(), cur->records(), cur->records() + cur_count);
+      if (cur != nullptr && !cur_scratch) t.records.insert(t.records.end(), cur->records(), cur->records() + cur_count);
     }
     s.threads.push_back(std::move(t));
   }

@@ -156,6 +156,11 @@ class Session {
   /// A chunk for a thread whose spares ran out: from the pool, freshly allocated within the
   /// cap, or recycled (flight recorder). nullptr when the cap forbids it.
   Chunk* chunk_for_starving_thread() noexcept;
+  /// Keep-first past the cap: a scratch chunk lent to `p`'s thread beyond the cap (at most
+  /// ThreadPrivate::kScratchChunks per thread, for its lifetime), whose records the session
+  /// does not keep; nullptr when all are lent or memory is short. Waits for the session's lock:
+  /// at most that many times per thread.
+  Chunk* lend_scratch_chunk(ThreadPrivate& p) noexcept;
   /// True once the cap allows no new chunk and the policy keeps the first spans: a chunk can
   /// then only come from one a thread left behind.
   [[nodiscard]] bool keeps_first_at_cap() const noexcept {
@@ -176,6 +181,10 @@ class Session {
   Chunk* allocate_within_cap() noexcept;
   Chunk* recycle_oldest_locked() noexcept;
   void keep_locked(Chunk* c) noexcept;
+  /// Empties scratch chunk `c` of `p` (see ThreadPrivate::scratch) and hands it back as a spare,
+  /// or frees it once the thread has ended.
+  void empty_scratch_locked(ThreadPrivate& p, Chunk* c) noexcept;
+  static void release_scratch_locked(ThreadPrivate& p, Chunk* c) noexcept;
   void keep_handed_off_locked() noexcept;
   /// The chunk `p`'s thread is filling (nullptr: none), for a snapshot: the chunks the thread
   /// has handed off are kept first (and appended to `newly_kept` when given), so that a chunk

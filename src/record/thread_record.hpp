@@ -1,6 +1,7 @@
 // Everything a session keeps per recording thread beyond the hot fields of ThreadState.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -41,6 +42,28 @@ inline std::size_t full_ring_capacity(std::size_t cap_bytes) noexcept {
   return chunks < kSpareRingChunks ? kSpareRingChunks : chunks > (std::size_t{1} << 20) ? std::size_t{1} << 20 : chunks;
 }
 
+/// Histogram rows carved from slabs of kRowsPerSlab: one heap allocation per slab, none per
+/// row. One writer at a time (whoever owns the slabs).
+struct HistogramRowSlabs {
+  static constexpr std::uint32_t kRowsPerSlab = 256;
+  std::vector<std::unique_ptr<HistogramRow[]>> slabs;
+  std::uint32_t used = kRowsPerSlab;  // rows carved from the last slab
+
+  /// Carves a new slab when the last one is used up, so that the next take() allocates
+  /// nothing. Throws std::bad_alloc when it cannot be had.
+  void refill() {
+    if (used == kRowsPerSlab) {
+      slabs.push_back(std::make_unique<HistogramRow[]>(kRowsPerSlab));
+      used = 0;
+    }
+  }
+  /// A zeroed row; throws std::bad_alloc when a new slab cannot be had.
+  HistogramRow* take() {
+    refill();
+    return &slabs.back()[used++];
+  }
+};
+
 struct ThreadPrivate {
   explicit ThreadPrivate(std::size_t full_ring_chunks) : full(full_ring_chunks) {}
 
@@ -65,20 +88,33 @@ struct ThreadPrivate {
   std::atomic<std::uint32_t> node_count{0};
   std::atomic<std::uint64_t> tree_full{0};
 
-  // Histogram rows are carved from per-thread slabs (owner only), so a duration of a new
-  // magnitude does not cost a heap allocation on the hot path.
-  static constexpr std::uint32_t kRowsPerSlab = 256;
-  std::vector<std::unique_ptr<HistogramRow[]>> row_slabs;
-  std::uint32_t rows_used_in_slab = kRowsPerSlab;
-  HistogramRow* take_row();
+  // Histogram rows of Node::rows (owner only): the session carves the first slab when it
+  // registers the thread, so a duration of a new magnitude does not cost a heap allocation on
+  // the hot path.
+  HistogramRowSlabs rows;
 
   // The histograms of the spans this thread handed off, by node index: Session::keep_locked
   // counts each chunk's span durations here as it keeps the chunk, off the recording thread
   // (the hot path counts only spans it does not keep, into Node::rows). Session side, under
   // the session mutex; rows carved from slabs of their own.
   std::vector<std::array<HistogramRow*, kHistogramRows>> kept_rows;
-  std::vector<std::unique_ptr<HistogramRow[]>> kept_row_slabs;
-  std::uint32_t kept_rows_used_in_slab = kRowsPerSlab;
+  HistogramRowSlabs kept_row_slabs;
+
+  // Keep-first past the cap (Session::lend_scratch_chunk): a few chunks lent beyond the cap
+  // (four: with two, the drainer's wake-up latency left the thread without one for a third of
+  // the spans of a short burst), which the thread fills like any chunk, so that a scope there costs what it costs
+  // below the cap. The session empties each one it takes from the ring (its spans into their
+  // histograms and, with its flows and events, into the counts below as dropped) and hands it
+  // back as a spare. Session side, under the session mutex.
+  static constexpr std::size_t kScratchChunks = 4;
+  std::array<Chunk*, kScratchChunks> scratch{};
+  std::uint8_t scratch_lent = 0;  // owner only: how many the session lent (it takes none back)
+  std::uint64_t scratch_dropped_spans = 0;
+  std::uint64_t scratch_dropped_flows = 0;
+  std::uint64_t scratch_dropped_events = 0;
+  [[nodiscard]] bool is_scratch(const Chunk* c) const noexcept {
+    return c != nullptr && std::find(scratch.begin(), scratch.end(), c) != scratch.end();
+  }
 
   // start(name) calls refused because the stack was full (owner only): the stops that match
   // them are consumed one each, so balanced start/stop pairs deeper than kMaxDepth neither

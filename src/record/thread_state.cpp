@@ -55,14 +55,6 @@ ThreadRecord::~ThreadRecord() {
   for (auto& b : priv.blocks) delete[] b.load(std::memory_order_relaxed);
 }
 
-HistogramRow* ThreadPrivate::take_row() {
-  if (rows_used_in_slab == kRowsPerSlab) {
-    row_slabs.push_back(std::make_unique<HistogramRow[]>(kRowsPerSlab));
-    rows_used_in_slab = 0;
-  }
-  return &row_slabs.back()[rows_used_in_slab++];
-}
-
 void ThreadPrivate::note(ThreadEventKind kind, const SourceLocation* site) noexcept {
   InternalAllocations internal;
   try {
@@ -111,7 +103,7 @@ Node* find_or_add_child(ThreadState* ts, Node* parent, const SourceLocation* sit
 HistogramRow* add_histogram_row(ThreadState* ts, Node* node, unsigned row) noexcept {
   InternalAllocations internal;
   try {
-    HistogramRow* r = ts->priv->take_row();
+    HistogramRow* r = ts->priv->rows.take();
     node->rows[row].store(r, std::memory_order_release);
     return r;
   } catch (...) {
@@ -138,6 +130,7 @@ bool next_chunk(ThreadState* ts) noexcept {
     return true;
   }
   InternalAllocations internal;
+  bool handed_off = false;
   if (ts->chunk != nullptr) {
     // The ring holds every chunk the cap allows (full_ring_capacity): it fills only past
     // 64 GiB caps with the drainer that far behind. Drop rather than block then.
@@ -145,6 +138,7 @@ bool next_chunk(ThreadState* ts) noexcept {
       if (!p.starving.exchange(true, std::memory_order_relaxed) && p.session) p.session->wake();
       return false;
     }
+    handed_off = true;
     p.current.store(nullptr, std::memory_order_release);
     ts->chunk = nullptr;
     ts->write = ts->write_end = nullptr;
@@ -154,11 +148,24 @@ bool next_chunk(ThreadState* ts) noexcept {
   // out of spares gets its chunk faster by recycling one itself (flight recorder) than by
   // waking the drainer, a futex call for each chunk, 3-7% of the cost per scope.
   const bool cap_reached = p.session != nullptr && p.session->cap_reached();
+  // Keep-first past the cap the chunk just handed off is a scratch chunk (or the last one
+  // kept): the drainer empties it and hands it back while this thread fills the other one.
+  // One wake-up per 64 KiB chunk, not per span.
+  if (handed_off && cap_reached && p.session->keeps_first_at_cap()) p.session->wake();
   if (c == nullptr && p.session != nullptr) {
     // The drainer fell behind a burst: take a chunk ourselves rather than lose spans.
     if (!cap_reached) p.session->wake();
     c = p.session->chunk_for_starving_thread();
-    if (c == nullptr && p.session->keeps_first_at_cap()) ts->at_cap = true;
+    // Keep-first past the cap: spans go on into a scratch chunk the session lends, so that a
+    // scope costs what it cost below the cap; only with none to be had (all lent and none yet
+    // handed back) are they dropped here, with their durations counted on this thread.
+    if (c == nullptr && p.session->keeps_first_at_cap()) {
+      if (p.scratch_lent < p.scratch.size()) {
+        c = p.session->lend_scratch_chunk(p);
+        if (c != nullptr) ++p.scratch_lent;
+      }
+      if (c == nullptr) ts->at_cap = true;
+    }
   }
   if (c == nullptr) {
     if (!p.starving.exchange(true, std::memory_order_relaxed) && p.session) p.session->wake();
