@@ -100,12 +100,12 @@ struct ThreadPrivate {
   std::vector<std::array<HistogramRow*, kHistogramRows>> kept_rows;
   HistogramRowSlabs kept_row_slabs;
 
-  // Keep-first past the cap (Session::lend_scratch_chunk): a few chunks lent beyond the cap
-  // (four: with two, the drainer's wake-up latency left the thread without one for a third of
-  // the spans of a short burst), which the thread fills like any chunk, so that a scope there costs what it costs
-  // below the cap. The session empties each one it takes from the ring (its spans into their
+  // Keep-first past the cap (Session::lend_scratch_chunk): a few chunks lent beyond the cap,
+  // which the thread fills like any chunk, so that a scope there costs what it costs below
+  // the cap. The session empties each one it takes from the ring (its spans into their
   // histograms and, with its flows and events, into the counts below as dropped) and hands it
-  // back as a spare. Session side, under the session mutex.
+  // back as a spare. Four: with two, the drainer's wake-up latency left two thirds of a short
+  // burst's spans to be dropped on the thread. Session side, under the session mutex.
   static constexpr std::size_t kScratchChunks = 4;
   std::array<Chunk*, kScratchChunks> scratch{};
   std::uint8_t scratch_lent = 0;  // owner only: how many the session lent (it takes none back)
